@@ -1,0 +1,89 @@
+// Batched, prepared-statement writer for one trace file.
+//
+// One Writer is owned by one thread (the collector's background writer, or an importer): it is
+// not thread-safe. Rows go into an open transaction that commit() ends; the collector commits at
+// least every C3SCOPE_FLUSH_MS so a killed job leaves a readable file missing at most that
+// window. The file is created exclusively: an existing file is never overwritten.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "c3/tracedb/schema.h"
+#include "c3/tracedb/version.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace c3::tracedb {
+
+// A writer failure: full disk, unwritable path, existing file. what() is one line naming the file.
+class WriteError : public std::runtime_error {
+ public:
+  enum class Kind { exists, io, other };
+  WriteError(Kind kind, const std::string& msg) : std::runtime_error(msg), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+struct WriterOptions {
+  std::string source = "collector";  // meta.source: 'collector' or 'importer:<format>'
+  std::string source_file;           // meta.source_file for importers
+  std::string c3scope_version = kC3scopeVersion;
+};
+
+class Writer {
+ public:
+  // Creates `path` (must not exist), the schema and meta rows, and opens a transaction.
+  static std::unique_ptr<Writer> create(const std::string& path, const WriterOptions& options = {});
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Insert one row; returns its rowid. Throws WriteError.
+#define C3_DECLARE_INSERT(sqlname, Row, COLS, doc) int64_t insert(const Row& row);
+  C3_TABLES(C3_DECLARE_INSERT)
+#undef C3_DECLARE_INSERT
+
+  // string.id of `value`, inserting it the first time it is seen.
+  int64_t intern(std::string_view value);
+  void set_meta(std::string_view key, std::string_view value);
+  // Sets (replaces) a counter row in stats for process `process_id` (nullopt: whole file).
+  void set_stat(std::optional<int64_t> process_id, std::string_view name, int64_t value,
+                const std::optional<std::string>& detail = std::nullopt);
+  // Runs arbitrary SQL inside the open transaction (used for updates such as process.end_ns).
+  void exec(const std::string& sql);
+
+  // Ends the open transaction and starts the next one.
+  void commit();
+  // Commits, creates indexes, marks the file cleanly closed and leaves a single file (no -wal).
+  void close();
+
+  const std::string& path() const { return path_; }
+  int64_t rows_written() const { return rows_; }
+
+ private:
+  Writer(std::string path, sqlite3* db);
+  sqlite3_stmt* prepare_insert(const TableDesc& table);
+  sqlite3_stmt* prepare(const std::string& sql);
+  [[noreturn]] void fail(const std::string& what) const;
+  int64_t step_insert(sqlite3_stmt* stmt);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::unordered_map<const TableDesc*, sqlite3_stmt*> inserts_;
+  sqlite3_stmt* stat_upsert_ = nullptr;
+  sqlite3_stmt* meta_upsert_ = nullptr;
+  std::unordered_map<std::string, int64_t> strings_;
+  bool in_txn_ = false;
+  bool closed_ = false;
+  int64_t rows_ = 0;
+};
+
+}  // namespace c3::tracedb

@@ -1,0 +1,229 @@
+#include "c3/tracedb/schema.h"
+
+#include <array>
+
+namespace c3::tracedb {
+namespace {
+
+#define C3_COLUMN_DESC(name, type, sql, doc) ColumnDesc{#name, sql, doc},
+#define C3_COLUMN_ARRAY(sqlname, Row, COLS, doc)                                                   \
+  constexpr ColumnDesc k_##sqlname##_columns[] = {COLS(C3_COLUMN_DESC)};
+C3_TABLES(C3_COLUMN_ARRAY)
+#undef C3_COLUMN_ARRAY
+
+#define C3_TABLE_DESC(sqlname, Row, COLS, doc) TableDesc{#sqlname, doc, k_##sqlname##_columns},
+const TableDesc k_tables[] = {C3_TABLES(C3_TABLE_DESC)};
+#undef C3_TABLE_DESC
+
+constexpr ColumnDesc k_gpu_activity_columns[] = {
+    {"process_id", "INTEGER", "process.id"},
+    {"device_id", "INTEGER", "Device ordinal"},
+    {"stream_id", "INTEGER", "Stream id"},
+    {"kind", "TEXT", "kernel, memcpy or memset"},
+    {"name", "TEXT", "Kernel name; 'Memcpy <copy_kind>' or 'Memset' for copies and sets"},
+    {"start_ns", "INTEGER", "Start (trace clock)"},
+    {"end_ns", "INTEGER", "End (trace clock)"},
+    {"bytes", "INTEGER", "Bytes moved or set; NULL for kernels"},
+    {"correlation_id", "INTEGER", "CUPTI correlation id"},
+    {"row_id", "INTEGER", "id of the row in the kernel, memcpy or memset table"},
+};
+
+constexpr ColumnDesc k_nvtx_columns[] = {
+    {"process_id", "INTEGER", "process.id"},
+    {"thread_id", "INTEGER", "OS thread id"},
+    {"domain", "TEXT", "NVTX domain ('default' for the default domain)"},
+    {"name", "TEXT", "Range or mark message"},
+    {"start_ns", "INTEGER", "Start (trace clock)"},
+    {"end_ns", "INTEGER", "End (trace clock); start_ns for marks"},
+    {"depth", "INTEGER", "Push/pop nesting depth from 0; NULL for start/end ranges and marks"},
+};
+
+constexpr ColumnDesc k_collective_kernel_columns[] = {
+    {"collective_id", "INTEGER", "collective.id"},
+    {"kernel_id", "INTEGER", "kernel.id of a kernel the call (or its group) launched"},
+    {"process_id", "INTEGER", "process.id"},
+};
+
+constexpr ColumnDesc k_collective_gpu_columns[] = {
+    {"collective_id", "INTEGER", "collective.id"},
+    {"process_id", "INTEGER", "process.id"},
+    {"start_ns", "INTEGER", "First start of its kernels on the GPU (trace clock)"},
+    {"end_ns", "INTEGER", "Last end of its kernels on the GPU"},
+    {"kernel_count", "INTEGER", "Number of kernels linked to the call (grouped calls share them)"},
+};
+
+const ViewDesc k_views[] = {
+    {"gpu_activity",
+     "Kernels, copies and sets in one relation, for plain-SQL users (pandas, the sqlite3 shell)",
+     "SELECT k.process_id, k.device_id, k.stream_id, 'kernel' AS kind, s.value AS name, "
+     "k.start_ns, k.end_ns, NULL AS bytes, k.correlation_id, k.id AS row_id "
+     "FROM kernel k JOIN string s ON s.id = k.name_id "
+     "UNION ALL SELECT process_id, device_id, stream_id, 'memcpy', 'Memcpy ' || copy_kind, "
+     "start_ns, end_ns, bytes, correlation_id, id FROM memcpy "
+     "UNION ALL SELECT process_id, device_id, stream_id, 'memset', 'Memset', start_ns, end_ns, "
+     "bytes, correlation_id, id FROM memset",
+     k_gpu_activity_columns},
+    {"nvtx", "NVTX ranges and marks with the columns most queries need",
+     "SELECT process_id, thread_id, domain, name, start_ns, end_ns, depth FROM nvtx_range",
+     k_nvtx_columns},
+    {"collective_kernel",
+     "Which GPU kernels each NCCL call launched (through CUPTI external correlation); all calls "
+     "of one group share the group's kernels",
+     "SELECT c.id AS collective_id, k.id AS kernel_id, c.process_id AS process_id "
+     "FROM collective c JOIN external_correlation e ON e.process_id = c.process_id "
+     "AND e.external_kind = 'custom0' AND e.external_id = c.external_id "
+     "JOIN kernel k ON k.process_id = c.process_id AND k.correlation_id = e.correlation_id",
+     k_collective_kernel_columns},
+    {"collective_gpu", "GPU time span of each NCCL call's kernels",
+     "SELECT ck.collective_id AS collective_id, ck.process_id AS process_id, "
+     "MIN(k.start_ns) AS start_ns, MAX(k.end_ns) AS end_ns, COUNT(*) AS kernel_count "
+     "FROM collective_kernel ck JOIN kernel k ON k.id = ck.kernel_id GROUP BY ck.collective_id",
+     k_collective_gpu_columns},
+};
+
+const IndexDesc k_indexes[] = {
+    {"kernel_by_time", "kernel", "process_id, device_id, start_ns"},
+    {"kernel_by_correlation", "kernel", "process_id, correlation_id"},
+    {"memcpy_by_time", "memcpy", "process_id, device_id, start_ns"},
+    {"memset_by_time", "memset", "process_id, device_id, start_ns"},
+    {"sync_by_time", "sync", "process_id, start_ns"},
+    {"nvtx_by_thread", "nvtx_range", "process_id, thread_id, start_ns"},
+    {"collective_by_comm", "collective", "comm_id, seq"},
+    {"external_by_id", "external_correlation", "process_id, external_kind, external_id"},
+    {"api_by_correlation", "api_call", "process_id, correlation_id"},
+};
+
+const CounterDesc k_counters[] = {
+    {"cupti_records", "CUPTI activity records decoded"},
+    {"cupti_dropped_records", "Records CUPTI reported as dropped (cuptiActivityGetNumDroppedRecords)"},
+    {"cupti_buffers", "Activity buffers CUPTI filled and handed back"},
+    {"buffer_pool_exhausted",
+     "Times CUPTI asked for a buffer while the pool (C3SCOPE_BUFFER_MB) was used up; CUPTI drops "
+     "the records it could not store and counts them in cupti_dropped_records"},
+    {"cupti_unknown_records", "Records of kinds c3scope does not store (counted, then skipped)"},
+    {"cupti_invalid_records", "Records with impossible fields (end before start), skipped"},
+    {"cupti_status",
+     "1 when CUPTI was loaded and subscribed; 0 otherwise, with the reason in detail"},
+    {"nvtx_events", "NVTX calls recorded (ranges, marks, names)"},
+    {"nvtx_unclosed_ranges", "Ranges still open at the end (written with closed = 0)"},
+    {"nvtx_unmatched_ends", "Pops or range ends with no matching push or start"},
+    {"nccl_calls", "NCCL calls intercepted"},
+    {"rows_written", "Rows the writer committed"},
+    {"write_errors", "Writer errors (full disk, unwritable path); detail has the first one"},
+    {"queue_dropped_rows",
+     "Rows dropped because the in-memory queue was full while the writer had failed"},
+    {"collector_overhead_ns",
+     "Host time spent in c3scope code on the application's threads (callbacks, wrappers)"},
+    {"writer_ns", "Time the background writer spent decoding and writing"},
+    {"flushes", "Periodic commits (C3SCOPE_FLUSH_MS)"},
+};
+
+std::string create_table_sql(const TableDesc& t) {
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
+  bool first = true;
+  for (const auto& c : t.columns) {
+    if (!first) sql += ", ";
+    first = false;
+    sql += std::string(c.name) + " " + std::string(c.sql_type);
+  }
+  sql += ");\n";
+  return sql;
+}
+
+// Markdown table cells must not contain a bare '|'.
+std::string cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const TableDesc> tables() { return k_tables; }
+std::span<const ViewDesc> views() { return k_views; }
+std::span<const IndexDesc> indexes() { return k_indexes; }
+std::span<const CounterDesc> known_counters() { return k_counters; }
+
+#define C3_DEFINE_TABLE_OF(sqlname, Row, COLS, doc)                                                \
+  template <>                                                                                      \
+  const TableDesc& table_of<Row>() {                                                               \
+    static const TableDesc& d = *[] {                                                              \
+      for (const auto& t : k_tables)                                                               \
+        if (t.name == #sqlname) return &t;                                                         \
+      return &k_tables[0];                                                                         \
+    }();                                                                                           \
+    return d;                                                                                      \
+  }
+C3_TABLES(C3_DEFINE_TABLE_OF)
+#undef C3_DEFINE_TABLE_OF
+
+std::string create_tables_sql() {
+  std::string sql;
+  for (const auto& t : k_tables) sql += create_table_sql(t);
+  return sql;
+}
+
+std::string create_views_sql() {
+  std::string sql;
+  for (const auto& v : k_views) {
+    sql += "CREATE VIEW IF NOT EXISTS " + std::string(v.name) + " AS " + std::string(v.select_sql) +
+           ";\n";
+  }
+  return sql;
+}
+
+std::string create_indexes_sql() {
+  std::string sql;
+  for (const auto& i : k_indexes) {
+    sql += "CREATE INDEX IF NOT EXISTS " + std::string(i.name) + " ON " + std::string(i.table) +
+           " (" + std::string(i.columns) + ");\n";
+  }
+  return sql;
+}
+
+std::string schema_markdown() {
+  std::string md;
+  md += "# Trace schema (version " + std::to_string(kSchemaVersion) + ")\n\n";
+  md += "<!-- Generated from tracedb/include/c3/tracedb/schema.h by `c3scope schema`; "
+        "tests fail when this file and the schema disagree. Do not edit by hand. -->\n\n";
+  md += "One SQLite file per traced process. `PRAGMA user_version` holds the schema version and "
+        "the `meta` table says which c3scope wrote the file and from what. Timestamps are "
+        "integer nanoseconds on the recording process's trace clock (see `process`); intervals "
+        "are half-open `[start_ns, end_ns)`. Names of tables, columns and views are a contract: "
+        "they change only with a schema version bump and a migration.\n\n";
+  md += "## Tables\n\n";
+  for (const auto& t : k_tables) {
+    md += "### `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + ".\n\n";
+    md += "| column | type | meaning |\n|---|---|---|\n";
+    for (const auto& c : t.columns) {
+      md += "| `" + std::string(c.name) + "` | " + cell(c.sql_type) + " | " + cell(c.doc) + " |\n";
+    }
+    md += "\n";
+  }
+  md += "## Views\n\n";
+  for (const auto& v : k_views) {
+    md += "### `" + std::string(v.name) + "`\n\n" + std::string(v.doc) + ".\n\n";
+    md += "| column | type | meaning |\n|---|---|---|\n";
+    for (const auto& c : v.columns) {
+      md += "| `" + std::string(c.name) + "` | " + cell(c.sql_type) + " | " + cell(c.doc) + " |\n";
+    }
+    md += "\n```sql\n" + std::string(v.select_sql) + "\n```\n\n";
+  }
+  md += "## Indexes\n\nCreated when the writer closes the file cleanly (a killed process leaves "
+        "a trace without them; it is still complete up to the last commit).\n\n";
+  md += "| index | table | columns |\n|---|---|---|\n";
+  for (const auto& i : k_indexes) {
+    md += "| `" + std::string(i.name) + "` | `" + std::string(i.table) + "` | " +
+          std::string(i.columns) + " |\n";
+  }
+  md += "\n## Counters in `stats`\n\n| name | meaning |\n|---|---|\n";
+  for (const auto& c : k_counters) {
+    md += "| `" + std::string(c.name) + "` | " + cell(c.doc) + " |\n";
+  }
+  return md;
+}
+
+}  // namespace c3::tracedb

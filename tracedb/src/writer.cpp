@@ -1,0 +1,232 @@
+#include "c3/tracedb/writer.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+namespace c3::tracedb {
+namespace {
+
+void bind_value(sqlite3_stmt* s, int i, const I64& v) { sqlite3_bind_int64(s, i, v); }
+void bind_value(sqlite3_stmt* s, int i, const OptI64& v) {
+  if (v) sqlite3_bind_int64(s, i, *v);
+  else sqlite3_bind_null(s, i);
+}
+void bind_value(sqlite3_stmt* s, int i, const Real& v) { sqlite3_bind_double(s, i, v); }
+void bind_value(sqlite3_stmt* s, int i, const OptReal& v) {
+  if (v) sqlite3_bind_double(s, i, *v);
+  else sqlite3_bind_null(s, i);
+}
+// SQLITE_STATIC: the row outlives the sqlite3_step that reads the text.
+void bind_value(sqlite3_stmt* s, int i, const Text& v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+}
+void bind_value(sqlite3_stmt* s, int i, const OptText& v) {
+  if (v) bind_value(s, i, *v);
+  else sqlite3_bind_null(s, i);
+}
+
+#define C3_BIND_FIELD(name, type, sql, doc) bind_value(stmt, ++i, row.name);
+#define C3_DEFINE_BIND(sqlname, Row, COLS, doc)                                                    \
+  void bind_row(sqlite3_stmt* stmt, const Row& row) {                                              \
+    int i = 0;                                                                                     \
+    COLS(C3_BIND_FIELD)                                                                            \
+  }
+C3_TABLES(C3_DEFINE_BIND)
+#undef C3_DEFINE_BIND
+#undef C3_BIND_FIELD
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOptions& options) {
+  // O_EXCL makes "never overwrite" atomic even when several processes pick names at once.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int err = errno;
+    throw WriteError(err == EEXIST ? WriteError::Kind::exists : WriteError::Kind::io,
+                     "cannot create trace '" + path + "': " + std::strerror(err));
+  }
+  ::close(fd);
+
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    ::unlink(path.c_str());
+    throw WriteError(WriteError::Kind::io, "cannot open trace '" + path + "': " + msg);
+  }
+  std::unique_ptr<Writer> w(new Writer(path, db));
+  try {
+    // WAL: readers (c3scope info on a running job) never block the writer, and a killed writer
+    // loses only its uncommitted transaction. synchronous=NORMAL: durable at checkpoints, which
+    // is what a profiler needs; FULL would fsync every flush.
+    w->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;");
+    w->exec("BEGIN;");
+    w->exec(create_tables_sql());
+    w->exec(create_views_sql());
+    w->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";");
+    w->exec("COMMIT;");
+    w->exec("BEGIN;");
+    w->in_txn_ = true;
+    w->set_meta("schema_version", std::to_string(kSchemaVersion));
+    w->set_meta("c3scope_version", options.c3scope_version);
+    w->set_meta("created_at", utc_now_iso8601());
+    w->set_meta("source", options.source);
+    if (!options.source_file.empty()) w->set_meta("source_file", options.source_file);
+    w->set_meta("clean_close", "0");
+    w->commit();
+  } catch (...) {
+    w.reset();
+    ::unlink(path.c_str());
+    ::unlink((path + "-wal").c_str());
+    ::unlink((path + "-shm").c_str());
+    throw;
+  }
+  return w;
+}
+
+Writer::Writer(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+Writer::~Writer() {
+  for (auto& [t, s] : inserts_) sqlite3_finalize(s);
+  sqlite3_finalize(stat_upsert_);
+  sqlite3_finalize(meta_upsert_);
+  if (db_ && in_txn_ && !closed_) {
+    // Best effort: keep what was written so far.
+    sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr);
+  }
+  sqlite3_close_v2(db_);
+}
+
+void Writer::fail(const std::string& what) const {
+  int code = sqlite3_extended_errcode(db_);
+  int primary = code & 0xff;
+  auto kind = (primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN ||
+               primary == SQLITE_READONLY)
+                  ? WriteError::Kind::io
+                  : WriteError::Kind::other;
+  throw WriteError(kind, "trace '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+}
+
+void Writer::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "error";
+    sqlite3_free(err);
+    fail("SQL failed (" + msg + ")");
+  }
+}
+
+sqlite3_stmt* Writer::prepare(const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
+    fail("cannot prepare '" + sql + "'");
+  }
+  return s;
+}
+
+sqlite3_stmt* Writer::prepare_insert(const TableDesc& table) {
+  auto it = inserts_.find(&table);
+  if (it != inserts_.end()) return it->second;
+  std::string sql = "INSERT INTO " + std::string(table.name) + " VALUES (";
+  for (size_t i = 0; i < table.columns.size(); ++i) sql += i ? ",?" : "?";
+  sql += ")";
+  sqlite3_stmt* s = prepare(sql);
+  inserts_.emplace(&table, s);
+  return s;
+}
+
+int64_t Writer::step_insert(sqlite3_stmt* stmt) {
+  int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  if (rc != SQLITE_DONE) fail("insert failed");
+  ++rows_;
+  return sqlite3_last_insert_rowid(db_);
+}
+
+#define C3_DEFINE_INSERT(sqlname, Row, COLS, doc)                                                  \
+  int64_t Writer::insert(const Row& row) {                                                         \
+    sqlite3_stmt* stmt = prepare_insert(table_of<Row>());                                          \
+    bind_row(stmt, row);                                                                           \
+    return step_insert(stmt);                                                                      \
+  }
+C3_TABLES(C3_DEFINE_INSERT)
+#undef C3_DEFINE_INSERT
+
+int64_t Writer::intern(std::string_view value) {
+  // Heterogeneous lookup would avoid this copy; the string table is small and hits dominate.
+  std::string key(value);
+  auto it = strings_.find(key);
+  if (it != strings_.end()) return it->second;
+  StringRow row;
+  row.value = key;
+  int64_t id = insert(row);
+  strings_.emplace(std::move(key), id);
+  return id;
+}
+
+void Writer::set_meta(std::string_view key, std::string_view value) {
+  if (!meta_upsert_) meta_upsert_ = prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  sqlite3_bind_text(meta_upsert_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(meta_upsert_, 2, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  step_insert(meta_upsert_);
+}
+
+void Writer::set_stat(std::optional<int64_t> process_id, std::string_view name, int64_t value,
+                      const std::optional<std::string>& detail) {
+  if (!stat_upsert_) {
+    // One row per (process, counter): delete-then-insert keeps it simple without a UNIQUE index
+    // (process_id may be NULL, and NULLs never collide in UNIQUE constraints).
+    stat_upsert_ = prepare("DELETE FROM stats WHERE process_id IS ?1 AND name = ?2");
+  }
+  sqlite3_bind_null(stat_upsert_, 1);
+  if (process_id) sqlite3_bind_int64(stat_upsert_, 1, *process_id);
+  sqlite3_bind_text(stat_upsert_, 2, name.data(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
+  int rc = sqlite3_step(stat_upsert_);
+  sqlite3_reset(stat_upsert_);
+  if (rc != SQLITE_DONE) fail("stats update failed");
+  StatsRow row;
+  row.process_id = process_id;
+  row.name = std::string(name);
+  row.value = value;
+  row.detail = detail;
+  insert(row);
+}
+
+void Writer::commit() {
+  if (closed_) return;
+  if (in_txn_) {
+    exec("COMMIT;");
+    in_txn_ = false;
+  }
+  exec("BEGIN;");
+  in_txn_ = true;
+}
+
+void Writer::close() {
+  if (closed_) return;
+  exec(create_indexes_sql());
+  set_meta("clean_close", "1");
+  exec("COMMIT;");
+  in_txn_ = false;
+  // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.
+  exec("PRAGMA journal_mode=DELETE;");
+  closed_ = true;
+}
+
+}  // namespace c3::tracedb
