@@ -2,7 +2,7 @@
 add_library(c3_warnings INTERFACE)
 target_compile_options(c3_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
-    -Wcast-align -Wnull-dereference -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough>
+    -Wcast-align -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough>
   $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual>)
 if(C3_WERROR)
   target_compile_options(c3_warnings INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-Werror>)

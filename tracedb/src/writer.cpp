@@ -17,7 +17,7 @@ void bind_value(sqlite3_stmt* s, int i, const OptI64& v) {
   if (v) sqlite3_bind_int64(s, i, *v);
   else sqlite3_bind_null(s, i);
 }
-void bind_value(sqlite3_stmt* s, int i, const Real& v) { sqlite3_bind_double(s, i, v); }
+[[maybe_unused]] void bind_value(sqlite3_stmt* s, int i, const Real& v) { sqlite3_bind_double(s, i, v); }
 void bind_value(sqlite3_stmt* s, int i, const OptReal& v) {
   if (v) sqlite3_bind_double(s, i, *v);
   else sqlite3_bind_null(s, i);

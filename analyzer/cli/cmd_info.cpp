@@ -1,0 +1,131 @@
+// c3scope info: what a trace holds: processes, devices, rows per table, time span, drops and
+// warnings.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "c3/tracedb/reader.h"
+#include "c3/tracedb/schema.h"
+#include "commands.h"
+#include "format.h"
+
+namespace c3::cli {
+namespace {
+
+void print_info(const tracedb::Reader& r, std::ostream& out) {
+  const auto& meta = r.meta();
+  auto m = [&](const char* k) {
+    auto it = meta.find(k);
+    return it == meta.end() ? std::string("?") : it->second;
+  };
+  out << r.path() << "\n";
+  out << "  schema v" << r.schema_version() << ", written by c3scope " << m("c3scope_version")
+      << " (" << m("source") << ") at " << m("created_at");
+  if (meta.count("source_file")) out << " from " << m("source_file");
+  out << "\n";
+
+  auto procs = r.query(
+      "SELECT id, pid, host, rank, local_rank, world_size, command_line, start_ns, end_ns "
+      "FROM process ORDER BY id");
+  while (procs.step()) {
+    out << "  process " << procs.i64(1) << " on " << procs.text(2);
+    if (auto rank = procs.opt_i64(3)) {
+      out << ", rank " << *rank;
+      if (auto ws = procs.opt_i64(5)) out << "/" << *ws;
+    }
+    if (auto lr = procs.opt_i64(4)) out << ", local rank " << *lr;
+    out << ": " << procs.text(6) << "\n";
+    if (auto end = procs.opt_i64(8)) {
+      out << "    traced for " << format_duration(*end - procs.i64(7)) << "\n";
+    }
+  }
+
+  auto devs = r.query(
+      "SELECT device_id, name, sm_count, cc_major, cc_minor, memory_bytes, "
+      "memory_bandwidth_bytes_per_s, pci_bus_id FROM device ORDER BY process_id, device_id");
+  while (devs.step()) {
+    out << "  device " << devs.i64(0) << ": " << devs.text(1) << ", " << devs.i64(2) << " SMs, cc "
+        << devs.i64(3) << "." << devs.i64(4) << ", " << format_bytes(devs.i64(5));
+    if (auto bw = devs.opt_i64(6)) out << ", " << format_bytes(*bw) << "/s";
+    if (auto bus = devs.opt_text(7)) out << ", PCI " << *bus;
+    out << "\n";
+  }
+
+  out << "  rows:";
+  bool first = true;
+  for (const auto& t : tracedb::tables()) {
+    if (t.name == "meta" || t.name == "string" || t.name == "stats") continue;
+    if (!r.has_table(std::string(t.name))) continue;
+    out << (first ? " " : ", ") << t.name << " " << r.count(std::string(t.name));
+    first = false;
+  }
+  out << "\n";
+
+  auto span = r.query(
+      "SELECT MIN(start_ns), MAX(end_ns), COUNT(*) FROM (SELECT start_ns, end_ns FROM kernel "
+      "UNION ALL SELECT start_ns, end_ns FROM memcpy UNION ALL SELECT start_ns, end_ns FROM "
+      "memset)");
+  if (span.step() && span.i64(2) > 0) {
+    out << "  GPU activity span: " << format_duration(span.i64(1) - span.i64(0)) << " ("
+        << span.i64(2) << " kernels, copies and sets)\n";
+  }
+  auto named = r.query("SELECT COUNT(*), SUM(name IS NOT NULL) FROM stream");
+  if (named.step() && named.i64(0) > 0) {
+    out << "  streams: " << named.i64(0) << " (" << named.i64(1) << " named)\n";
+  }
+
+  // Warnings: anything that means data is missing or suspect.
+  std::vector<std::string> warnings;
+  if (m("clean_close") != "1") {
+    warnings.push_back("not closed cleanly (the process was killed or is still running): data "
+                       "up to its last periodic commit");
+  }
+  auto stats = r.query("SELECT name, value, detail FROM stats ORDER BY name");
+  std::ostringstream counters;
+  while (stats.step()) {
+    const std::string name = stats.text(0);
+    const int64_t v = stats.i64(1);
+    if (name == "cupti_status") {
+      out << "  CUPTI: " << (v ? "recording" : "not recording");
+      if (auto d = stats.opt_text(2)) out << " (" << *d << ")";
+      out << "\n";
+      continue;
+    }
+    if (v == 0) continue;
+    if (name == "cupti_dropped_records" || name == "queue_dropped_rows" ||
+        name == "buffer_pool_exhausted" || name == "cupti_invalid_records" ||
+        name == "nvtx_unmatched_ends" || name == "nvtx_unclosed_ranges") {
+      warnings.push_back(name + " = " + std::to_string(v));
+    }
+    if (name == "collector_overhead_ns" || name == "writer_ns") {
+      counters << " " << name << "=" << format_duration(v);
+    } else {
+      counters << " " << name << "=" << v;
+    }
+  }
+  if (!counters.str().empty()) out << "  counters:" << counters.str() << "\n";
+  for (const auto& w : warnings) out << "  warning: " << w << "\n";
+}
+
+}  // namespace
+
+Action add_info(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Summarize traces: processes, devices, rows, drops");
+  auto files = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("traces", *files, "Trace files")->required();
+  return [files] {
+    int rc = kExitOk;
+    for (const auto& f : *files) {
+      try {
+        auto r = tracedb::Reader::open(f);
+        print_info(*r, std::cout);
+      } catch (const tracedb::ReadError& e) {
+        error_line(std::string("info: ") + e.what());
+        rc = kExitUsage;
+      }
+    }
+    return rc;
+  };
+}
+
+}  // namespace c3::cli

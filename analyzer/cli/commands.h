@@ -1,0 +1,30 @@
+// Subcommands of the c3scope CLI. Each registers its options on the app and returns the action
+// to run when it was chosen; actions return the process exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace c3::cli {
+
+using Action = std::function<int()>;
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 2;  // bad flags, bad input files
+
+Action add_record(CLI::App& app);
+Action add_info(CLI::App& app);
+Action add_schema(CLI::App& app);
+
+// Arguments after a literal "--" (the command of `c3scope record`), split off before parsing.
+extern std::vector<std::string> g_after_dashdash;
+extern bool g_had_dashdash;
+
+// "c3scope: <msg>" on stderr.
+void error_line(const std::string& msg);
+
+}  // namespace c3::cli

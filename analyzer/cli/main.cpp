@@ -1,0 +1,58 @@
+// c3scope: record traces, and read them.
+#include <iostream>
+#include <map>
+
+#include "c3/tracedb/version.h"
+#include "commands.h"
+
+namespace c3::cli {
+std::vector<std::string> g_after_dashdash;
+bool g_had_dashdash = false;
+void error_line(const std::string& msg) { std::cerr << "c3scope: " << msg << "\n"; }
+}  // namespace c3::cli
+
+int main(int argc, char** argv) {
+  using namespace c3::cli;
+  CLI::App app{"c3scope: profile concurrent computation and communication on GPUs", "c3scope"};
+  app.set_version_flag("--version", std::string("c3scope ") + c3::tracedb::kC3scopeVersion);
+  app.require_subcommand(1);
+  std::map<const CLI::App*, Action> actions;
+  auto reg = [&](Action (*add)(CLI::App&)) {
+    size_t before = app.get_subcommands({}).size();
+    Action a = add(app);
+    actions[app.get_subcommands({})[before]] = std::move(a);
+  };
+  reg(&add_record);
+  reg(&add_info);
+  reg(&add_schema);
+  // CLI11 would parse the command's own flags; everything after "--" belongs to the command.
+  int parsed_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      parsed_argc = i;
+      g_had_dashdash = true;
+      for (int j = i + 1; j < argc; ++j) g_after_dashdash.emplace_back(argv[j]);
+      break;
+    }
+  }
+  try {
+    app.parse(parsed_argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, then where to look; CLI11's own output is a page of usage.
+    std::string where = "c3scope --help";
+    for (auto* sub : app.get_subcommands()) where = "c3scope " + sub->get_name() + " --help";
+    error_line(std::string(e.what()) + " (see '" + where + "')");
+    return kExitUsage;
+  }
+  for (auto* sub : app.get_subcommands()) {
+    auto it = actions.find(sub);
+    if (it != actions.end()) return it->second();
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,403 @@
+#include "decode.h"
+
+#include <cstring>
+
+namespace c3::collector {
+namespace {
+
+// True when the record holds the whole `field` (see the header comment on CUPTI versions).
+#define C3_HAS(rec, size, field)                                                                   \
+  (offsetof(std::remove_cvref_t<decltype(*(rec))>, field) + sizeof((rec)->field) <= (size))
+
+int64_t ts(uint64_t cupti_ns, const DecodeContext& ctx) {
+  return static_cast<int64_t>(cupti_ns) - ctx.clock_offset_ns;
+}
+
+tracedb::OptI64 opt_ts(uint64_t cupti_ns, const DecodeContext& ctx) {
+  if (cupti_ns == static_cast<uint64_t>(CUPTI_TIMESTAMP_UNKNOWN)) return std::nullopt;
+  return ts(cupti_ns, ctx);
+}
+
+tracedb::OptI64 nonzero(uint64_t v) {
+  if (v == 0) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+// CUPTI marks activities whose timestamps it could not collect with start == end == 0.
+bool bad_interval(uint64_t start, uint64_t end) { return (start == 0 && end == 0) || end < start; }
+
+Decoded skip(Skipped::Why why, CUpti_ActivityKind kind) { return Skipped{why, static_cast<int>(kind)}; }
+
+Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(k, size, name) || bad_interval(k->start, k->end)) {
+    return skip(Skipped::Why::invalid, k->kind);
+  }
+  DecodedKernel d;
+  auto& r = d.row;
+  r.device_id = k->deviceId;
+  r.context_id = k->contextId;
+  r.stream_id = k->streamId;
+  r.correlation_id = k->correlationId;
+  r.start_ns = ts(k->start, ctx);
+  r.end_ns = ts(k->end, ctx);
+  r.grid_x = k->gridX;
+  r.grid_y = k->gridY;
+  r.grid_z = k->gridZ;
+  r.block_x = k->blockX;
+  r.block_y = k->blockY;
+  r.block_z = k->blockZ;
+  r.registers_per_thread = k->registersPerThread;
+  r.static_shared_bytes = k->staticSharedMemory;
+  r.dynamic_shared_bytes = k->dynamicSharedMemory;
+  r.local_bytes_per_thread = k->localMemoryPerThread;
+  r.grid_id = k->gridId;
+  r.launch_type = "regular";
+  if (C3_HAS(k, size, submitted)) {
+    r.queued_ns = opt_ts(k->queued, ctx);
+    r.submitted_ns = opt_ts(k->submitted, ctx);
+  }
+  if (C3_HAS(k, size, launchType)) r.launch_type = launch_type_name(k->launchType);
+  if (C3_HAS(k, size, sharedMemoryExecuted)) r.shared_executed_bytes = k->sharedMemoryExecuted;
+  if (C3_HAS(k, size, graphId)) {
+    r.graph_node_id = nonzero(k->graphNodeId);
+    r.graph_id = nonzero(k->graphId);
+  }
+  if (C3_HAS(k, size, channelType) && k->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+    r.channel_id = k->channelID;
+  }
+  if (C3_HAS(k, size, clusterZ)) {
+    r.cluster_x = k->clusterX;
+    r.cluster_y = k->clusterY;
+    r.cluster_z = k->clusterZ;
+  }
+  if (C3_HAS(k, size, isDeviceLaunched)) r.device_launched = k->isDeviceLaunched ? 1 : 0;
+  d.name = k->name;
+  return d;
+}
+
+Decoded decode_memcpy(const CUpti_ActivityMemcpy6* m, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(m, size, runtimeCorrelationId) || bad_interval(m->start, m->end)) {
+    return skip(Skipped::Why::invalid, m->kind);
+  }
+  tracedb::MemcpyRow r;
+  r.device_id = m->deviceId;
+  r.context_id = m->contextId;
+  r.stream_id = m->streamId;
+  r.correlation_id = m->correlationId;
+  r.start_ns = ts(m->start, ctx);
+  r.end_ns = ts(m->end, ctx);
+  r.copy_kind = copy_kind_name(m->copyKind);
+  r.bytes = static_cast<int64_t>(m->bytes);
+  r.src_kind = memory_kind_name(m->srcKind);
+  r.dst_kind = memory_kind_name(m->dstKind);
+  // The device side(s) of an ordinary copy are the device it ran on.
+  const auto kind = static_cast<CUpti_ActivityMemoryKind>(m->srcKind);
+  const auto dkind = static_cast<CUpti_ActivityMemoryKind>(m->dstKind);
+  auto on_device = [](CUpti_ActivityMemoryKind k) {
+    return k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || k == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY ||
+           k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+  };
+  if (on_device(kind)) r.src_device_id = m->deviceId;
+  if (on_device(dkind)) r.dst_device_id = m->deviceId;
+  r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  if (C3_HAS(m, size, graphId)) {
+    r.graph_node_id = nonzero(m->graphNodeId);
+    r.graph_id = nonzero(m->graphId);
+  }
+  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+    r.channel_id = m->channelID;
+    r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
+  }
+  r.copy_count = C3_HAS(m, size, copyCount) && m->copyCount > 0
+                     ? static_cast<int64_t>(m->copyCount)
+                     : 1;
+  return r;
+}
+
+Decoded decode_p2p(const CUpti_ActivityMemcpyPtoP4* m, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(m, size, correlationId) || bad_interval(m->start, m->end)) {
+    return skip(Skipped::Why::invalid, m->kind);
+  }
+  tracedb::MemcpyRow r;
+  r.device_id = m->deviceId;
+  r.context_id = m->contextId;
+  r.stream_id = m->streamId;
+  r.correlation_id = m->correlationId;
+  r.start_ns = ts(m->start, ctx);
+  r.end_ns = ts(m->end, ctx);
+  r.copy_kind = copy_kind_name(m->copyKind);
+  r.bytes = static_cast<int64_t>(m->bytes);
+  r.src_kind = memory_kind_name(m->srcKind);
+  r.dst_kind = memory_kind_name(m->dstKind);
+  r.src_device_id = m->srcDeviceId;
+  r.dst_device_id = m->dstDeviceId;
+  r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
+  if (C3_HAS(m, size, graphId)) {
+    r.graph_node_id = nonzero(m->graphNodeId);
+    r.graph_id = nonzero(m->graphId);
+  }
+  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+    r.channel_id = m->channelID;
+    r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
+  }
+  return r;
+}
+
+Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(m, size, memoryKind) || bad_interval(m->start, m->end)) {
+    return skip(Skipped::Why::invalid, m->kind);
+  }
+  tracedb::MemsetRow r;
+  r.device_id = m->deviceId;
+  r.context_id = m->contextId;
+  r.stream_id = m->streamId;
+  r.correlation_id = m->correlationId;
+  r.start_ns = ts(m->start, ctx);
+  r.end_ns = ts(m->end, ctx);
+  r.bytes = static_cast<int64_t>(m->bytes);
+  r.value = m->value;
+  r.memory_kind = memory_kind_name(m->memoryKind);
+  r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0;
+  if (C3_HAS(m, size, graphId)) {
+    r.graph_node_id = nonzero(m->graphNodeId);
+    r.graph_id = nonzero(m->graphId);
+  }
+  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+    r.channel_id = m->channelID;
+  }
+  return r;
+}
+
+Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(s, size, cudaEventId) || bad_interval(s->start, s->end)) {
+    return skip(Skipped::Why::invalid, s->kind);
+  }
+  tracedb::SyncRow r;
+  auto it = ctx.context_device.find(s->contextId);
+  // -1: the context's device is unknown (its context record was not seen).
+  r.device_id = it == ctx.context_device.end() ? -1 : static_cast<int64_t>(it->second);
+  r.context_id = s->contextId;
+  if (s->streamId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) r.stream_id = s->streamId;
+  r.correlation_id = s->correlationId;
+  r.start_ns = ts(s->start, ctx);
+  r.end_ns = ts(s->end, ctx);
+  r.type = sync_type_name(static_cast<uint32_t>(s->type));
+  if (s->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) r.cuda_event_id = s->cudaEventId;
+  return r;
+}
+
+Decoded decode_device(const CUpti_ActivityDevice5* d, size_t size) {
+  if (!C3_HAS(d, size, name)) return skip(Skipped::Why::invalid, d->kind);
+  DecodedDevice out;
+  auto& r = out.row;
+  r.device_id = d->id;
+  r.name = d->name ? d->name : "unknown";
+  r.uuid = format_uuid(d->uuid);
+  r.sm_count = d->numMultiprocessors;
+  r.cc_major = d->computeCapabilityMajor;
+  r.cc_minor = d->computeCapabilityMinor;
+  r.memory_bytes = static_cast<int64_t>(d->globalMemorySize);
+  // CUPTI reports KB/s.
+  r.memory_bandwidth_bytes_per_s = static_cast<int64_t>(d->globalMemoryBandwidth) * 1000;
+  r.l2_bytes = d->l2CacheSize;
+  r.core_clock_khz = d->coreClockRate;
+  r.copy_engines = d->numMemcpyEngines;
+  r.warp_size = d->numThreadsPerWarp;
+  r.max_threads_per_sm = static_cast<int64_t>(d->maxWarpsPerMultiprocessor) * d->numThreadsPerWarp;
+  r.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+  r.max_registers_per_sm = d->maxRegistersPerMultiprocessor;
+  r.max_shared_memory_per_sm = d->maxSharedMemoryPerMultiprocessor;
+  r.max_threads_per_block = d->maxThreadsPerBlock;
+  r.max_registers_per_block = d->maxRegistersPerBlock;
+  r.max_shared_memory_per_block = d->maxSharedMemoryPerBlock;
+  return out;
+}
+
+Decoded decode_context(const CUpti_ActivityContext3* c, size_t size, DecodeContext& ctx) {
+  if (!C3_HAS(c, size, nullStreamId)) return skip(Skipped::Why::invalid, c->kind);
+  tracedb::ContextRow r;
+  r.context_id = c->contextId;
+  r.device_id = c->deviceId;
+  r.null_stream_id = c->nullStreamId;
+  if (C3_HAS(c, size, numMultiprocessors)) {
+    r.green_context = c->isGreenContext ? 1 : 0;
+    if (c->numMultiprocessors) r.sm_count = c->numMultiprocessors;
+  }
+  ctx.context_device[c->contextId] = c->deviceId;
+  return r;
+}
+
+Decoded decode_stream(const CUpti_ActivityStream* s, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(s, size, flag)) return skip(Skipped::Why::invalid, s->kind);
+  tracedb::StreamRow r;
+  auto it = ctx.context_device.find(s->contextId);
+  if (it != ctx.context_device.end()) r.device_id = it->second;
+  r.context_id = s->contextId;
+  r.stream_id = s->streamId;
+  r.priority = static_cast<int32_t>(s->priority);
+  switch (s->flag) {
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING:
+      r.flags = "non_blocking";
+      break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:
+      r.flags = "default";
+      break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:
+      r.flags = "null";
+      break;
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_UNKNOWN:
+    case CUPTI_ACTIVITY_STREAM_CREATE_MASK:
+    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_FORCE_INT:
+      break;
+  }
+  return r;
+}
+
+Decoded decode_external(const CUpti_ActivityExternalCorrelation* e, size_t size) {
+  if (!C3_HAS(e, size, correlationId)) return skip(Skipped::Why::invalid, e->kind);
+  tracedb::ExternalCorrelationRow r;
+  r.external_kind = external_kind_name(static_cast<uint32_t>(e->externalKind));
+  r.external_id = static_cast<int64_t>(e->externalId);
+  r.correlation_id = e->correlationId;
+  return r;
+}
+
+Decoded decode_api(const CUpti_ActivityAPI* a, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(a, size, returnValue) || a->end < a->start) return skip(Skipped::Why::invalid, a->kind);
+  DecodedApi d;
+  d.domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                    : CUPTI_CB_DOMAIN_DRIVER_API;
+  auto& r = d.row;
+  r.thread_id = a->threadId;
+  r.api = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "runtime" : "driver";
+  r.cbid = a->cbid;
+  r.correlation_id = a->correlationId;
+  r.start_ns = ts(a->start, ctx);
+  r.end_ns = ts(a->end, ctx);
+  r.return_value = a->returnValue;
+  return d;
+}
+
+template <class T>
+const T* as(const CUpti_Activity* r) {
+  return reinterpret_cast<const T*>(r);
+}
+
+}  // namespace
+
+Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& ctx) {
+  if (size < sizeof(CUpti_Activity)) return Skipped{Skipped::Why::invalid, 0};
+  switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return decode_kernel(as<CUpti_ActivityKernel10>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return decode_memcpy(as<CUpti_ActivityMemcpy6>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return decode_p2p(as<CUpti_ActivityMemcpyPtoP4>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return decode_memset(as<CUpti_ActivityMemset4>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return decode_sync(as<CUpti_ActivitySynchronization2>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      return decode_device(as<CUpti_ActivityDevice5>(record), size);
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+      return decode_context(as<CUpti_ActivityContext3>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_STREAM:
+      return decode_stream(as<CUpti_ActivityStream>(record), size, ctx);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+      return decode_external(as<CUpti_ActivityExternalCorrelation>(record), size);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return decode_api(as<CUpti_ActivityAPI>(record), size, ctx);
+    default:
+      return Skipped{Skipped::Why::unknown_kind, static_cast<int>(record->kind)};
+  }
+}
+
+const char* copy_kind_name(uint8_t copy_kind) {
+  switch (static_cast<CUpti_ActivityMemcpyKind>(copy_kind)) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "H2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "D2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "H2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "A2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "A2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "A2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "D2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "D2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "H2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "P2P";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_FORCE_INT:
+      break;
+  }
+  return "unknown";
+}
+
+const char* memory_kind_name(uint16_t memory_kind) {
+  switch (static_cast<CUpti_ActivityMemoryKind>(memory_kind)) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "device_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "managed_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN:
+    case CUPTI_ACTIVITY_MEMORY_KIND_FORCE_INT:
+      break;
+  }
+  return "unknown";
+}
+
+const char* launch_type_name(uint8_t launch_type) {
+  switch (static_cast<CUpti_ActivityLaunchType>(launch_type)) {
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR: return "regular";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE: return "cooperative_single_device";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE: return "cooperative_multi_device";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST: return "command_list";
+  }
+  return "unknown";
+}
+
+const char* sync_type_name(uint32_t type) {
+  switch (static_cast<CUpti_ActivitySynchronizationType>(type)) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "event_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "stream_wait_event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "stream_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "context_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN:
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_FORCE_INT:
+      break;
+  }
+  return "unknown";
+}
+
+const char* external_kind_name(uint32_t kind) {
+  switch (static_cast<CUpti_ExternalCorrelationKind>(kind)) {
+    case CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN: return "unknown";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_OPENACC: return "openacc";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: return "custom0";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1: return "custom1";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2: return "custom2";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_INVALID:
+    case CUPTI_EXTERNAL_CORRELATION_KIND_SIZE:
+    case CUPTI_EXTERNAL_CORRELATION_KIND_FORCE_INT:
+      break;
+  }
+  return "invalid";
+}
+
+std::string format_uuid(const CUuuid& uuid) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    auto b = static_cast<unsigned char>(uuid.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+    if (i == 3 || i == 5 || i == 7 || i == 9) s += '-';
+  }
+  return s;
+}
+
+}  // namespace c3::collector

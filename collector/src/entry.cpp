@@ -1,0 +1,122 @@
+// The collector's entry points, and the only symbols it exports besides the NCCL wrappers
+// (nccl_wrappers.cpp) and the exec family: every entry point first runs Recorder::init(), which
+// is idempotent, so they may come in any order.
+//
+//  - the ELF constructor: runs when LD_PRELOAD (or any dlopen) loads the library. Under
+//    LD_PRELOAD it also points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at this library
+//    (when the job has not set them) so CUDA and NVTX call back into it at their own init.
+//  - InitializeInjection: called by the CUDA driver inside cuInit (CUDA_INJECTION64_PATH).
+//  - InitializeInjectionNvtx2: called by NVTX at its first use (NVTX_INJECTION64_PATH).
+//  - execve/execv/execvp/execvpe: finish this process's trace before the image is replaced
+//    (the new image, same pid, starts a trace of its own), and resume if exec fails.
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "log.h"
+#include "nvtx_injection.h"
+#include "recorder.h"
+
+#define C3_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace c3::collector {
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  if (!realpath(a.c_str(), ra) || !realpath(b.c_str(), rb)) return a == b;
+  return std::strcmp(ra, rb) == 0;
+}
+
+bool preloaded(const std::string& self) {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (!preload || self.empty()) return false;
+  std::string base = self.substr(self.find_last_of('/') + 1);
+  return std::strstr(preload, base.c_str()) != nullptr;
+}
+
+// Points `var` at this library unless the job set it; warns when another tool holds it.
+void claim_injection(const char* var, const std::string& self, const char* what_is_lost) {
+  const char* current = std::getenv(var);
+  if (!current || !*current) {
+    setenv(var, self.c_str(), 1);
+  } else if (!same_file(current, self)) {
+    warn("%s is already set to %s (another tool); c3scope will not record %s", var, current,
+         what_is_lost);
+  }
+}
+
+__attribute__((constructor)) void on_load() {
+  Recorder& rec = Recorder::instance();
+  rec.init();
+  const std::string& self = rec.config().self_path;
+  // Only under LD_PRELOAD: then this constructor runs before main(), with one thread, when
+  // setenv is safe. Loaded later by CUDA or NVTX, the variables already point here.
+  if (preloaded(self)) {
+    claim_injection("CUDA_INJECTION64_PATH", self, "GPU activity");
+    claim_injection("NVTX_INJECTION64_PATH", self, "NVTX ranges");
+  }
+}
+
+template <class F>
+F next_fn(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+// In a vfork child this process's memory is the parent's: Recorder::finalize and
+// restart_after_failed_exec do nothing there (they check the owning pid), and nothing here
+// allocates.
+template <class Exec>
+int traced_exec(Exec&& exec) {
+  Recorder& rec = Recorder::instance();
+  rec.finalize("exec");
+  int rc = exec();
+  int saved = errno;
+  rec.restart_after_failed_exec();
+  errno = saved;
+  return rc;
+}
+
+}  // namespace
+}  // namespace c3::collector
+
+using c3::collector::Recorder;
+
+C3_EXPORT int InitializeInjection(void) {
+  Recorder& rec = Recorder::instance();
+  rec.init();
+  rec.start_cupti();
+  return 1;
+}
+
+C3_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  Recorder::instance().init();
+  return c3::collector::nvtx::initialize(get_export_table);
+}
+
+C3_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  static auto real = c3::collector::next_fn<int (*)(const char*, char* const*, char* const*)>("execve");
+  return c3::collector::traced_exec([&] { return real(path, argv, envp); });
+}
+
+C3_EXPORT int execv(const char* path, char* const argv[]) {
+  static auto real = c3::collector::next_fn<int (*)(const char*, char* const*)>("execv");
+  return c3::collector::traced_exec([&] { return real(path, argv); });
+}
+
+C3_EXPORT int execvp(const char* file, char* const argv[]) {
+  static auto real = c3::collector::next_fn<int (*)(const char*, char* const*)>("execvp");
+  return c3::collector::traced_exec([&] { return real(file, argv); });
+}
+
+C3_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  static auto real =
+      c3::collector::next_fn<int (*)(const char*, char* const*, char* const*)>("execvpe");
+  return c3::collector::traced_exec([&] { return real(file, argv, envp); });
+}

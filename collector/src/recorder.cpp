@@ -1,0 +1,487 @@
+#include "recorder.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "clock.h"
+#include "cupti_session.h"
+#include "log.h"
+#include "process_info.h"
+#include "trace_writer.h"
+
+namespace c3::collector {
+
+const char* counter_name(Counter c) {
+  switch (c) {
+    case Counter::cupti_records: return "cupti_records";
+    case Counter::cupti_dropped_records: return "cupti_dropped_records";
+    case Counter::cupti_buffers: return "cupti_buffers";
+    case Counter::buffer_pool_exhausted: return "buffer_pool_exhausted";
+    case Counter::cupti_unknown_records: return "cupti_unknown_records";
+    case Counter::cupti_invalid_records: return "cupti_invalid_records";
+    case Counter::nvtx_events: return "nvtx_events";
+    case Counter::nvtx_unclosed_ranges: return "nvtx_unclosed_ranges";
+    case Counter::nvtx_unmatched_ends: return "nvtx_unmatched_ends";
+    case Counter::nccl_calls: return "nccl_calls";
+    case Counter::queue_dropped_rows: return "queue_dropped_rows";
+    case Counter::collector_overhead_ns: return "collector_overhead_ns";
+    case Counter::writer_ns: return "writer_ns";
+    case Counter::flushes: return "flushes";
+    case Counter::count_: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Beyond this many queued events (the writer is far behind or stuck) new ones are dropped and
+// counted, so a runaway NVTX loop cannot eat the job's memory. CUPTI buffers are bounded by the
+// pool instead.
+constexpr size_t kMaxQueued = size_t{1} << 21;
+// Wake the writer early when this many events wait.
+constexpr size_t kWakeThreshold = 50000;
+
+enum class Phase : int { idle, running, failed, finalized };
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+void drain(int fd) {
+  char buf[64];
+  while (::read(fd, buf, sizeof buf) > 0) {
+  }
+}
+
+void signal_entry(int sig, siginfo_t* info, void* uctx);
+
+}  // namespace
+
+struct Recorder::State {
+  std::mutex mu;  // guards everything below that is not atomic
+  std::condition_variable writer_done_cv;
+  std::vector<Event> queue;
+  std::atomic<int> phase{static_cast<int>(Phase::idle)};
+  std::thread writer;
+  bool writer_done = false;
+  int wake_r = -1, wake_w = -1;  // producers and signal handlers wake the writer
+  int done_r = -1, done_w = -1;  // the writer tells a waiting signal handler it has flushed
+  std::atomic<bool> final_requested{false};
+  std::atomic<bool> flush_requested{false};
+  std::unique_ptr<BufferPool> pool;
+  std::vector<std::function<void(int64_t)>> shutdown_hooks;
+  std::vector<std::function<void()>> fork_hooks;
+  std::mutex cupti_mu;
+  bool cupti_attempted = false;
+  CuptiStatus cupti_status;
+  std::string trace_path;
+  int64_t trace_rows = 0;
+  ProcessFacts facts;
+  int64_t start_ns = 0;
+  ClockAnchor start_anchor;
+  std::atomic<pid_t> owner_pid{0};
+  struct sigaction old_actions[NSIG] = {};
+  bool handler_installed[NSIG] = {};
+  int exec_generation = 0;
+
+  Phase get_phase() const { return static_cast<Phase>(phase.load()); }
+  void set_phase(Phase p) { phase.store(static_cast<int>(p)); }
+};
+
+Recorder& Recorder::instance() {
+  // Leaked on purpose: atexit handlers and static destructors of the job may still produce
+  // events after our own statics would have been destroyed.
+  static Recorder* r = new Recorder();
+  return *r;
+}
+
+Recorder::Recorder() : state_(new State()) {}
+
+void Recorder::init() {
+  static std::mutex init_mu;
+  std::lock_guard<std::mutex> lock(init_mu);
+  if (initialized_.load()) return;
+  config_ = parse_config(process_env());
+  set_log_level(config_.log);
+  for (const auto& w : config_.warnings) warn("%s", w.c_str());
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&counter_name), &self) && self.dli_fname) {
+    config_.self_path = self.dli_fname;
+  }
+  State* s = state_;
+  s->facts = read_process_facts(process_env());
+  s->owner_pid = getpid();
+  s->start_anchor = take_anchor();
+  s->start_ns = s->start_anchor.trace_ns;
+  s->pool = std::make_unique<BufferPool>(static_cast<size_t>(config_.buffer_mb) << 20);
+
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    // A job that ignores the signal keeps ignoring it.
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_sigaction = &signal_entry;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &s->old_actions[sig]) == 0) s->handler_installed[sig] = true;
+  }
+  pthread_atfork([] { Recorder::instance().on_fork_prepare(); },
+                 [] { Recorder::instance().on_fork_parent(); },
+                 [] { Recorder::instance().on_fork_child(); });
+  std::atexit([] { Recorder::instance().finalize("exit"); });
+  initialized_.store(true);
+  debug("collector initialized (output pattern '%s', flush %lld ms)", config_.output_pattern.c_str(),
+        static_cast<long long>(config_.flush_ms));
+}
+
+namespace {
+
+void block_all_signals_in_this_thread() {
+  // Process-directed signals then go to the job's threads, and SIGXFSZ raised by our own
+  // writes (RLIMIT_FSIZE) stays pending here instead of killing the job: write() fails with
+  // EFBIG and the writer reports a full disk.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+}  // namespace
+
+// The writer thread. Owns the TraceWriter; everything that touches the file happens here.
+static void writer_main(Recorder* rec, Recorder::State* s);
+
+void Recorder::submit(Event&& event) {
+  if (!initialized_.load(std::memory_order_acquire)) init();
+  State* s = state_;
+  {
+    std::unique_lock<std::mutex> lock(s->mu);
+    Phase p = s->get_phase();
+    if (p == Phase::idle && s->owner_pid == getpid()) {
+      if (s->wake_r < 0) {
+        int w[2], d[2];
+        if (pipe2(w, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(d, O_CLOEXEC | O_NONBLOCK) != 0) {
+          s->set_phase(Phase::failed);
+          p = Phase::failed;
+        } else {
+          s->wake_r = w[0];
+          s->wake_w = w[1];
+          s->done_r = d[0];
+          s->done_w = d[1];
+        }
+      }
+      if (p == Phase::idle) {
+        s->writer_done = false;
+        s->final_requested = false;
+        s->flush_requested = false;
+        s->set_phase(Phase::running);
+        p = Phase::running;
+        s->writer = std::thread(writer_main, this, s);
+      }
+    }
+    const bool is_buffer = std::holds_alternative<CuptiBuffer>(event);
+    if (p == Phase::running && (is_buffer || s->queue.size() < kMaxQueued)) {
+      s->queue.push_back(std::move(event));
+      if (s->queue.size() == kWakeThreshold || is_buffer) {
+        char c = 'e';
+        ssize_t ignored = ::write(s->wake_w, &c, 1);
+        (void)ignored;
+      }
+      return;
+    }
+  }
+  if (auto* b = std::get_if<CuptiBuffer>(&event)) s->pool->release(b->data);
+  count(Counter::queue_dropped_rows);
+}
+
+static void writer_main(Recorder* rec, Recorder::State* s) {
+  block_all_signals_in_this_thread();
+  pthread_setname_np(pthread_self(), "c3scope-writer");
+  const Config& cfg = rec->config();
+  std::unique_ptr<TraceWriter> tw;
+  auto release_all = [&](std::vector<Event>& events) {
+    for (auto& e : events) {
+      if (auto* b = std::get_if<CuptiBuffer>(&e)) s->pool->release(b->data);
+    }
+    events.clear();
+  };
+  auto fail = [&](const std::string& why) {
+    warn("%s; the job continues, untraced from here on", why.c_str());
+    std::vector<Event> rest;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->set_phase(Phase::failed);
+      rest.swap(s->queue);
+      s->writer_done = true;
+    }
+    release_all(rest);
+    s->writer_done_cv.notify_all();
+    char c = 'd';
+    ssize_t ignored = ::write(s->done_w, &c, 1);
+    (void)ignored;
+  };
+
+  try {
+    std::string path = output_path(cfg.output_pattern, s->facts, process_env());
+    tw = std::make_unique<TraceWriter>(path, s->facts, s->start_ns, s->start_anchor);
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->trace_path = tw->path();
+  } catch (const std::exception& e) {
+    fail(e.what());
+    return;
+  }
+  debug("writing trace %s", tw->path().c_str());
+
+  int64_t next_flush = now_ns() + cfg.flush_ms * 1000000;
+  std::vector<Event> batch;
+  for (;;) {
+    int64_t wait_ms = std::max<int64_t>(0, (next_flush - now_ns()) / 1000000);
+    pollfd pfd{s->wake_r, POLLIN, 0};
+    ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(wait_ms, 60000)));
+    drain(s->wake_r);
+    const bool final = s->final_requested.load();
+    const bool sig_flush = s->flush_requested.exchange(false);
+    const bool due = now_ns() >= next_flush;
+    size_t queued;
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      queued = s->queue.size();
+    }
+    const int64_t t0 = now_ns();
+    try {
+      if (final) {
+        const int64_t end_ns = now_ns();
+        for (auto& hook : s->shutdown_hooks) hook(end_ns);
+      }
+      CuptiSession* cupti = rec->cupti();
+      if (cupti && (due || final || sig_flush)) {
+        // Forced: partially filled buffers too, so a killed job loses at most one period.
+        cupti->flush(true);
+        rec->count(Counter::cupti_dropped_records, static_cast<int64_t>(cupti->take_dropped()));
+      }
+      if (due || final || sig_flush || queued > 0) {
+        for (;;) {
+          {
+            std::lock_guard<std::mutex> lock(s->mu);
+            if (final && s->queue.empty()) s->set_phase(Phase::finalized);
+            batch.swap(s->queue);
+          }
+          if (batch.empty()) break;
+          for (auto& e : batch) tw->write(e, cupti, s->pool.get(), *rec);
+          batch.clear();
+          if (!final) break;
+        }
+      }
+      CuptiStatus status;
+      {
+        std::lock_guard<std::mutex> lock(s->mu);
+        status = s->cupti_status;
+      }
+      rec->count(Counter::writer_ns, now_ns() - t0);
+      if (final) {
+        tw->finish(*rec, status, take_anchor());
+      } else if (due || sig_flush) {
+        rec->count(Counter::flushes);
+        tw->commit(*rec, status);
+        next_flush = now_ns() + cfg.flush_ms * 1000000;
+      }
+    } catch (const std::exception& e) {
+      release_all(batch);
+      fail(e.what());
+      return;
+    }
+    if (final || sig_flush) {
+      char c = 'd';
+      ssize_t ignored = ::write(s->done_w, &c, 1);
+      (void)ignored;
+    }
+    if (final) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->trace_rows = tw->rows();
+    s->writer_done = true;
+  }
+  s->writer_done_cv.notify_all();
+}
+
+void Recorder::start_cupti() {
+  init();
+  State* s = state_;
+  {
+    std::lock_guard<std::mutex> lock(s->cupti_mu);
+    if (s->cupti_attempted) return;
+    s->cupti_attempted = true;
+  }
+  std::string error, detail;
+  CuptiSession* session = CuptiSession::start(config_, s->pool.get(), &error, &detail);
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->cupti_status = session ? CuptiStatus{true, detail} : CuptiStatus{false, error};
+  }
+  if (session) {
+    cupti_.store(session, std::memory_order_release);
+    debug("recording GPU activity: %s", detail.c_str());
+  } else {
+    warn("no GPU activity will be recorded: %s", error.c_str());
+  }
+  // CUDA is in use: this process gets a trace even if it records nothing else.
+  submit(std::monostate{});
+}
+
+void Recorder::add_shutdown_hook(std::function<void(int64_t)> hook) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->shutdown_hooks.push_back(std::move(hook));
+}
+
+void Recorder::add_fork_child_hook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->fork_hooks.push_back(std::move(hook));
+}
+
+void Recorder::finalize(const char* why) {
+  State* s = state_;
+  if (!initialized_.load() || s->owner_pid != getpid()) return;
+  {
+    std::unique_lock<std::mutex> lock(s->mu);
+    Phase p = s->get_phase();
+    if (p == Phase::idle) {
+      // Nothing was recorded; later events (static destructors) must not start a trace now.
+      s->set_phase(Phase::finalized);
+      return;
+    }
+    if (p != Phase::running && !s->writer.joinable()) return;
+    s->final_requested = true;
+    char c = 'f';
+    ssize_t ignored = ::write(s->wake_w, &c, 1);
+    (void)ignored;
+    // Bounded: a wedged CUPTI or disk must not hang the job's exit.
+    s->writer_done_cv.wait_for(lock, std::chrono::seconds(10), [&] { return s->writer_done; });
+    if (!s->writer_done) {
+      warn("the trace writer did not finish within 10 s (%s); the trace may lack its last "
+           "second", why);
+    }
+  }
+  if (s->writer.joinable()) {
+    if (s->writer_done) s->writer.join();
+    else s->writer.detach();
+  }
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (!s->trace_path.empty() && s->get_phase() == Phase::finalized) {
+    info("trace written to %s (%lld rows)", s->trace_path.c_str(),
+         static_cast<long long>(s->trace_rows));
+  }
+}
+
+void Recorder::restart_after_failed_exec() {
+  State* s = state_;
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (s->writer.joinable()) return;  // still running (finalize timed out): leave it
+  s->set_phase(Phase::idle);
+  s->trace_path.clear();
+  s->trace_rows = 0;
+  ++s->exec_generation;
+}
+
+std::string Recorder::trace_path() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->trace_path;
+}
+
+void Recorder::on_fork_prepare() {
+  // Hold the queue lock across fork so the child never inherits it mid-update.
+  state_->mu.lock();
+}
+
+void Recorder::on_fork_parent() { state_->mu.unlock(); }
+
+void Recorder::on_fork_child() {
+  State* s = state_;
+  // Only this thread survives. The writer thread, its SQLite connection and the CUPTI buffers
+  // belong to the parent: forget them without closing anything (closing the connection here
+  // could checkpoint or delete the parent's WAL).
+  new (&s->writer) std::thread();
+  s->queue.clear();
+  s->queue.shrink_to_fit();
+  close_fd(s->wake_r);
+  close_fd(s->wake_w);
+  close_fd(s->done_r);
+  close_fd(s->done_w);
+  s->set_phase(Phase::idle);
+  s->writer_done = false;
+  s->final_requested = false;
+  s->flush_requested = false;
+  s->trace_path.clear();
+  s->trace_rows = 0;
+  reset_tid_after_fork();
+  s->owner_pid = getpid();
+  s->facts = read_process_facts(process_env());
+  s->start_anchor = take_anchor();
+  s->start_ns = s->start_anchor.trace_ns;
+  for (auto& c : counters_) c.store(0);
+  if (CuptiSession* c = cupti_.exchange(nullptr)) c->abandon();
+  s->cupti_status = CuptiStatus{false, "forked child: CUDA state stays with the parent process"};
+  // CUDA cannot be initialized again in a child of a CUDA process; do not try.
+  {
+    std::lock_guard<std::mutex> lock(s->cupti_mu);
+    s->cupti_attempted = true;
+  }
+  for (auto& hook : s->fork_hooks) hook();
+  s->mu.unlock();
+}
+
+void Recorder::on_signal(int sig, void* siginfo, void* ucontext) {
+  const int saved_errno = errno;
+  State* s = state_;
+  const struct sigaction& old = s->old_actions[sig];
+  const bool chain_to_handler =
+      (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
+                                  : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+  // Only async-signal-safe calls from here on: atomics, read, write, poll, sigaction, raise.
+  if (s->owner_pid.load() == getpid() && s->get_phase() == Phase::running) {
+    drain(s->done_r);
+    if (chain_to_handler) s->flush_requested = true;  // the job may go on: commit only
+    else s->final_requested = true;                   // the job is about to die: finish
+    char c = 's';
+    ssize_t ignored = ::write(s->wake_w, &c, 1);
+    (void)ignored;
+    pollfd pfd{s->done_r, POLLIN, 0};
+    ::poll(&pfd, 1, 5000);
+  }
+  errno = saved_errno;
+  if (chain_to_handler) {
+    if (old.sa_flags & SA_SIGINFO) old.sa_sigaction(sig, static_cast<siginfo_t*>(siginfo), ucontext);
+    else old.sa_handler(sig);
+  } else {
+    // Re-raise with the default action so the job dies of the signal, exit status intact.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, nullptr);
+    raise(sig);
+  }
+}
+
+namespace {
+
+void signal_entry(int sig, siginfo_t* info, void* uctx) {
+  // A fatal signal re-raised inside on_signal is delivered once this handler returns.
+  Recorder::instance().on_signal(sig, info, uctx);
+}
+
+}  // namespace
+
+}  // namespace c3::collector

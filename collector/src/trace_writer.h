@@ -1,0 +1,80 @@
+// Turns collector events into trace rows. Runs only on the recorder's writer thread and is the
+// only code that touches the trace file (STYLE: one writer owns all inserts).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "c3/tracedb/writer.h"
+#include "cupti_api.h"
+#include "decode.h"
+#include "process_info.h"
+#include "recorder.h"
+
+namespace c3::collector {
+
+class CuptiSession;
+class BufferPool;
+
+struct ClockAnchor {
+  int64_t trace_ns = 0;
+  int64_t realtime_ns = 0;
+  int64_t monotonic_ns = 0;
+};
+ClockAnchor take_anchor();
+
+// Whether CUPTI is recording, and why not / what it is ("" before the job initialized CUDA).
+struct CuptiStatus {
+  bool ok = false;
+  std::string detail;
+};
+
+class TraceWriter {
+ public:
+  // Creates the file (never overwriting: an existing name gets .1, .2, ... appended before the
+  // extension) and writes the process row. Throws tracedb::WriteError.
+  TraceWriter(const std::string& path, const ProcessFacts& facts, int64_t start_ns,
+              const ClockAnchor& start_anchor);
+
+  // Writes one event; CUPTI buffers are decoded with `cupti` and returned to `pool`.
+  void write(Event& event, CuptiSession* cupti, BufferPool* pool, Recorder& rec);
+  void commit(const Recorder& rec, const CuptiStatus& cupti);
+  // Process end, end anchor, final counters, indexes; leaves a single clean file.
+  void finish(const Recorder& rec, const CuptiStatus& cupti, const ClockAnchor& end_anchor);
+
+  const std::string& path() const { return writer_->path(); }
+  int64_t rows() const { return writer_->rows_written(); }
+
+  // Decodes and writes every record of one CUPTI buffer (also used by the benchmark).
+  void write_cupti_buffer(const uint8_t* data, size_t valid, const CuptiApi& api,
+                          bool keep_api_calls, Recorder* rec);
+  DecodeContext& decode_context() { return decode_; }
+
+ private:
+  static constexpr int64_t kProcessId = 1;
+  void write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api, Recorder* rec);
+  int64_t kernel_name_id(const char* mangled, std::optional<int64_t>* mangled_id);
+  void write_stats(const Recorder& rec, const CuptiStatus& cupti);
+  void upsert_stream(const tracedb::StreamRow& row, const std::string* name);
+
+  std::unique_ptr<tracedb::Writer> writer_;
+  DecodeContext decode_;
+  struct NameEntry {
+    std::string mangled;
+    int64_t name_id;
+    std::optional<int64_t> mangled_id;
+  };
+  std::unordered_map<const char*, NameEntry> kernel_names_;
+  std::map<std::pair<int, uint32_t>, int64_t> api_names_;
+  std::map<int64_t, int64_t> comm_rows_;    // ncclComm_t value -> communicator row id
+  std::map<int64_t, int64_t> stream_rows_;  // CUPTI stream id -> stream row id
+  std::map<int64_t, int64_t> device_rows_;  // device id -> device row id
+};
+
+// "0000:18:00.0" for a GPU UUID, from /proc/driver/nvidia/gpus/*/information ("" if unknown).
+std::string pci_bus_id_for_uuid(const std::string& uuid);
+
+}  // namespace c3::collector
