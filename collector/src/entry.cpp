@@ -7,13 +7,16 @@
 //    (when the job has not set them) so CUDA and NVTX call back into it at their own init.
 //  - InitializeInjection: called by the CUDA driver inside cuInit (CUDA_INJECTION64_PATH).
 //  - InitializeInjectionNvtx2: called by NVTX at its first use (NVTX_INJECTION64_PATH).
-//  - execve/execv/execvp/execvpe: finish this process's trace before the image is replaced
-//    (the new image, same pid, starts a trace of its own), and resume if exec fails.
+//  - the exec family (execve, execv, execvp, execvpe, execl, execlp, execle): finish this
+//    process's trace before the image is replaced (the new image, same pid, starts a trace of
+//    its own), and resume if exec fails. glibc's execl* call execve internally, not through the
+//    PLT, so they need wrappers of their own.
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -119,4 +122,58 @@ C3_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) 
   static auto real =
       c3::collector::next_fn<int (*)(const char*, char* const*, char* const*)>("execvpe");
   return c3::collector::traced_exec([&] { return real(file, argv, envp); });
+}
+
+namespace {
+
+// Collects the variadic arguments of execl* (up to and including the terminating NULL) into a
+// fixed array: no allocation, so this is safe in a vfork child too.
+constexpr int kMaxExecArgs = 4096;
+
+}  // namespace
+
+C3_EXPORT int execl(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  argv[n++] = const_cast<char*>(arg);
+  va_list ap;
+  va_start(ap, arg);
+  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  va_end(ap);
+  if (argv[n - 1]) {
+    errno = E2BIG;
+    return -1;
+  }
+  return execv(path, argv);
+}
+
+C3_EXPORT int execlp(const char* file, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  argv[n++] = const_cast<char*>(arg);
+  va_list ap;
+  va_start(ap, arg);
+  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  va_end(ap);
+  if (argv[n - 1]) {
+    errno = E2BIG;
+    return -1;
+  }
+  return execvp(file, argv);
+}
+
+C3_EXPORT int execle(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  argv[n++] = const_cast<char*>(arg);
+  va_list ap;
+  va_start(ap, arg);
+  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  char* const* envp = va_arg(ap, char* const*);
+  va_end(ap);
+  if (argv[n - 1]) {
+    errno = E2BIG;
+    return -1;
+  }
+  return execve(path, argv, envp);
 }

@@ -1,6 +1,7 @@
 #include "c3/tracedb/writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -52,51 +53,140 @@ std::string utc_now_iso8601() {
 
 }  // namespace
 
-std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOptions& options) {
-  // O_EXCL makes "never overwrite" atomic even when several processes pick names at once.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int err = errno;
-    throw WriteError(err == EEXIST ? WriteError::Kind::exists : WriteError::Kind::io,
-                     "cannot create trace '" + path + "': " + std::strerror(err));
-  }
-  ::close(fd);
+namespace {
 
+sqlite3* open_rw(const std::string& path) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
-    ::unlink(path.c_str());
     throw WriteError(WriteError::Kind::io, "cannot open trace '" + path + "': " + msg);
   }
-  std::unique_ptr<Writer> w(new Writer(path, db));
+  return db;
+}
+
+void exec_or_throw(sqlite3* db, const std::string& path, const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    int primary = sqlite3_extended_errcode(db) & 0xff;
+    throw WriteError(primary == SQLITE_FULL || primary == SQLITE_IOERR ? WriteError::Kind::io
+                                                                       : WriteError::Kind::other,
+                     "trace '" + path + "': " + msg);
+  }
+}
+
+// Creates `path` holding `image` (a complete database) without ever replacing an existing file
+// and without a window in which a half-written file carries that name: the bytes go into an
+// unnamed O_TMPFILE inode that linkat() then names (failing with EEXIST if the name is taken).
+// Filesystems without O_TMPFILE get a named temporary file that link() publishes.
+void publish_image(const std::string& path, const unsigned char* image, size_t size) {
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  if (dir.empty()) dir = path.find('/') == 0 ? "/" : ".";
+  auto write_all = [&](int fd) {
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd, image + done, size - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  };
+  auto fail = [&](int err) {
+    throw WriteError(err == EEXIST ? WriteError::Kind::exists : WriteError::Kind::io,
+                     "cannot create trace '" + path + "': " + std::strerror(err));
+  };
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (!write_all(fd)) {
+      int err = errno;
+      ::close(fd);
+      fail(err);
+    }
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    int rc = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) fail(err);
+    return;
+  }
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) fail(errno);
+  if (errno == ENOENT) fail(ENOENT);
+  const std::string tmp = path + ".partial-" + std::to_string(::getpid());
+  fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(errno);
+  bool ok = write_all(fd);
+  int err = errno;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    fail(err);
+  }
+  int rc = ::link(tmp.c_str(), path.c_str());
+  err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) fail(err);
+}
+
+}  // namespace
+
+std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOptions& options) {
+  // The schema is built in memory and published atomically (publish_image), so a job killed at
+  // any moment leaves either no file or a readable trace, and never a stray temporary file.
+  sqlite3* mem = nullptr;
+  if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close(mem);
+    throw WriteError(WriteError::Kind::other, "cannot create trace '" + path + "': out of memory");
+  }
+  unsigned char* image = nullptr;
+  sqlite3_int64 image_size = 0;
   try {
-    // WAL: readers (c3scope info on a running job) never block the writer, and a killed writer
-    // loses only its uncommitted transaction. synchronous=NORMAL: durable at checkpoints, which
-    // is what a profiler needs; FULL would fsync every flush.
-    w->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;");
-    w->exec("BEGIN;");
-    w->exec(create_tables_sql());
-    w->exec(create_views_sql());
-    w->exec("PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";");
-    w->exec("COMMIT;");
-    w->exec("BEGIN;");
-    w->in_txn_ = true;
-    w->set_meta("schema_version", std::to_string(kSchemaVersion));
-    w->set_meta("c3scope_version", options.c3scope_version);
-    w->set_meta("created_at", utc_now_iso8601());
-    w->set_meta("source", options.source);
-    if (!options.source_file.empty()) w->set_meta("source_file", options.source_file);
-    w->set_meta("clean_close", "0");
-    w->commit();
+    exec_or_throw(mem, path, "BEGIN;");
+    exec_or_throw(mem, path, create_tables_sql());
+    exec_or_throw(mem, path, create_views_sql());
+    exec_or_throw(mem, path, "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";");
+    std::string meta = "INSERT INTO meta (key, value) VALUES ";
+    auto kv = [&](const char* k, const std::string& v, bool last = false) {
+      char* q = sqlite3_mprintf("(%Q, %Q)%s", k, v.c_str(), last ? ";" : ",");
+      meta += q;
+      sqlite3_free(q);
+    };
+    kv("schema_version", std::to_string(kSchemaVersion));
+    kv("c3scope_version", options.c3scope_version);
+    kv("created_at", utc_now_iso8601());
+    if (!options.source_file.empty()) kv("source_file", options.source_file);
+    kv("source", options.source);
+    kv("clean_close", "0", true);
+    exec_or_throw(mem, path, meta);
+    exec_or_throw(mem, path, "COMMIT;");
+    image = sqlite3_serialize(mem, "main", &image_size, 0);
+    if (!image) throw WriteError(WriteError::Kind::other, "cannot create trace '" + path + "': serialize failed");
   } catch (...) {
-    w.reset();
-    ::unlink(path.c_str());
-    ::unlink((path + "-wal").c_str());
-    ::unlink((path + "-shm").c_str());
+    sqlite3_close(mem);
     throw;
   }
+  sqlite3_close(mem);
+  try {
+    publish_image(path, image, static_cast<size_t>(image_size));
+  } catch (...) {
+    sqlite3_free(image);
+    throw;
+  }
+  sqlite3_free(image);
+
+  std::unique_ptr<Writer> w(new Writer(path, open_rw(path)));
+  // WAL: readers (c3scope info on a running job) never block the writer, and a killed writer
+  // loses only its uncommitted transaction. synchronous=NORMAL: durable at checkpoints, which
+  // is what a profiler needs; FULL would fsync every flush.
+  w->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  w->exec("BEGIN;");
+  w->in_txn_ = true;
   return w;
 }
 
