@@ -12,7 +12,6 @@
 //    its own), and resume if exec fails. glibc's execl* call execve internally, not through the
 //    PLT, so they need wrappers of their own.
 #include <dlfcn.h>
-#include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -98,7 +97,7 @@ C3_EXPORT int InitializeInjection(void) {
   return 1;
 }
 
-C3_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+C3_EXPORT int InitializeInjectionNvtx2(c3::collector::nvtx::GetExportTableFn get_export_table) {
   Recorder::instance().init();
   return c3::collector::nvtx::initialize(get_export_table);
 }

@@ -71,6 +71,10 @@ void signal_entry(int sig, siginfo_t* info, void* uctx);
 }  // namespace
 
 struct Recorder::State {
+  // Held by the writer whenever it is inside SQLite or CUPTI, and by fork() (prepare handler):
+  // a child must never inherit SQLite's internal locks held by a thread that does not exist in
+  // the child. Lock order: io_mu before mu.
+  std::mutex io_mu;
   std::mutex mu;  // guards everything below that is not atomic
   std::condition_variable writer_done_cv;
   std::vector<Event> queue;
@@ -235,6 +239,7 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   };
 
   try {
+    std::lock_guard<std::mutex> io(s->io_mu);
     std::string path = output_path(cfg.output_pattern, s->facts, process_env());
     tw = std::make_unique<TraceWriter>(path, s->facts, s->start_ns, s->start_anchor);
     std::lock_guard<std::mutex> lock(s->mu);
@@ -261,10 +266,16 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
       queued = s->queue.size();
     }
     const int64_t t0 = now_ns();
+    std::unique_lock<std::mutex> io(s->io_mu);
     try {
       if (final) {
         const int64_t end_ns = now_ns();
-        for (auto& hook : s->shutdown_hooks) hook(end_ns);
+        std::vector<std::function<void(int64_t)>> hooks;
+        {
+          std::lock_guard<std::mutex> lock(s->mu);
+          hooks = s->shutdown_hooks;
+        }
+        for (auto& hook : hooks) hook(end_ns);
       }
       CuptiSession* cupti = rec->cupti();
       if (cupti && (due || final || sig_flush)) {
@@ -299,10 +310,12 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
         next_flush = now_ns() + cfg.flush_ms * 1000000;
       }
     } catch (const std::exception& e) {
+      io.unlock();
       release_all(batch);
       fail(e.what());
       return;
     }
+    io.unlock();
     if (final || sig_flush) {
       char c = 'd';
       ssize_t ignored = ::write(s->done_w, &c, 1);
@@ -402,11 +415,16 @@ std::string Recorder::trace_path() const {
 }
 
 void Recorder::on_fork_prepare() {
-  // Hold the queue lock across fork so the child never inherits it mid-update.
+  // Hold the writer's I/O lock and the queue lock across fork so the child inherits neither
+  // SQLite nor the queue mid-update.
+  state_->io_mu.lock();
   state_->mu.lock();
 }
 
-void Recorder::on_fork_parent() { state_->mu.unlock(); }
+void Recorder::on_fork_parent() {
+  state_->mu.unlock();
+  state_->io_mu.unlock();
+}
 
 void Recorder::on_fork_child() {
   State* s = state_;
@@ -441,6 +459,7 @@ void Recorder::on_fork_child() {
   }
   for (auto& hook : s->fork_hooks) hook();
   s->mu.unlock();
+  s->io_mu.unlock();
 }
 
 void Recorder::on_signal(int sig, void* siginfo, void* ucontext) {
