@@ -33,7 +33,7 @@ if(C3_WITH_CUDA STREQUAL "ON" OR C3_WITH_CUDA STREQUAL "AUTO")
       # Hopper native code plus PTX that any newer GPU can JIT.
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)
   elseif(C3_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "C3_WITH_CUDA=ON but no CUDA compiler (nvcc) was found")
   endif()
