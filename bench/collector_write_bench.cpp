@@ -67,7 +67,8 @@ CUptiResult CUPTIAPI next_record(uint8_t* buffer, size_t valid, CUpti_Activity**
 std::string temp_trace(const char* tag) {
   static int n = 0;
   return (fs::temp_directory_path() /
-          ("c3bench-" + std::string(tag) + "-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".sqlite"))
+          ("c3bench-" + std::string(tag) + "-" + std::to_string(getpid()) + "-" +
+           std::to_string(n++) + ".sqlite"))
       .string();
 }
 
@@ -125,15 +126,15 @@ void BM_BareSqliteInsert(benchmark::State& state) {
       int c = 0;
       auto i64 = [&](int64_t v) { sqlite3_bind_int64(ins, ++c, v); };
       auto null = [&] { sqlite3_bind_null(ins, ++c); };
-      i64(1);                                   // process_id
+      i64(1);  // process_id
       i64(k->deviceId);
       i64(k->contextId);
       i64(k->streamId);
       i64(k->correlationId);
       i64(static_cast<int64_t>(k->start));
       i64(static_cast<int64_t>(k->end));
-      i64(static_cast<int64_t>(i % 4) + 1);     // name_id
-      i64(static_cast<int64_t>(i % 4) + 5);     // mangled_name_id
+      i64(static_cast<int64_t>(i % 4) + 1);  // name_id
+      i64(static_cast<int64_t>(i % 4) + 5);  // mangled_name_id
       i64(k->gridX);
       i64(k->gridY);
       i64(k->gridZ);
@@ -149,12 +150,12 @@ void BM_BareSqliteInsert(benchmark::State& state) {
       i64(k->clusterY);
       i64(k->clusterZ);
       sqlite3_bind_text(ins, ++c, "regular", 7, SQLITE_STATIC);
-      null();                                   // graph_id
-      null();                                   // graph_node_id
+      null();  // graph_id
+      null();  // graph_node_id
       i64(k->gridId);
-      null();                                   // queued_ns
-      null();                                   // submitted_ns
-      null();                                   // channel_id
+      null();  // queued_ns
+      null();  // submitted_ns
+      null();  // channel_id
       i64(k->isDeviceLaunched);
       sqlite3_step(ins);
       sqlite3_reset(ins);
@@ -211,12 +212,15 @@ int main(int argc, char** argv) {
   const double ours = reporter.rate["BM_CollectorDecodeAndWrite"];
   const double decode = reporter.rate["BM_DecodeOnly"];
   if (bare > 0 && ours > 0) {
-    std::printf("\ncollector decode+write: %.0f rows/s; bare sqlite insert loop, same rows: %.0f rows/s\n",
-                ours, bare);
+    std::printf(
+        "\ncollector decode+write: %.0f rows/s; bare sqlite insert loop, same rows: %.0f rows/s\n",
+        ours, bare);
     std::printf("ratio collector/bare = %.1f%% (target >= 70%%)\n", 100.0 * ours / bare);
-    std::printf("per record: %.0f ns in all on the writer thread, of which SQLite's insert %.0f ns "
-                "and the collector's own work %.0f ns (decode alone %.0f ns; target < 300 ns)\n",
-                1e9 / ours, 1e9 / bare, std::max(0.0, 1e9 / ours - 1e9 / bare), decode > 0 ? 1e9 / decode : 0.0);
+    std::printf(
+        "per record: %.0f ns in all on the writer thread, of which SQLite's insert %.0f ns "
+        "and the collector's own work %.0f ns (decode alone %.0f ns; target < 300 ns)\n",
+        1e9 / ours, 1e9 / bare, std::max(0.0, 1e9 / ours - 1e9 / bare),
+        decode > 0 ? 1e9 / decode : 0.0);
   }
   benchmark::Shutdown();
   return 0;

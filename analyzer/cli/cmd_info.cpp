@@ -77,8 +77,9 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
   // Warnings: anything that means data is missing or suspect.
   std::vector<std::string> warnings;
   if (m("clean_close") != "1") {
-    warnings.push_back("not closed cleanly (the process was killed or is still running): data "
-                       "up to its last periodic commit");
+    warnings.push_back(
+        "not closed cleanly (the process was killed or is still running): data "
+        "up to its last periodic commit");
   }
   auto stats = r.query("SELECT name, value, detail FROM stats ORDER BY name");
   std::ostringstream counters;

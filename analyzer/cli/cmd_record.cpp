@@ -66,8 +66,9 @@ std::set<std::string> traces_in(const fs::path& dir) {
 int run(const RecordOptions& o) {
   const std::string collector = collector_path();
   if (collector.empty()) {
-    error_line("record: cannot find libc3scope-collector.so next to this c3scope (set "
-               "C3SCOPE_COLLECTOR to its path)");
+    error_line(
+        "record: cannot find libc3scope-collector.so next to this c3scope (set "
+        "C3SCOPE_COLLECTOR to its path)");
     return kExitUsage;
   }
   // -o DIR (existing, or ending in '/', or without a .sqlite name) or -o FILE.
@@ -107,7 +108,8 @@ int run(const RecordOptions& o) {
   if (o.launch_latency) setenv("C3SCOPE_LAUNCH_LATENCY", "1", 1);
   if (o.flush_ms > 0) setenv("C3SCOPE_FLUSH_MS", std::to_string(o.flush_ms).c_str(), 1);
   if (o.buffer_mb > 0) setenv("C3SCOPE_BUFFER_MB", std::to_string(o.buffer_mb).c_str(), 1);
-  if (!o.log.empty()) setenv("C3SCOPE_LOG", o.log.c_str(), 1);
+  // The collector's own end-of-run line would repeat the list printed below.
+  setenv("C3SCOPE_LOG", o.log.empty() ? "warn" : o.log.c_str(), 1);
 
   // Report the exec failure through a pipe so "command not found" is one clear line.
   int err_pipe[2];
@@ -122,8 +124,14 @@ int run(const RecordOptions& o) {
   const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   for (int sig : forwarded) sigaction(sig, &sa, nullptr);
 
+  // Signals wait (blocked) until the child's pid is known, so none is lost in between.
+  sigset_t forwarded_set, old_mask;
+  sigemptyset(&forwarded_set);
+  for (int sig : forwarded) sigaddset(&forwarded_set, sig);
+  sigprocmask(SIG_BLOCK, &forwarded_set, &old_mask);
   pid_t pid = fork();
   if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     error_line(std::string("record: fork: ") + std::strerror(errno));
     return kExitUsage;
   }
@@ -132,6 +140,7 @@ int run(const RecordOptions& o) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : forwarded) sigaction(sig, &dfl, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     std::vector<char*> argv;
     for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -142,6 +151,7 @@ int run(const RecordOptions& o) {
     _exit(127);
   }
   g_child = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   close(err_pipe[1]);
   int exec_errno = 0;
   ssize_t n;
@@ -188,8 +198,9 @@ int run(const RecordOptions& o) {
 
 Action add_record(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "record", "Run a command under the collector; one trace per process that used CUDA, NVTX "
-                "or NCCL");
+      "record",
+      "Run a command under the collector; one trace per process that used CUDA, NVTX "
+      "or NCCL");
   auto o = std::make_shared<RecordOptions>();
   cmd->add_option("-o,--output", o->output,
                   "Output folder (created if needed) or trace file name; default: the current "
@@ -201,15 +212,17 @@ Action add_record(CLI::App& app) {
       ->check(CLI::Range(10, 3600000));
   cmd->add_option("--buffer-mb", o->buffer_mb, "Bound on CUPTI activity buffers (MiB)")
       ->check(CLI::Range(1, 65536));
-  cmd->add_option("--log", o->log, "Collector messages on stderr: quiet, info, debug")
-      ->check(CLI::IsMember({"quiet", "info", "debug"}));
+  cmd->add_option("--log", o->log,
+                  "Collector messages on stderr: quiet, warn (default), info, debug")
+      ->check(CLI::IsMember({"quiet", "warn", "info", "debug"}));
   // The command starts at the first positional argument or after "--" (main.cpp splits it off).
   cmd->prefix_command();
   cmd->footer("Example: c3scope record -o runs/ -- python train.py --steps 10");
   return [o, cmd] {
     std::vector<std::string> rest = cmd->remaining();
     if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-') {
-      error_line("record: unknown option '" + rest[0] + "' (put the command after '--'; see "
+      error_line("record: unknown option '" + rest[0] +
+                 "' (put the command after '--'; see "
                  "'c3scope record --help')");
       return kExitUsage;
     }

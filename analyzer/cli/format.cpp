@@ -8,10 +8,14 @@ namespace c3::cli {
 std::string format_duration(int64_t ns) {
   char buf[32];
   const double a = std::fabs(static_cast<double>(ns));
-  if (a < 1e3) std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.3g us", static_cast<double>(ns) / 1e3);
-  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3g ms", static_cast<double>(ns) / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
+  if (a < 1e3)
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  else if (a < 1e6)
+    std::snprintf(buf, sizeof buf, "%.3g us", static_cast<double>(ns) / 1e3);
+  else if (a < 1e9)
+    std::snprintf(buf, sizeof buf, "%.3g ms", static_cast<double>(ns) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
   return buf;
 }
 
@@ -24,8 +28,10 @@ std::string format_bytes(int64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 

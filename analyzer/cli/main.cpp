@@ -8,7 +8,9 @@
 namespace c3::cli {
 std::vector<std::string> g_after_dashdash;
 bool g_had_dashdash = false;
-void error_line(const std::string& msg) { std::cerr << "c3scope: " << msg << "\n"; }
+void error_line(const std::string& msg) {
+  std::cerr << "c3scope: " << msg << "\n";
+}
 }  // namespace c3::cli
 
 int main(int argc, char** argv) {

@@ -17,7 +17,9 @@ inline int64_t clock_ns(clockid_t id) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-inline int64_t now_ns() { return clock_ns(CLOCK_MONOTONIC); }
+inline int64_t now_ns() {
+  return clock_ns(CLOCK_MONOTONIC);
+}
 
 // OS thread id (gettid), cached per thread; reset in a forked child.
 int64_t os_tid();

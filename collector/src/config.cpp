@@ -43,10 +43,16 @@ Config parse_config(const EnvLookup& env) {
   if (auto v = env("C3SCOPE_CUDA_API")) c.cuda_api = parse_bool(*v);
   if (auto v = env("C3SCOPE_LAUNCH_LATENCY")) c.launch_latency = parse_bool(*v);
   if (auto v = env("C3SCOPE_LOG")) {
-    if (*v == "quiet") c.log = LogLevel::quiet;
-    else if (*v == "info" || v->empty()) c.log = LogLevel::info;
-    else if (*v == "debug") c.log = LogLevel::debug;
-    else c.warnings.push_back("C3SCOPE_LOG='" + *v + "' is not quiet, info or debug; using info");
+    if (*v == "quiet")
+      c.log = LogLevel::quiet;
+    else if (*v == "warn")
+      c.log = LogLevel::warn;
+    else if (*v == "info" || v->empty())
+      c.log = LogLevel::info;
+    else if (*v == "debug")
+      c.log = LogLevel::debug;
+    else
+      c.warnings.push_back("C3SCOPE_LOG='" + *v + "' is not quiet, warn, info or debug; using info");
   }
   if (auto v = env("C3SCOPE_CUPTI_LIB")) c.cupti_lib = *v;
   return c;

@@ -98,7 +98,8 @@ CuptiLoadResult load_cupti(const Config& config) {
   for (const auto& obj : loaded_objects()) {
     if (is_cupti_name(obj)) candidates.push_back({obj, "already loaded", true});
   }
-  if (!config.cupti_lib.empty()) candidates.push_back({config.cupti_lib, "C3SCOPE_CUPTI_LIB", false});
+  if (!config.cupti_lib.empty())
+    candidates.push_back({config.cupti_lib, "C3SCOPE_CUPTI_LIB", false});
   std::vector<std::string> files;
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* home = std::getenv(var)) {

@@ -49,7 +49,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const v
   // collector itself needs no callbacks (everything comes through activity records).
 }
 
-uint64_t CUPTIAPI trace_clock_callback() { return static_cast<uint64_t>(now_ns()); }
+uint64_t CUPTIAPI trace_clock_callback() {
+  return static_cast<uint64_t>(now_ns());
+}
 
 // Launch APIs whose activity records carry the external correlation that links NCCL calls to
 // their kernels; recorded even without --cuda-api, then dropped unless asked for.
@@ -92,14 +94,16 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
   s->pool_ = pool;
   s->config_cuda_api_ = config.cuda_api;
   const CuptiApi& a = s->api_;
-  std::string detail = "CUPTI " + std::to_string(a.version) + " from " + a.path + " (" + a.origin + ")";
+  std::string detail =
+      "CUPTI " + std::to_string(a.version) + " from " + a.path + " (" + a.origin + ")";
 
-  CUptiResult r = a.Subscribe(&s->subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&on_callback),
-                              nullptr);
+  CUptiResult r =
+      a.Subscribe(&s->subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&on_callback), nullptr);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    *error = "another CUPTI client already owns CUPTI in this process (Nsight Systems, the "
-             "PyTorch profiler or another tool); c3scope leaves it alone and records only NVTX "
-             "and NCCL calls";
+    *error =
+        "another CUPTI client already owns CUPTI in this process (Nsight Systems, the "
+        "PyTorch profiler or another tool); c3scope leaves it alone and records only NVTX "
+        "and NCCL calls";
     return nullptr;
   }
   if (r != CUPTI_SUCCESS) {
@@ -155,7 +159,8 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
   };
   for (const auto& [kind, name] : kinds) {
     r = a.ActivityEnable(kind);
-    if (r != CUPTI_SUCCESS) detail += std::string("; ") + name + " unavailable: " + a.result_string(r);
+    if (r != CUPTI_SUCCESS)
+      detail += std::string("; ") + name + " unavailable: " + a.result_string(r);
   }
   if (config.cuda_api) {
     for (auto kind : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) {
@@ -172,7 +177,8 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
     detail += "; per-API enabling unavailable, driver API records used for linking only";
   }
   if (config.launch_latency) {
-    if (!a.ActivityEnableLatencyTimestamps || a.ActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS) {
+    if (!a.ActivityEnableLatencyTimestamps ||
+        a.ActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS) {
       detail += "; launch latency timestamps unavailable";
     }
   }
@@ -197,7 +203,8 @@ size_t CuptiSession::take_dropped() {
 }
 
 void CuptiSession::push_external(uint64_t id) {
-  if (!abandoned_) api_.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+  if (!abandoned_)
+    api_.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
 }
 
 void CuptiSession::pop_external() {

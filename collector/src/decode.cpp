@@ -6,7 +6,7 @@ namespace c3::collector {
 namespace {
 
 // True when the record holds the whole `field` (see the header comment on CUPTI versions).
-#define C3_HAS(rec, size, field)                                                                   \
+#define C3_HAS(rec, size, field) \
   (offsetof(std::remove_cvref_t<decltype(*(rec))>, field) + sizeof((rec)->field) <= (size))
 
 int64_t ts(uint64_t cupti_ns, const DecodeContext& ctx) {
@@ -24,9 +24,13 @@ tracedb::OptI64 nonzero(uint64_t v) {
 }
 
 // CUPTI marks activities whose timestamps it could not collect with start == end == 0.
-bool bad_interval(uint64_t start, uint64_t end) { return (start == 0 && end == 0) || end < start; }
+bool bad_interval(uint64_t start, uint64_t end) {
+  return (start == 0 && end == 0) || end < start;
+}
 
-Decoded skip(Skipped::Why why, CUpti_ActivityKind kind) { return Skipped{why, static_cast<int>(kind)}; }
+Decoded skip(Skipped::Why why, CUpti_ActivityKind kind) {
+  return Skipped{why, static_cast<int>(kind)};
+}
 
 Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const DecodeContext& ctx) {
   if (!C3_HAS(k, size, name) || bad_interval(k->start, k->end)) {
@@ -108,9 +112,8 @@ Decoded decode_memcpy(const CUpti_ActivityMemcpy6* m, size_t size, const DecodeC
     r.channel_id = m->channelID;
     r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
   }
-  r.copy_count = C3_HAS(m, size, copyCount) && m->copyCount > 0
-                     ? static_cast<int64_t>(m->copyCount)
-                     : 1;
+  r.copy_count =
+      C3_HAS(m, size, copyCount) && m->copyCount > 0 ? static_cast<int64_t>(m->copyCount) : 1;
   return r;
 }
 
@@ -168,7 +171,8 @@ Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeC
   return r;
 }
 
-Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size, const DecodeContext& ctx) {
+Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size,
+                    const DecodeContext& ctx) {
   if (!C3_HAS(s, size, cudaEventId) || bad_interval(s->start, s->end)) {
     return skip(Skipped::Why::invalid, s->kind);
   }
@@ -263,7 +267,8 @@ Decoded decode_external(const CUpti_ActivityExternalCorrelation* e, size_t size)
 }
 
 Decoded decode_api(const CUpti_ActivityAPI* a, size_t size, const DecodeContext& ctx) {
-  if (!C3_HAS(a, size, returnValue) || a->end < a->start) return skip(Skipped::Why::invalid, a->kind);
+  if (!C3_HAS(a, size, returnValue) || a->end < a->start)
+    return skip(Skipped::Why::invalid, a->kind);
   DecodedApi d;
   d.domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API
                                                     : CUPTI_CB_DOMAIN_DRIVER_API;
@@ -317,16 +322,26 @@ Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& 
 
 const char* copy_kind_name(uint8_t copy_kind) {
   switch (static_cast<CUpti_ActivityMemcpyKind>(copy_kind)) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "H2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "D2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "H2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "A2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "A2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "A2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "D2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "D2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "H2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "P2P";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "H2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "D2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "H2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "A2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "A2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "A2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "D2A";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "D2D";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "H2H";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "P2P";
     case CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN:
     case CUPTI_ACTIVITY_MEMCPY_KIND_FORCE_INT:
       break;
@@ -336,13 +351,20 @@ const char* copy_kind_name(uint8_t copy_kind) {
 
 const char* memory_kind_name(uint16_t memory_kind) {
   switch (static_cast<CUpti_ActivityMemoryKind>(memory_kind)) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "device_static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "managed_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "device_static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "managed_static";
     case CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN:
     case CUPTI_ACTIVITY_MEMORY_KIND_FORCE_INT:
       break;
@@ -352,20 +374,28 @@ const char* memory_kind_name(uint16_t memory_kind) {
 
 const char* launch_type_name(uint8_t launch_type) {
   switch (static_cast<CUpti_ActivityLaunchType>(launch_type)) {
-    case CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR: return "regular";
-    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE: return "cooperative_single_device";
-    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE: return "cooperative_multi_device";
-    case CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST: return "command_list";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR:
+      return "regular";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE:
+      return "cooperative_single_device";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE:
+      return "cooperative_multi_device";
+    case CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST:
+      return "command_list";
   }
   return "unknown";
 }
 
 const char* sync_type_name(uint32_t type) {
   switch (static_cast<CUpti_ActivitySynchronizationType>(type)) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "event_synchronize";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "stream_wait_event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "stream_synchronize";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "context_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "event_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "stream_wait_event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "stream_synchronize";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "context_synchronize";
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN:
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_FORCE_INT:
       break;
@@ -375,11 +405,16 @@ const char* sync_type_name(uint32_t type) {
 
 const char* external_kind_name(uint32_t kind) {
   switch (static_cast<CUpti_ExternalCorrelationKind>(kind)) {
-    case CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN: return "unknown";
-    case CUPTI_EXTERNAL_CORRELATION_KIND_OPENACC: return "openacc";
-    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: return "custom0";
-    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1: return "custom1";
-    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2: return "custom2";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN:
+      return "unknown";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_OPENACC:
+      return "openacc";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0:
+      return "custom0";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1:
+      return "custom1";
+    case CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2:
+      return "custom2";
     case CUPTI_EXTERNAL_CORRELATION_KIND_INVALID:
     case CUPTI_EXTERNAL_CORRELATION_KIND_SIZE:
     case CUPTI_EXTERNAL_CORRELATION_KIND_FORCE_INT:

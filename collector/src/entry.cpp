@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdarg>
 #include <climits>
+#include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -103,7 +103,8 @@ C3_EXPORT int InitializeInjectionNvtx2(c3::collector::nvtx::GetExportTableFn get
 }
 
 C3_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
-  static auto real = c3::collector::next_fn<int (*)(const char*, char* const*, char* const*)>("execve");
+  static auto real =
+      c3::collector::next_fn<int (*)(const char*, char* const*, char* const*)>("execve");
   return c3::collector::traced_exec([&] { return real(path, argv, envp); });
 }
 

@@ -34,10 +34,16 @@ int64_t os_tid() {
   return t_tid;
 }
 
-void reset_tid_after_fork() { t_tid = 0; }
+void reset_tid_after_fork() {
+  t_tid = 0;
+}
 
-void set_log_level(LogLevel level) { g_level.store(level); }
-LogLevel log_level() { return g_level.load(); }
+void set_log_level(LogLevel level) {
+  g_level.store(level);
+}
+LogLevel log_level() {
+  return g_level.load();
+}
 
 void warn(const char* fmt, ...) {
   if (g_level.load() == LogLevel::quiet) return;
@@ -48,7 +54,8 @@ void warn(const char* fmt, ...) {
 }
 
 void info(const char* fmt, ...) {
-  if (g_level.load() == LogLevel::quiet) return;
+  const LogLevel l = g_level.load();
+  if (l != LogLevel::info && l != LogLevel::debug) return;
   va_list ap;
   va_start(ap, fmt);
   vprint(fmt, ap);

@@ -4,19 +4,32 @@ namespace c3::collector {
 
 const char* datatype_name(ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: return "int8";
-    case ncclUint8: return "uint8";
-    case ncclInt32: return "int32";
-    case ncclUint32: return "uint32";
-    case ncclInt64: return "int64";
-    case ncclUint64: return "uint64";
-    case ncclFloat16: return "float16";
-    case ncclFloat32: return "float32";
-    case ncclFloat64: return "float64";
-    case ncclBfloat16: return "bfloat16";
-    case ncclFloat8e4m3: return "float8e4m3";
-    case ncclFloat8e5m2: return "float8e5m2";
-    case ncclNumTypes: break;
+    case ncclInt8:
+      return "int8";
+    case ncclUint8:
+      return "uint8";
+    case ncclInt32:
+      return "int32";
+    case ncclUint32:
+      return "uint32";
+    case ncclInt64:
+      return "int64";
+    case ncclUint64:
+      return "uint64";
+    case ncclFloat16:
+      return "float16";
+    case ncclFloat32:
+      return "float32";
+    case ncclFloat64:
+      return "float64";
+    case ncclBfloat16:
+      return "bfloat16";
+    case ncclFloat8e4m3:
+      return "float8e4m3";
+    case ncclFloat8e5m2:
+      return "float8e5m2";
+    case ncclNumTypes:
+      break;
   }
   return "unknown";
 }
@@ -39,18 +52,24 @@ size_t datatype_size(ncclDataType_t t) {
     case ncclUint64:
     case ncclFloat64:
       return 8;
-    case ncclNumTypes: break;
+    case ncclNumTypes:
+      break;
   }
   return 0;
 }
 
 const char* reduce_op_name(ncclRedOp_t op) {
   switch (op) {
-    case ncclSum: return "sum";
-    case ncclProd: return "prod";
-    case ncclMax: return "max";
-    case ncclMin: return "min";
-    case ncclAvg: return "avg";
+    case ncclSum:
+      return "sum";
+    case ncclProd:
+      return "prod";
+    case ncclMax:
+      return "max";
+    case ncclMin:
+      return "min";
+    case ncclAvg:
+      return "avg";
     case ncclNumOps:
     case ncclMaxRedOp:
       break;

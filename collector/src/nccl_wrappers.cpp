@@ -77,10 +77,11 @@ F real_fn(const char* name, std::atomic<void*>& slot) {
   return reinterpret_cast<F>(f);
 }
 
-#define C3_REAL(fn) real_fn<decltype(&fn)>(#fn, [] () -> std::atomic<void*>& {                    \
-  static std::atomic<void*> slot{nullptr};                                                         \
-  return slot;                                                                                     \
-}())
+#define C3_REAL(fn)                                         \
+  real_fn<decltype(&fn)>(#fn, []() -> std::atomic<void*>& { \
+    static std::atomic<void*> slot{nullptr};                \
+    return slot;                                            \
+  }())
 
 // ---- communicators ----------------------------------------------------------------------------
 
@@ -105,7 +106,9 @@ thread_local int t_group_depth = 0;
 thread_local int64_t t_group_id = 0;
 thread_local uint64_t t_group_external = 0;
 
-int64_t handle_value(const void* p) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(p)); }
+int64_t handle_value(const void* p) {
+  return static_cast<int64_t>(reinterpret_cast<intptr_t>(p));
+}
 
 std::optional<int64_t> comm_device(ncclComm_t comm) {
   int dev = -1;
@@ -142,7 +145,8 @@ std::optional<std::string> describe_config(const ncclConfig_t* c) {
   add_int("CTAPolicy", offsetof(ncclConfig_t, CTAPolicy), c->CTAPolicy);
   add_int("shrinkShare", offsetof(ncclConfig_t, shrinkShare), c->shrinkShare);
   add_int("nvlsCTAs", offsetof(ncclConfig_t, nvlsCTAs), c->nvlsCTAs);
-  add_int("nChannelsPerNetPeer", offsetof(ncclConfig_t, nChannelsPerNetPeer), c->nChannelsPerNetPeer);
+  add_int("nChannelsPerNetPeer", offsetof(ncclConfig_t, nChannelsPerNetPeer),
+          c->nChannelsPerNetPeer);
   add_int("nvlinkCentricSched", offsetof(ncclConfig_t, nvlinkCentricSched), c->nvlinkCentricSched);
   if (s.empty()) return std::nullopt;
   return s;
@@ -248,9 +252,15 @@ ncclResult_t traced(const Op& op, Call&& call) {
     if (info.nranks >= 0) row.nranks = info.nranks;
     row.device_id = info.device;
     switch (op.seq_kind) {
-      case SeqKind::collective: row.seq = info.coll_seq++; break;
-      case SeqKind::send: row.seq = info.send_seq[op.peer.value_or(-1)]++; break;
-      case SeqKind::recv: row.seq = info.recv_seq[op.peer.value_or(-1)]++; break;
+      case SeqKind::collective:
+        row.seq = info.coll_seq++;
+        break;
+      case SeqKind::send:
+        row.seq = info.send_seq[op.peer.value_or(-1)]++;
+        break;
+      case SeqKind::recv:
+        row.seq = info.recv_seq[op.peer.value_or(-1)]++;
+        break;
     }
   }
   if (cupti) {
@@ -268,7 +278,9 @@ ncclResult_t untraced(Call&& call) {
   return call();
 }
 
-std::string comm_id_for(const void* data, size_t n) { return hex_id(fnv1a(data, n)); }
+std::string comm_id_for(const void* data, size_t n) {
+  return hex_id(fnv1a(data, n));
+}
 
 std::string derived_comm_id(const std::optional<std::string>& parent, const char* how, int64_t seq,
                             int64_t color) {
@@ -284,7 +296,8 @@ using namespace c3::collector;
 
 // ---- communicator calls -----------------------------------------------------------------------
 
-C3_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+C3_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
+                                        int rank) {
   auto real = C3_REAL(ncclCommInitRank);
   if (!real) return ncclSystemError;
   ncclResult_t rc = untraced([&] { return real(comm, nranks, commId, rank); });
@@ -375,8 +388,9 @@ C3_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, in
       seq = info.shrink_calls++;
     }
   }
-  ncclResult_t rc = untraced(
-      [&] { return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); });
+  ncclResult_t rc = untraced([&] {
+    return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  });
   if (newcomm && *newcomm && (rc == ncclSuccess || rc == ncclInProgress)) {
     int r = -1, n = -1;
     if (auto f = C3_REAL(ncclCommUserRank)) f(*newcomm, &r);

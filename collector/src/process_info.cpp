@@ -38,8 +38,7 @@ RankInfo rank_info(const EnvLookup& env) {
   r.rank = first_of(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"});
   r.local_rank = first_of(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
                                 "PALS_LOCAL_RANKID", "SLURM_LOCALID"});
-  r.world_size =
-      first_of(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+  r.world_size = first_of(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
   return r;
 }
 

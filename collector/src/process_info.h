@@ -38,7 +38,8 @@ std::string expand_output_pattern(const std::string& pattern, const ProcessFacts
 
 // Where to write: the expanded pattern, or inside it when it names a directory (ends in '/' or
 // is an existing directory). Adds ".sqlite" when the name has no extension.
-std::string output_path(const std::string& pattern, const ProcessFacts& facts, const EnvLookup& env);
+std::string output_path(const std::string& pattern, const ProcessFacts& facts,
+                        const EnvLookup& env);
 
 // The n-th alternative name when `path` exists: a.sqlite -> a.1.sqlite, a.2.sqlite, ...
 std::string alternative_path(const std::string& path, int n);

@@ -25,21 +25,36 @@ namespace c3::collector {
 
 const char* counter_name(Counter c) {
   switch (c) {
-    case Counter::cupti_records: return "cupti_records";
-    case Counter::cupti_dropped_records: return "cupti_dropped_records";
-    case Counter::cupti_buffers: return "cupti_buffers";
-    case Counter::buffer_pool_exhausted: return "buffer_pool_exhausted";
-    case Counter::cupti_unknown_records: return "cupti_unknown_records";
-    case Counter::cupti_invalid_records: return "cupti_invalid_records";
-    case Counter::nvtx_events: return "nvtx_events";
-    case Counter::nvtx_unclosed_ranges: return "nvtx_unclosed_ranges";
-    case Counter::nvtx_unmatched_ends: return "nvtx_unmatched_ends";
-    case Counter::nccl_calls: return "nccl_calls";
-    case Counter::queue_dropped_rows: return "queue_dropped_rows";
-    case Counter::collector_overhead_ns: return "collector_overhead_ns";
-    case Counter::writer_ns: return "writer_ns";
-    case Counter::flushes: return "flushes";
-    case Counter::count_: break;
+    case Counter::cupti_records:
+      return "cupti_records";
+    case Counter::cupti_dropped_records:
+      return "cupti_dropped_records";
+    case Counter::cupti_buffers:
+      return "cupti_buffers";
+    case Counter::buffer_pool_exhausted:
+      return "buffer_pool_exhausted";
+    case Counter::cupti_unknown_records:
+      return "cupti_unknown_records";
+    case Counter::cupti_invalid_records:
+      return "cupti_invalid_records";
+    case Counter::nvtx_events:
+      return "nvtx_events";
+    case Counter::nvtx_unclosed_ranges:
+      return "nvtx_unclosed_ranges";
+    case Counter::nvtx_unmatched_ends:
+      return "nvtx_unmatched_ends";
+    case Counter::nccl_calls:
+      return "nccl_calls";
+    case Counter::queue_dropped_rows:
+      return "queue_dropped_rows";
+    case Counter::collector_overhead_ns:
+      return "collector_overhead_ns";
+    case Counter::writer_ns:
+      return "writer_ns";
+    case Counter::flushes:
+      return "flushes";
+    case Counter::count_:
+      break;
   }
   return "unknown";
 }
@@ -148,8 +163,8 @@ void Recorder::init() {
                  [] { Recorder::instance().on_fork_child(); });
   std::atexit([] { Recorder::instance().finalize("exit"); });
   initialized_.store(true);
-  debug("collector initialized (output pattern '%s', flush %lld ms)", config_.output_pattern.c_str(),
-        static_cast<long long>(config_.flush_ms));
+  debug("collector initialized (output pattern '%s', flush %lld ms)",
+        config_.output_pattern.c_str(), static_cast<long long>(config_.flush_ms));
 }
 
 namespace {
@@ -193,7 +208,13 @@ void Recorder::submit(Event&& event) {
         s->flush_requested = false;
         s->set_phase(Phase::running);
         p = Phase::running;
+        // Born with every signal blocked: a process-directed signal must never land on the
+        // writer before it runs (the handler would wait for the writer, that is for itself).
+        sigset_t all, old_mask;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old_mask);
         s->writer = std::thread(writer_main, this, s);
+        pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
       }
     }
     const bool is_buffer = std::holds_alternative<CuptiBuffer>(event);
@@ -384,13 +405,17 @@ void Recorder::finalize(const char* why) {
     // Bounded: a wedged CUPTI or disk must not hang the job's exit.
     s->writer_done_cv.wait_for(lock, std::chrono::seconds(10), [&] { return s->writer_done; });
     if (!s->writer_done) {
-      warn("the trace writer did not finish within 10 s (%s); the trace may lack its last "
-           "second", why);
+      warn(
+          "the trace writer did not finish within 10 s (%s); the trace may lack its last "
+          "second",
+          why);
     }
   }
   if (s->writer.joinable()) {
-    if (s->writer_done) s->writer.join();
-    else s->writer.detach();
+    if (s->writer_done)
+      s->writer.join();
+    else
+      s->writer.detach();
   }
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->trace_path.empty() && s->get_phase() == Phase::finalized) {
@@ -466,14 +491,16 @@ void Recorder::on_signal(int sig, void* siginfo, void* ucontext) {
   const int saved_errno = errno;
   State* s = state_;
   const struct sigaction& old = s->old_actions[sig];
-  const bool chain_to_handler =
-      (old.sa_flags & SA_SIGINFO) ? old.sa_sigaction != nullptr
-                                  : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+  const bool chain_to_handler = (old.sa_flags & SA_SIGINFO)
+                                    ? old.sa_sigaction != nullptr
+                                    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
   // Only async-signal-safe calls from here on: atomics, read, write, poll, sigaction, raise.
   if (s->owner_pid.load() == getpid() && s->get_phase() == Phase::running) {
     drain(s->done_r);
-    if (chain_to_handler) s->flush_requested = true;  // the job may go on: commit only
-    else s->final_requested = true;                   // the job is about to die: finish
+    if (chain_to_handler)
+      s->flush_requested = true;  // the job may go on: commit only
+    else
+      s->final_requested = true;  // the job is about to die: finish
     char c = 's';
     ssize_t ignored = ::write(s->wake_w, &c, 1);
     (void)ignored;
@@ -482,8 +509,10 @@ void Recorder::on_signal(int sig, void* siginfo, void* ucontext) {
   }
   errno = saved_errno;
   if (chain_to_handler) {
-    if (old.sa_flags & SA_SIGINFO) old.sa_sigaction(sig, static_cast<siginfo_t*>(siginfo), ucontext);
-    else old.sa_handler(sig);
+    if (old.sa_flags & SA_SIGINFO)
+      old.sa_sigaction(sig, static_cast<siginfo_t*>(siginfo), ucontext);
+    else
+      old.sa_handler(sig);
   } else {
     // Re-raise with the default action so the job dies of the signal, exit status intact.
     struct sigaction dfl {};

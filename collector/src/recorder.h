@@ -62,8 +62,8 @@ struct CuptiBuffer {
 };
 
 // std::monostate: nothing to write, but starts the trace (CUDA was initialized).
-using Event = std::variant<std::monostate, tracedb::NvtxRangeRow, tracedb::CollectiveRow, tracedb::CommunicatorRow,
-                           CommEnd, StreamName, CuptiBuffer>;
+using Event = std::variant<std::monostate, tracedb::NvtxRangeRow, tracedb::CollectiveRow,
+                           tracedb::CommunicatorRow, CommEnd, StreamName, CuptiBuffer>;
 
 class Recorder {
  public:

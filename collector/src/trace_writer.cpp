@@ -229,8 +229,8 @@ void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Rec
           auto it = comm_rows_.find(v.comm_handle);
           if (it == comm_rows_.end()) return;
           writer_->exec("UPDATE communicator SET ended_ns = " + std::to_string(v.ns) +
-                        ", end_call = '" + v.call + "' WHERE ended_ns IS NULL AND id = " +
-                        std::to_string(it->second));
+                        ", end_call = '" + v.call +
+                        "' WHERE ended_ns IS NULL AND id = " + std::to_string(it->second));
         } else if constexpr (std::is_same_v<T, StreamName>) {
           tracedb::StreamRow row;
           row.stream_id = v.stream_id;

@@ -1,8 +1,9 @@
+#include "buffer_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "buffer_pool.h"
 #include "c3/tracedb/schema.h"
 #include "recorder.h"
 

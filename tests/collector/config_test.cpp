@@ -1,8 +1,9 @@
+#include "config.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "config.h"
 #include "process_info.h"
 
 using namespace c3::collector;
@@ -41,15 +42,18 @@ TEST(Config, ValuesAndBadValuesWarnNamingTheVariable) {
 }
 
 TEST(RankInfo, LaunchersInPriorityOrder) {
-  auto r = rank_info(env_of({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}, {"SLURM_PROCID", "9"}}));
+  auto r = rank_info(
+      env_of({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}, {"SLURM_PROCID", "9"}}));
   EXPECT_EQ(r.rank, 3);
   EXPECT_EQ(r.local_rank, 1);
   EXPECT_EQ(r.world_size, 8);
-  auto mpi = rank_info(env_of({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+  auto mpi = rank_info(env_of({{"OMPI_COMM_WORLD_RANK", "5"},
+                               {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                                {"OMPI_COMM_WORLD_SIZE", "16"}}));
   EXPECT_EQ(mpi.rank, 5);
   EXPECT_EQ(mpi.world_size, 16);
-  auto slurm = rank_info(env_of({{"SLURM_PROCID", "2"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "4"}}));
+  auto slurm =
+      rank_info(env_of({{"SLURM_PROCID", "2"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "4"}}));
   EXPECT_EQ(slurm.rank, 2);
   EXPECT_EQ(slurm.local_rank, 0);
   EXPECT_EQ(slurm.world_size, 4);

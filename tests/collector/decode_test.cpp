@@ -1,9 +1,9 @@
 // Golden tests for CUPTI record decoding: records built with the real cupti_activity.h layouts.
+#include "decode.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
-
-#include "decode.h"
 
 using namespace c3::collector;
 

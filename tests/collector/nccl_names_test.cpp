@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "nccl_names.h"
+
+#include <gtest/gtest.h>
 
 using namespace c3::collector;
 

@@ -32,9 +32,15 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-std::string collector_path() { return std::string(C3_BINARY_DIR) + "/lib/libc3scope-collector.so"; }
-std::string job_path() { return std::string(C3_BINARY_DIR) + "/bin/c3_gpu_job"; }
-std::string c3scope_path() { return std::string(C3_BINARY_DIR) + "/bin/c3scope"; }
+std::string collector_path() {
+  return std::string(C3_BINARY_DIR) + "/lib/libc3scope-collector.so";
+}
+std::string job_path() {
+  return std::string(C3_BINARY_DIR) + "/bin/c3_gpu_job";
+}
+std::string c3scope_path() {
+  return std::string(C3_BINARY_DIR) + "/bin/c3scope";
+}
 
 RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
               const RunOptions& o) {
@@ -84,10 +90,14 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
     dup2(err_pipe[1], 2);
     close(out_pipe[0]);
     close(err_pipe[0]);
-    struct rlimit no_core {0, 0};
+    struct rlimit no_core {
+      0, 0
+    };
     setrlimit(RLIMIT_CORE, &no_core);
     if (o.fsize_limit >= 0) {
-      struct rlimit fl{static_cast<rlim_t>(o.fsize_limit), static_cast<rlim_t>(o.fsize_limit)};
+      struct rlimit fl {
+        static_cast<rlim_t>(o.fsize_limit), static_cast<rlim_t>(o.fsize_limit)
+      };
       setrlimit(RLIMIT_FSIZE, &fl);
     }
     execve(cargv[0], cargv.data(), envp.data());
@@ -100,7 +110,12 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
-    if (poll(fds, 2, 30000) <= 0) break;  // a hung job fails the test instead of hanging it
+    int ready = poll(fds, 2, 30000);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {  // a hung job fails the test instead of hanging it
+      r.err += "[harness: poll returned " + std::to_string(ready) + ", errno " + std::to_string(errno) + "]";
+      break;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
       char buf[4096];
@@ -130,7 +145,8 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
   std::vector<std::pair<fs::file_time_type, std::string>> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(out_dir, ec)) {
-    if (e.path().extension() == ".sqlite") found.emplace_back(e.last_write_time(), e.path().string());
+    if (e.path().extension() == ".sqlite")
+      found.emplace_back(e.last_write_time(), e.path().string());
   }
   std::sort(found.begin(), found.end());
   for (auto& [t, p] : found) r.traces.push_back(p);

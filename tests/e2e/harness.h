@@ -14,16 +14,16 @@
 namespace c3::e2e {
 
 enum class Inject {
-  none,             // plain run, for comparing output
-  preload,          // LD_PRELOAD only (the collector arranges CUDA and NVTX injection itself)
-  cuda_injection,   // CUDA_INJECTION64_PATH only
-  record_cli,       // through `c3scope record -o DIR --`
+  none,            // plain run, for comparing output
+  preload,         // LD_PRELOAD only (the collector arranges CUDA and NVTX injection itself)
+  cuda_injection,  // CUDA_INJECTION64_PATH only
+  record_cli,      // through `c3scope record -o DIR --`
 };
 
 struct RunOptions {
   Inject inject = Inject::preload;
   std::map<std::string, std::string> env;  // extra variables
-  long fsize_limit = -1;                    // RLIMIT_FSIZE for the job, bytes
+  long fsize_limit = -1;                   // RLIMIT_FSIZE for the job, bytes
   // Called once the job printed `wait_for_line` on stdout (e.g. "ready"): send signals here.
   std::string wait_for_line;
   std::function<void(pid_t)> on_line;
@@ -41,8 +41,8 @@ inline RunOptions with_env(std::map<std::string, std::string> env) {
 }
 
 struct RunResult {
-  int exit_code = -1;    // when exited normally
-  int term_signal = 0;   // when killed by a signal
+  int exit_code = -1;   // when exited normally
+  int term_signal = 0;  // when killed by a signal
   std::string out, err;
   std::vector<std::string> traces;  // *.sqlite files in the output folder, sorted by mtime
 };

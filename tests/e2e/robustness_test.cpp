@@ -75,8 +75,10 @@ TEST(Robustness, ForkedChildWritesItsOwnTrace) {
   std::unique_ptr<Reader> parent, child;
   for (const auto& p : r.traces) {
     auto t = Reader::open(p);
-    if (std::to_string(scalar(*t, "SELECT pid FROM process")) == child_pid) child = std::move(t);
-    else parent = std::move(t);
+    if (std::to_string(scalar(*t, "SELECT pid FROM process")) == child_pid)
+      child = std::move(t);
+    else
+      parent = std::move(t);
   }
   ASSERT_TRUE(parent && child);
   EXPECT_EQ(column(*child, "SELECT name FROM nvtx_range ORDER BY start_ns"),
@@ -84,7 +86,8 @@ TEST(Robustness, ForkedChildWritesItsOwnTrace) {
   EXPECT_EQ(child->count("kernel"), 0);
   EXPECT_EQ(scalar(*child, "SELECT ppid FROM process"), scalar(*parent, "SELECT pid FROM process"));
   EXPECT_EQ(parent->count("kernel"), 2);
-  EXPECT_EQ(column(*parent, "SELECT name FROM nvtx_range"), (std::vector<std::string>{"parent-before-fork"}));
+  EXPECT_EQ(column(*parent, "SELECT name FROM nvtx_range"),
+            (std::vector<std::string>{"parent-before-fork"}));
   EXPECT_EQ(parent->meta().at("clean_close"), "1");
   EXPECT_EQ(child->meta().at("clean_close"), "1");
 }
@@ -117,7 +120,8 @@ TEST(Robustness, ExecFinishesTheTraceAndTheNewImageGetsItsOwn) {
   EXPECT_EQ(before->count("kernel"), 1);
   EXPECT_EQ(text(*before, "SELECT name FROM nvtx_range"), "before-exec");
   EXPECT_EQ(after->count("kernel"), 4);
-  EXPECT_NE(r.traces[1].find(".1.sqlite"), std::string::npos) << "same pid: a new name, never overwrite";
+  EXPECT_NE(r.traces[1].find(".1.sqlite"), std::string::npos)
+      << "same pid: a new name, never overwrite";
 }
 
 TEST(Robustness, NoCuptiStillRecordsNvtxAndNccl) {
@@ -125,21 +129,24 @@ TEST(Robustness, NoCuptiStillRecordsNvtxAndNccl) {
   RunResult r = run({job_path(), "nccl"}, dir.path(), with_env({{"C3SCOPE_CUPTI_LIB", "none"}}));
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("no GPU activity will be recorded"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << "one warning, one summary: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2)
+      << "one warning, one summary: " << r.err;
   ASSERT_EQ(r.traces.size(), 1u);
   auto t = Reader::open(r.traces[0]);
   EXPECT_EQ(t->count("kernel"), 0);
   EXPECT_EQ(t->count("collective"), 7);
   EXPECT_EQ(t->count("nvtx_range"), 1);
   EXPECT_EQ(scalar(*t, "SELECT value FROM stats WHERE name = 'cupti_status'"), 0);
-  EXPECT_NE(text(*t, "SELECT detail FROM stats WHERE name = 'cupti_status'").find("C3SCOPE_CUPTI_LIB=none"),
+  EXPECT_NE(text(*t, "SELECT detail FROM stats WHERE name = 'cupti_status'")
+                .find("C3SCOPE_CUPTI_LIB=none"),
             std::string::npos);
 }
 
 TEST(Robustness, CuptiErrorsAreReportedNotFatal) {
   for (const char* failing : {"cuptiActivityEnable", "cuptiSubscribe", "all"}) {
     TempDir dir;
-    RunResult r = run({job_path(), "basic"}, dir.path(), with_env({{"C3FAKE_CUPTI_FAIL", failing}}));
+    RunResult r =
+        run({job_path(), "basic"}, dir.path(), with_env({{"C3FAKE_CUPTI_FAIL", failing}}));
     EXPECT_EQ(r.exit_code, 0) << failing;
     EXPECT_NE(r.err.find("no GPU activity will be recorded"), std::string::npos) << r.err;
     ASSERT_EQ(r.traces.size(), 1u) << failing;
@@ -151,7 +158,8 @@ TEST(Robustness, CuptiErrorsAreReportedNotFatal) {
 
 TEST(Robustness, AnotherCuptiClientIsNamedNotBroken) {
   TempDir dir;
-  RunResult r = run({job_path(), "basic"}, dir.path(), with_env({{"C3FAKE_CUPTI_OTHER_SUBSCRIBER", "1"}}));
+  RunResult r =
+      run({job_path(), "basic"}, dir.path(), with_env({{"C3FAKE_CUPTI_OTHER_SUBSCRIBER", "1"}}));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("another CUPTI client already owns CUPTI"), std::string::npos) << r.err;
 }
@@ -161,7 +169,10 @@ TEST(Robustness, UnwritableOutputWarnsOnceAndTheJobFinishes) {
   RunResult plain = run({job_path(), "basic"}, dir.path(), injected(Inject::none));
   // A regular file where a folder should be: cannot be created, even by root.
   const std::string blocker = dir.path() + "/blocker";
-  { std::FILE* f = std::fopen(blocker.c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen(blocker.c_str(), "w");
+    std::fclose(f);
+  }
   RunResult r = run({job_path(), "basic"}, dir.path(),
                     with_env({{"C3SCOPE_OUTPUT", blocker + "/sub/trace.sqlite"}}));
   EXPECT_EQ(r.exit_code, 0);
@@ -229,6 +240,6 @@ TEST(Robustness, RecordCliForwardsSignalsAndDiesTheSameWay) {
   o.on_line = [](pid_t pid) { kill(pid, SIGTERM); };  // to c3scope, which forwards it
   RunResult r = run({job_path(), "wait", "3"}, dir.path(), o);
   EXPECT_EQ(r.term_signal, SIGTERM) << r.err;
-  ASSERT_EQ(r.traces.size(), 1u);
+  ASSERT_EQ(r.traces.size(), 1u) << r.err << r.out;
   EXPECT_EQ(Reader::open(r.traces[0])->count("kernel"), 3);
 }

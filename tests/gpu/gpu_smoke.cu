@@ -13,21 +13,21 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                          \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
+#define CHECK(x)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
-#define NCCL_CHECK(x)                                                                     \
-  do {                                                                                    \
-    ncclResult_t r_ = (x);                                                                \
-    if (r_ != ncclSuccess) {                                                              \
+#define NCCL_CHECK(x)                                                                          \
+  do {                                                                                         \
+    ncclResult_t r_ = (x);                                                                     \
+    if (r_ != ncclSuccess) {                                                                   \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 // Spins for about `ns` nanoseconds of GPU time (globaltimer), so durations are known.
@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamSynchronize(compute));
   CHECK(cudaStreamSynchronize(comm));
   nvtxRangePop();
-  std::fprintf(out, "memcpy H2D %zu\nmemcpy D2D %zu\nmemcpy D2H %zu\nmemset %zu\n", bytes, bytes, bytes, bytes);
+  std::fprintf(out, "memcpy H2D %zu\nmemcpy D2D %zu\nmemcpy D2H %zu\nmemset %zu\n", bytes, bytes,
+               bytes, bytes);
 
   nvtxRangePushA("nccl");
   ncclComm_t nc;

@@ -75,8 +75,9 @@ TEST(Gpu, RecordedTraceMatchesWhatTheProgramMeasured) {
   EXPECT_EQ(scalar(*t, "SELECT sm_count FROM device WHERE device_id = 0"), e.values["sm_count"]);
 
   // Kernels: count, launch order, grid, and duration against the CUDA events around each.
-  const std::string spin = "SELECT k.grid_x, k.end_ns - k.start_ns, k.start_ns FROM kernel k JOIN string s "
-                           "ON s.id = k.name_id WHERE s.value LIKE 'c3_spin%' ORDER BY k.correlation_id";
+  const std::string spin =
+      "SELECT k.grid_x, k.end_ns - k.start_ns, k.start_ns FROM kernel k JOIN string s "
+      "ON s.id = k.name_id WHERE s.value LIKE 'c3_spin%' ORDER BY k.correlation_id";
   auto q = t->query(spin);
   std::vector<std::tuple<int64_t, int64_t, int64_t>> got;
   while (q.step()) got.emplace_back(q.i64(0), q.i64(1), q.i64(2));
@@ -95,22 +96,29 @@ TEST(Gpu, RecordedTraceMatchesWhatTheProgramMeasured) {
         << "kernel " << i << ": trace " << dur << " ns, CUDA events " << ev << " ns";
     EXPECT_GE(dur, 20000 + 10000 * static_cast<int64_t>(i % 6)) << "kernel " << i;
   }
-  const int64_t overlapping = scalar(
-      *t, "SELECT COUNT(*) FROM kernel a JOIN kernel b ON a.stream_id < b.stream_id AND "
-          "a.start_ns < b.end_ns AND b.start_ns < a.end_ns");
-  std::printf("GPU check: %d spin kernels; duration vs CUDA events: mean |diff| %.0f ns, max %.0f ns; "
-              "%lld overlapping kernel pairs across streams\n",
-              e.spin_kernels, sum_abs / static_cast<double>(e.kernels.size()), max_abs,
-              static_cast<long long>(overlapping));
+  const int64_t overlapping =
+      scalar(*t,
+             "SELECT COUNT(*) FROM kernel a JOIN kernel b ON a.stream_id < b.stream_id AND "
+             "a.start_ns < b.end_ns AND b.start_ns < a.end_ns");
+  std::printf(
+      "GPU check: %d spin kernels; duration vs CUDA events: mean |diff| %.0f ns, max %.0f ns; "
+      "%lld overlapping kernel pairs across streams\n",
+      e.spin_kernels, sum_abs / static_cast<double>(e.kernels.size()), max_abs,
+      static_cast<long long>(overlapping));
 
   // Copies and the memset.
   EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'H2D' AND bytes = " +
-                           std::to_string(e.values["memcpy_H2D"])), 1);
+                           std::to_string(e.values["memcpy_H2D"])),
+            1);
   EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2D' AND bytes = " +
-                           std::to_string(e.values["memcpy_D2D"])), 1);
+                           std::to_string(e.values["memcpy_D2D"])),
+            1);
   EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2H' AND bytes = " +
-                           std::to_string(e.values["memcpy_D2H"])), 1);
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM memset WHERE bytes = " + std::to_string(e.values["memset"])), 1);
+                           std::to_string(e.values["memcpy_D2H"])),
+            1);
+  EXPECT_EQ(
+      scalar(*t, "SELECT COUNT(*) FROM memset WHERE bytes = " + std::to_string(e.values["memset"])),
+      1);
   EXPECT_GE(scalar(*t, "SELECT COUNT(*) FROM sync WHERE type = 'stream_synchronize'"), 2);
 
   // The named, high-priority stream carries the memset and the NCCL kernels.
@@ -120,30 +128,46 @@ TEST(Gpu, RecordedTraceMatchesWhatTheProgramMeasured) {
 
   // NCCL: three AllReduce calls with their arguments, each linked to its kernel(s); the two
   // grouped calls share theirs.
-  EXPECT_EQ(column(*t, "SELECT op || ' ' || count || ' ' || reduce_op || ' ' || rank || '/' || nranks FROM collective ORDER BY id"),
+  EXPECT_EQ(column(*t,
+                   "SELECT op || ' ' || count || ' ' || reduce_op || ' ' || rank || '/' || nranks "
+                   "FROM collective ORDER BY id"),
             (std::vector<std::string>{
                 "AllReduce " + std::to_string(e.values["allreduce"]) + " sum 0/1",
                 "AllReduce " + std::to_string(e.values["allreduce"] / 2) + " sum 0/1",
                 "AllReduce " + std::to_string(e.values["allreduce"] / 2) + " max 0/1"}));
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM collective c WHERE EXISTS (SELECT 1 FROM collective_kernel ck "
-                       "WHERE ck.collective_id = c.id)"),
-            3)
+  EXPECT_EQ(
+      scalar(*t,
+             "SELECT COUNT(*) FROM collective c WHERE EXISTS (SELECT 1 FROM collective_kernel ck "
+             "WHERE ck.collective_id = c.id)"),
+      3)
       << "every NCCL call must be linked to the kernel it launched";
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM collective_kernel ck JOIN kernel k ON k.id = ck.kernel_id "
-                       "JOIN string s ON s.id = k.name_id WHERE s.value NOT LIKE '%nccl%'"),
+  EXPECT_EQ(scalar(*t,
+                   "SELECT COUNT(*) FROM collective_kernel ck JOIN kernel k ON k.id = ck.kernel_id "
+                   "JOIN string s ON s.id = k.name_id WHERE s.value NOT LIKE '%nccl%'"),
             0);
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM collective c JOIN collective_gpu g ON g.collective_id = c.id "
-                       "WHERE c.stream_id = " + std::to_string(comm_stream) + " AND g.start_ns >= c.host_start_ns"),
-            3);
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM communicator WHERE init_call = 'CommInitAll' AND end_call = 'CommDestroy'"), 1);
+  EXPECT_EQ(
+      scalar(*t,
+             "SELECT COUNT(*) FROM collective c JOIN collective_gpu g ON g.collective_id = c.id "
+             "WHERE c.stream_id = " +
+                 std::to_string(comm_stream) + " AND g.start_ns >= c.host_start_ns"),
+      3);
+  EXPECT_EQ(scalar(*t,
+                   "SELECT COUNT(*) FROM communicator WHERE init_call = 'CommInitAll' AND end_call "
+                   "= 'CommDestroy'"),
+            1);
   std::printf("NCCL: %lld calls linked to %lld kernels\n",
-              static_cast<long long>(scalar(*t, "SELECT COUNT(DISTINCT collective_id) FROM collective_kernel")),
-              static_cast<long long>(scalar(*t, "SELECT COUNT(DISTINCT kernel_id) FROM collective_kernel")));
+              static_cast<long long>(
+                  scalar(*t, "SELECT COUNT(DISTINCT collective_id) FROM collective_kernel")),
+              static_cast<long long>(
+                  scalar(*t, "SELECT COUNT(DISTINCT kernel_id) FROM collective_kernel")));
 
   // NVTX phases, and one clock for host and GPU: the first measured kernel starts after the NVTX
   // range that launched it began, and the process interval holds every GPU activity.
   EXPECT_EQ(column(*t, "SELECT name FROM nvtx WHERE depth = 0 ORDER BY start_ns"),
             (std::vector<std::string>{"kernels", "copies", "nccl"}));
   EXPECT_LE(scalar(*t, "SELECT start_ns FROM nvtx WHERE name = 'kernels'"), std::get<2>(got[1]));
-  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM gpu_activity g, process p WHERE g.start_ns < p.start_ns OR g.end_ns > p.end_ns"), 0);
+  EXPECT_EQ(scalar(*t,
+                   "SELECT COUNT(*) FROM gpu_activity g, process p WHERE g.start_ns < p.start_ns "
+                   "OR g.end_ns > p.end_ns"),
+            0);
 }

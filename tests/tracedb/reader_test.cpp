@@ -1,3 +1,5 @@
+#include "c3/tracedb/reader.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -5,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 
 namespace fs = std::filesystem;
@@ -47,9 +48,13 @@ class ReaderErrors : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(ReaderErrors, MissingFile) { expect_error(file("nope.sqlite"), ReadError::Kind::missing, "No such file"); }
+TEST_F(ReaderErrors, MissingFile) {
+  expect_error(file("nope.sqlite"), ReadError::Kind::missing, "No such file");
+}
 
-TEST_F(ReaderErrors, Directory) { expect_error(dir.string(), ReadError::Kind::missing, "directory"); }
+TEST_F(ReaderErrors, Directory) {
+  expect_error(dir.string(), ReadError::Kind::missing, "directory");
+}
 
 TEST_F(ReaderErrors, EmptyFile) {
   std::ofstream(file("empty.sqlite")).close();
@@ -93,7 +98,10 @@ TEST_F(ReaderErrors, TooOldNamesBothVersions) {
 }
 
 TEST_F(ReaderErrors, DamagedFileIsAnErrorNotACrash) {
-  { auto w = Writer::create(file("good.sqlite")); w->close(); }
+  {
+    auto w = Writer::create(file("good.sqlite"));
+    w->close();
+  }
   // Keep the header, destroy the rest.
   std::fstream f(file("good.sqlite"), std::ios::in | std::ios::out | std::ios::binary);
   f.seekp(100);
@@ -109,7 +117,10 @@ TEST_F(ReaderErrors, DamagedFileIsAnErrorNotACrash) {
 }
 
 TEST_F(ReaderErrors, OpensReadOnly) {
-  { auto w = Writer::create(file("ro.sqlite")); w->close(); }
+  {
+    auto w = Writer::create(file("ro.sqlite"));
+    w->close();
+  }
   auto r = Reader::open(file("ro.sqlite"));
   EXPECT_NE(sqlite3_exec(r->db(), "CREATE TABLE x (a);", nullptr, nullptr, nullptr), SQLITE_OK);
 }

@@ -1,11 +1,11 @@
+#include "c3/tracedb/schema.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include "c3/tracedb/schema.h"
 
 using namespace c3::tracedb;
 
@@ -37,7 +37,8 @@ TEST(Schema, EveryColumnDocumentedAndDdlValid) {
     ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << v.name;
     ASSERT_EQ(static_cast<size_t>(sqlite3_column_count(s)), v.columns.size()) << v.name;
     for (int i = 0; i < sqlite3_column_count(s); ++i) {
-      EXPECT_EQ(std::string(sqlite3_column_name(s, i)), std::string(v.columns[static_cast<size_t>(i)].name))
+      EXPECT_EQ(std::string(sqlite3_column_name(s, i)),
+                std::string(v.columns[static_cast<size_t>(i)].name))
           << v.name;
     }
     sqlite3_finalize(s);
@@ -53,7 +54,8 @@ TEST(Schema, ActivityTablesShareTheContractColumns) {
         for (const auto& c : t.columns) cols.insert(std::string(c.name));
       }
     }
-    for (const char* need : {"start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "process_id"}) {
+    for (const char* need :
+         {"start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "process_id"}) {
       EXPECT_TRUE(cols.count(need)) << name << " lacks " << need;
     }
   }

@@ -1,3 +1,5 @@
+#include "c3/tracedb/writer.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -5,7 +7,6 @@
 #include <filesystem>
 
 #include "c3/tracedb/reader.h"
-#include "c3/tracedb/writer.h"
 
 namespace fs = std::filesystem;
 using namespace c3::tracedb;
@@ -77,7 +78,8 @@ TEST(Writer, CreatesSchemaMetaAndRows) {
   EXPECT_EQ(r->meta().at("source"), "collector");
   EXPECT_EQ(r->meta().at("clean_close"), "1");
   EXPECT_EQ(r->count("kernel"), 1);
-  auto q = r->query("SELECT kind, name, start_ns, end_ns, bytes FROM gpu_activity ORDER BY start_ns");
+  auto q =
+      r->query("SELECT kind, name, start_ns, end_ns, bytes FROM gpu_activity ORDER BY start_ns");
   ASSERT_TRUE(q.step());
   EXPECT_EQ(q.text(0), "kernel");
   EXPECT_EQ(q.text(1), "gemm");
@@ -91,7 +93,8 @@ TEST(Writer, CreatesSchemaMetaAndRows) {
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.i64(0), 1);
   EXPECT_EQ(s.i64(1), 4);
-  auto idx = r->query("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'kernel_by_time'");
+  auto idx = r->query(
+      "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'kernel_by_time'");
   ASSERT_TRUE(idx.step());
   EXPECT_EQ(idx.i64(0), 1);
 }

@@ -18,7 +18,9 @@ Query::Query(sqlite3* db, const std::string& sql) : db_(db), sql_(sql) {
                     std::string("query failed: ") + sqlite3_errmsg(db) + " (" + sql + ")");
   }
 }
-Query::~Query() { sqlite3_finalize(stmt_); }
+Query::~Query() {
+  sqlite3_finalize(stmt_);
+}
 Query& Query::bind(int index, int64_t value) {
   sqlite3_bind_int64(stmt_, index, value);
   return *this;
@@ -34,12 +36,16 @@ bool Query::step() {
   throw ReadError(ReadError::Kind::corrupt,
                   std::string("query failed: ") + sqlite3_errmsg(db_) + " (" + sql_ + ")");
 }
-int64_t Query::i64(int col) const { return sqlite3_column_int64(stmt_, col); }
+int64_t Query::i64(int col) const {
+  return sqlite3_column_int64(stmt_, col);
+}
 std::optional<int64_t> Query::opt_i64(int col) const {
   if (is_null(col)) return std::nullopt;
   return i64(col);
 }
-double Query::real(int col) const { return sqlite3_column_double(stmt_, col); }
+double Query::real(int col) const {
+  return sqlite3_column_double(stmt_, col);
+}
 std::string Query::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
   return p ? std::string(reinterpret_cast<const char*>(p),
@@ -50,7 +56,9 @@ std::optional<std::string> Query::opt_text(int col) const {
   if (is_null(col)) return std::nullopt;
   return text(col);
 }
-bool Query::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+bool Query::is_null(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
 
 std::unique_ptr<Reader> Reader::open(const std::string& path) {
   struct stat st {};
@@ -63,8 +71,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   }
   if (st.st_size == 0) {
     throw ReadError(ReadError::Kind::not_sqlite,
-                    "'" + path + "' is empty: not a c3scope trace (was the writer killed before "
-                    "its first commit?)");
+                    "'" + path +
+                        "' is empty: not a c3scope trace (was the writer killed before "
+                        "its first commit?)");
   }
   {
     std::ifstream in(path, std::ios::binary);
@@ -72,8 +81,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
     in.read(header, sizeof header);
     if (in.gcount() < 16 || std::memcmp(header, "SQLite format 3", 16) != 0) {
       throw ReadError(ReadError::Kind::not_sqlite,
-                      "'" + path + "' is not an SQLite file, so not a c3scope trace (import "
-                      "PyTorch or Nsight traces with 'c3scope import')");
+                      "'" + path +
+                          "' is not an SQLite file, so not a c3scope trace (import "
+                          "PyTorch or Nsight traces with 'c3scope import')");
     }
   }
   sqlite3* db = nullptr;
@@ -91,8 +101,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
     r->version_ = static_cast<int>(uv.i64(0));
     if (!r->has_table("meta")) {
       throw ReadError(ReadError::Kind::not_c3scope,
-                      "'" + path + "' is an SQLite file but not a c3scope trace (it has no meta "
-                      "table; Nsight Systems exports are read with 'c3scope import')");
+                      "'" + path +
+                          "' is an SQLite file but not a c3scope trace (it has no meta "
+                          "table; Nsight Systems exports are read with 'c3scope import')");
     }
     Query q(db, "SELECT key, value FROM meta");
     while (q.step()) r->meta_[q.text(0)] = q.text(1);
@@ -104,8 +115,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   auto it = r->meta_.find("schema_version");
   if (it == r->meta_.end()) {
     throw ReadError(ReadError::Kind::not_c3scope,
-                    "'" + path + "' is an SQLite file but not a c3scope trace (meta has no "
-                    "schema_version)");
+                    "'" + path +
+                        "' is an SQLite file but not a c3scope trace (meta has no "
+                        "schema_version)");
   }
   const std::string written_by =
       r->meta_.count("c3scope_version") ? r->meta_["c3scope_version"] : std::string("unknown");
@@ -127,7 +139,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   return r;
 }
 
-Reader::~Reader() { sqlite3_close_v2(db_); }
+Reader::~Reader() {
+  sqlite3_close_v2(db_);
+}
 
 int64_t Reader::count(const std::string& table) const {
   Query q(db_, "SELECT COUNT(*) FROM \"" + table + "\"");

@@ -6,7 +6,7 @@ namespace c3::tracedb {
 namespace {
 
 #define C3_COLUMN_DESC(name, type, sql, doc) ColumnDesc{#name, sql, doc},
-#define C3_COLUMN_ARRAY(sqlname, Row, COLS, doc)                                                   \
+#define C3_COLUMN_ARRAY(sqlname, Row, COLS, doc) \
   constexpr ColumnDesc k_##sqlname##_columns[] = {COLS(C3_COLUMN_DESC)};
 C3_TABLES(C3_COLUMN_ARRAY)
 #undef C3_COLUMN_ARRAY
@@ -95,7 +95,8 @@ const IndexDesc k_indexes[] = {
 
 const CounterDesc k_counters[] = {
     {"cupti_records", "CUPTI activity records decoded"},
-    {"cupti_dropped_records", "Records CUPTI reported as dropped (cuptiActivityGetNumDroppedRecords)"},
+    {"cupti_dropped_records",
+     "Records CUPTI reported as dropped (cuptiActivityGetNumDroppedRecords)"},
     {"cupti_buffers", "Activity buffers CUPTI filled and handed back"},
     {"buffer_pool_exhausted",
      "Times CUPTI asked for a buffer while the pool (C3SCOPE_BUFFER_MB) was used up; CUPTI drops "
@@ -135,28 +136,38 @@ std::string create_table_sql(const TableDesc& t) {
 std::string cell(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
 
 }  // namespace
 
-std::span<const TableDesc> tables() { return k_tables; }
-std::span<const ViewDesc> views() { return k_views; }
-std::span<const IndexDesc> indexes() { return k_indexes; }
-std::span<const CounterDesc> known_counters() { return k_counters; }
+std::span<const TableDesc> tables() {
+  return k_tables;
+}
+std::span<const ViewDesc> views() {
+  return k_views;
+}
+std::span<const IndexDesc> indexes() {
+  return k_indexes;
+}
+std::span<const CounterDesc> known_counters() {
+  return k_counters;
+}
 
-#define C3_DEFINE_TABLE_OF(sqlname, Row, COLS, doc)                                                \
-  template <>                                                                                      \
-  const TableDesc& table_of<Row>() {                                                               \
-    static const TableDesc& d = *[] {                                                              \
-      for (const auto& t : k_tables)                                                               \
-        if (t.name == #sqlname) return &t;                                                         \
-      return &k_tables[0];                                                                         \
-    }();                                                                                           \
-    return d;                                                                                      \
+#define C3_DEFINE_TABLE_OF(sqlname, Row, COLS, doc) \
+  template <>                                       \
+  const TableDesc& table_of<Row>() {                \
+    static const TableDesc& d = *[] {               \
+      for (const auto& t : k_tables)                \
+        if (t.name == #sqlname) return &t;          \
+      return &k_tables[0];                          \
+    }();                                            \
+    return d;                                       \
   }
 C3_TABLES(C3_DEFINE_TABLE_OF)
 #undef C3_DEFINE_TABLE_OF
@@ -188,13 +199,15 @@ std::string create_indexes_sql() {
 std::string schema_markdown() {
   std::string md;
   md += "# Trace schema (version " + std::to_string(kSchemaVersion) + ")\n\n";
-  md += "<!-- Generated from tracedb/include/c3/tracedb/schema.h by `c3scope schema`; "
-        "tests fail when this file and the schema disagree. Do not edit by hand. -->\n\n";
-  md += "One SQLite file per traced process. `PRAGMA user_version` holds the schema version and "
-        "the `meta` table says which c3scope wrote the file and from what. Timestamps are "
-        "integer nanoseconds on the recording process's trace clock (see `process`); intervals "
-        "are half-open `[start_ns, end_ns)`. Names of tables, columns and views are a contract: "
-        "they change only with a schema version bump and a migration.\n\n";
+  md +=
+      "<!-- Generated from tracedb/include/c3/tracedb/schema.h by `c3scope schema`; "
+      "tests fail when this file and the schema disagree. Do not edit by hand. -->\n\n";
+  md +=
+      "One SQLite file per traced process. `PRAGMA user_version` holds the schema version and "
+      "the `meta` table says which c3scope wrote the file and from what. Timestamps are "
+      "integer nanoseconds on the recording process's trace clock (see `process`); intervals "
+      "are half-open `[start_ns, end_ns)`. Names of tables, columns and views are a contract: "
+      "they change only with a schema version bump and a migration.\n\n";
   md += "## Tables\n\n";
   for (const auto& t : k_tables) {
     md += "### `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + ".\n\n";
@@ -213,8 +226,9 @@ std::string schema_markdown() {
     }
     md += "\n```sql\n" + std::string(v.select_sql) + "\n```\n\n";
   }
-  md += "## Indexes\n\nCreated when the writer closes the file cleanly (a killed process leaves "
-        "a trace without them; it is still complete up to the last commit).\n\n";
+  md +=
+      "## Indexes\n\nCreated when the writer closes the file cleanly (a killed process leaves "
+      "a trace without them; it is still complete up to the last commit).\n\n";
   md += "| index | table | columns |\n|---|---|---|\n";
   for (const auto& i : k_indexes) {
     md += "| `" + std::string(i.name) + "` | `" + std::string(i.table) + "` | " +

@@ -1,8 +1,8 @@
 #include "c3/tracedb/writer.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,34 +13,51 @@
 namespace c3::tracedb {
 namespace {
 
-void bind_value(sqlite3_stmt* s, int i, const I64& v) { sqlite3_bind_int64(s, i, v); }
-void bind_value(sqlite3_stmt* s, int i, const OptI64& v) {
-  if (v) sqlite3_bind_int64(s, i, *v);
-  else sqlite3_bind_null(s, i);
+void bind_value(sqlite3_stmt* s, int i, const I64& v) {
+  sqlite3_bind_int64(s, i, v);
 }
-[[maybe_unused]] void bind_value(sqlite3_stmt* s, int i, const Real& v) { sqlite3_bind_double(s, i, v); }
+void bind_value(sqlite3_stmt* s, int i, const OptI64& v) {
+  if (v)
+    sqlite3_bind_int64(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
+}
+[[maybe_unused]] void bind_value(sqlite3_stmt* s, int i, const Real& v) {
+  sqlite3_bind_double(s, i, v);
+}
 void bind_value(sqlite3_stmt* s, int i, const OptReal& v) {
-  if (v) sqlite3_bind_double(s, i, *v);
-  else sqlite3_bind_null(s, i);
+  if (v)
+    sqlite3_bind_double(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
 }
 // SQLITE_STATIC: the row outlives the sqlite3_step that reads the text.
 void bind_value(sqlite3_stmt* s, int i, const Text& v) {
   sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
 }
 void bind_value(sqlite3_stmt* s, int i, const OptText& v) {
-  if (v) bind_value(s, i, *v);
-  else sqlite3_bind_null(s, i);
+  if (v)
+    bind_value(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
 }
 
 #define C3_BIND_FIELD(name, type, sql, doc) bind_value(stmt, ++i, row.name);
-#define C3_DEFINE_BIND(sqlname, Row, COLS, doc)                                                    \
-  void bind_row(sqlite3_stmt* stmt, const Row& row) {                                              \
-    int i = 0;                                                                                     \
-    COLS(C3_BIND_FIELD)                                                                            \
+#define C3_DEFINE_BIND(sqlname, Row, COLS, doc)       \
+  void bind_row(sqlite3_stmt* stmt, const Row& row) { \
+    int i = 0;                                        \
+    COLS(C3_BIND_FIELD)                               \
   }
 C3_TABLES(C3_DEFINE_BIND)
 #undef C3_DEFINE_BIND
 #undef C3_BIND_FIELD
+
+}  // namespace
+
+const char* const kWriterPragmas =
+    "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;";
+
+namespace {
 
 std::string utc_now_iso8601() {
   std::time_t t = std::time(nullptr);
@@ -83,7 +100,8 @@ void exec_or_throw(sqlite3* db, const std::string& path, const std::string& sql)
 // unnamed O_TMPFILE inode that linkat() then names (failing with EEXIST if the name is taken).
 // Filesystems without O_TMPFILE get a named temporary file that link() publishes.
 void publish_image(const std::string& path, const unsigned char* image, size_t size) {
-  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  std::string dir =
+      path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
   if (dir.empty()) dir = path.find('/') == 0 ? "/" : ".";
   auto write_all = [&](int fd) {
     size_t done = 0;
@@ -147,6 +165,9 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
   unsigned char* image = nullptr;
   sqlite3_int64 image_size = 0;
   try {
+    // 16 KiB pages: fewer B-tree splits per row than the default 4 KiB (measured by
+    // bench/collector_write_bench.cpp); must be set before the first table exists.
+    exec_or_throw(mem, path, "PRAGMA page_size=16384;");
     exec_or_throw(mem, path, "BEGIN;");
     exec_or_throw(mem, path, create_tables_sql());
     exec_or_throw(mem, path, create_views_sql());
@@ -166,7 +187,9 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
     exec_or_throw(mem, path, meta);
     exec_or_throw(mem, path, "COMMIT;");
     image = sqlite3_serialize(mem, "main", &image_size, 0);
-    if (!image) throw WriteError(WriteError::Kind::other, "cannot create trace '" + path + "': serialize failed");
+    if (!image)
+      throw WriteError(WriteError::Kind::other,
+                       "cannot create trace '" + path + "': serialize failed");
   } catch (...) {
     sqlite3_close(mem);
     throw;
@@ -182,9 +205,10 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
 
   std::unique_ptr<Writer> w(new Writer(path, open_rw(path)));
   // WAL: readers (c3scope info on a running job) never block the writer, and a killed writer
-  // loses only its uncommitted transaction. synchronous=NORMAL: durable at checkpoints, which
-  // is what a profiler needs; FULL would fsync every flush.
-  w->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  // loses only its uncommitted transaction. synchronous=OFF: committed data survives the job
+  // being killed (the OS still has it); only a machine crash can lose the last commits, which a
+  // profiler can afford, and no fsync stalls the writer.
+  w->exec(kWriterPragmas);
   w->exec("BEGIN;");
   w->in_txn_ = true;
   return w;
@@ -224,7 +248,8 @@ void Writer::exec(const std::string& sql) {
 
 sqlite3_stmt* Writer::prepare(const std::string& sql) {
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) !=
+      SQLITE_OK) {
     fail("cannot prepare '" + sql + "'");
   }
   return s;
@@ -249,11 +274,11 @@ int64_t Writer::step_insert(sqlite3_stmt* stmt) {
   return sqlite3_last_insert_rowid(db_);
 }
 
-#define C3_DEFINE_INSERT(sqlname, Row, COLS, doc)                                                  \
-  int64_t Writer::insert(const Row& row) {                                                         \
-    sqlite3_stmt* stmt = prepare_insert(table_of<Row>());                                          \
-    bind_row(stmt, row);                                                                           \
-    return step_insert(stmt);                                                                      \
+#define C3_DEFINE_INSERT(sqlname, Row, COLS, doc)         \
+  int64_t Writer::insert(const Row& row) {                \
+    sqlite3_stmt* stmt = prepare_insert(table_of<Row>()); \
+    bind_row(stmt, row);                                  \
+    return step_insert(stmt);                             \
   }
 C3_TABLES(C3_DEFINE_INSERT)
 #undef C3_DEFINE_INSERT
@@ -271,9 +296,11 @@ int64_t Writer::intern(std::string_view value) {
 }
 
 void Writer::set_meta(std::string_view key, std::string_view value) {
-  if (!meta_upsert_) meta_upsert_ = prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  if (!meta_upsert_)
+    meta_upsert_ = prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
   sqlite3_bind_text(meta_upsert_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_text(meta_upsert_, 2, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(meta_upsert_, 2, value.data(), static_cast<int>(value.size()),
+                    SQLITE_TRANSIENT);
   step_insert(meta_upsert_);
 }
 

@@ -70,7 +70,8 @@ int nccl() {
   if (ncclCommInitRank(&comm, 2, id, 0) != ncclSuccess) return 10;
   float* buf = reinterpret_cast<float*>(0x1000);  // the fake never dereferences buffers
   nvtxRangePushA("allreduce");
-  if (ncclAllReduce(buf, buf, 1 << 20, ncclFloat32, ncclSum, comm, stream) != ncclSuccess) return 11;
+  if (ncclAllReduce(buf, buf, 1 << 20, ncclFloat32, ncclSum, comm, stream) != ncclSuccess)
+    return 11;
   nvtxRangePop();
   if (ncclBroadcast(buf, buf, 1000, ncclBfloat16, 1, comm, stream) != ncclSuccess) return 12;
   ncclGroupStart();
@@ -165,17 +166,60 @@ int many(int n) {
   return 0;
 }
 
+// What scripts/demo records: a few training-like steps, each a forward pass of GEMMs on the
+// compute stream while the previous step's gradients are all-reduced on a high-priority
+// communication stream, with an input copy and NVTX step ranges.
+int demo(int steps) {
+  c3fake_cuInit();
+  void* compute = c3fake_stream_create(0, 0, 1);
+  void* comm = c3fake_stream_create(0, -1, 1);
+  nvtxNameCudaStreamA(static_cast<cudaStream_t>(compute), "compute");
+  nvtxNameCudaStreamA(static_cast<cudaStream_t>(comm), "nccl");
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  std::strcpy(id.internal, "c3scope-demo");
+  ncclComm_t nc = nullptr;
+  if (ncclCommInitRank(&nc, 1, id, 0) != ncclSuccess) return 10;
+  float* grads = reinterpret_cast<float*>(0x1000);
+  for (int step = 0; step < steps; ++step) {
+    std::string name = "step " + std::to_string(step);
+    nvtxRangePushA(name.c_str());
+    c3fake_memcpy(compute, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 32 << 20, 0, 0, 40000);
+    nvtxRangePushA("forward");
+    for (int layer = 0; layer < 4; ++layer) {
+      c3fake_launch_kernel(compute, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64",
+                           132, 1, 1, 384, 1, 1, 168, 0, 213 * 1024, 120000);
+    }
+    nvtxRangePop();
+    if (step > 0) ncclAllReduce(grads, grads, 64 << 20, ncclBfloat16, ncclSum, nc, static_cast<cudaStream_t>(comm));
+    nvtxRangePushA("backward");
+    for (int layer = 0; layer < 4; ++layer) {
+      c3fake_launch_kernel(compute, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64",
+                           132, 1, 1, 384, 1, 1, 168, 0, 213 * 1024, 240000);
+    }
+    nvtxRangePop();
+    c3fake_stream_synchronize(compute);
+    nvtxRangePop();
+  }
+  c3fake_stream_synchronize(comm);
+  ncclCommDestroy(nc);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s basic|p2p|nccl|threads N I|fork|exec|wait K|many N|exit C|"
-                         "nvtx-only|segv\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s basic|demo [STEPS]|p2p|nccl|threads N I|fork [_exit]|exec|wait K|many N|exit C|"
+                 "nvtx-only|segv\n",
+                 argv[0]);
     return 2;
   }
   std::string mode = argv[1];
   auto arg = [&](int i, int def) { return argc > i ? std::atoi(argv[i]) : def; };
   if (mode == "basic") return basic();
+  if (mode == "demo") return demo(arg(2, 5));
   if (mode == "p2p") return p2p();
   if (mode == "nccl") return nccl();
   if (mode == "threads") return threads(arg(2, 16), arg(3, 100));

@@ -32,129 +32,130 @@ using OptText = std::optional<std::string>;
 // process table's clock anchors); intervals are half-open [start_ns, end_ns).
 // ---------------------------------------------------------------------------------------------
 
-#define C3_TABLE_META(X)                                                                           \
-  X(key, Text, "TEXT PRIMARY KEY",                                                                 \
-    "Property name: schema_version, c3scope_version, created_at (UTC, ISO 8601), source "          \
-    "('collector' or 'importer:<format>'), source_file (importers), clean_close ('1' once the "    \
-    "writer finished normally)")                                                                   \
+#define C3_TABLE_META(X)                                                                        \
+  X(key, Text, "TEXT PRIMARY KEY",                                                              \
+    "Property name: schema_version, c3scope_version, created_at (UTC, ISO 8601), source "       \
+    "('collector' or 'importer:<format>'), source_file (importers), clean_close ('1' once the " \
+    "writer finished normally)")                                                                \
   X(value, Text, "TEXT NOT NULL", "Property value, as text")
 
-#define C3_TABLE_PROCESS(X)                                                                        \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Process id within this trace; other tables' process_id")   \
-  X(pid, I64, "INTEGER NOT NULL", "Operating-system process id")                                   \
-  X(ppid, OptI64, "INTEGER", "Parent process id")                                                  \
-  X(host, Text, "TEXT NOT NULL", "Host name")                                                      \
-  X(rank, OptI64, "INTEGER",                                                                       \
-    "Global rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID")           \
-  X(local_rank, OptI64, "INTEGER",                                                                 \
-    "Rank on this host from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or "           \
-    "SLURM_LOCALID")                                                                               \
-  X(world_size, OptI64, "INTEGER",                                                                 \
-    "Number of ranks from WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_NTASKS")             \
-  X(command_line, Text, "TEXT NOT NULL", "Command line, arguments separated by single spaces")     \
-  X(executable, OptText, "TEXT", "Path of the executable (/proc/self/exe)")                        \
-  X(start_ns, I64, "INTEGER NOT NULL", "When tracing of this process started (trace clock)")       \
-  X(end_ns, OptI64, "INTEGER",                                                                     \
-    "When tracing ended (trace clock); NULL if the process was killed before a clean close")       \
-  X(trace_clock, Text, "TEXT NOT NULL",                                                            \
-    "Clock the *_ns columns use, e.g. CLOCK_MONOTONIC (CUPTI timestamps are put on it)")           \
-  X(anchor_start_trace_ns, I64, "INTEGER NOT NULL", "Trace clock at the start anchor")             \
-  X(anchor_start_realtime_ns, I64, "INTEGER NOT NULL",                                             \
-    "CLOCK_REALTIME (ns since the Unix epoch) at the start anchor")                                \
-  X(anchor_start_monotonic_ns, I64, "INTEGER NOT NULL", "CLOCK_MONOTONIC at the start anchor")     \
-  X(anchor_end_trace_ns, OptI64, "INTEGER", "Trace clock at the end anchor (clean close only)")    \
-  X(anchor_end_realtime_ns, OptI64, "INTEGER", "CLOCK_REALTIME at the end anchor")                 \
+#define C3_TABLE_PROCESS(X)                                                                      \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Process id within this trace; other tables' process_id") \
+  X(pid, I64, "INTEGER NOT NULL", "Operating-system process id")                                 \
+  X(ppid, OptI64, "INTEGER", "Parent process id")                                                \
+  X(host, Text, "TEXT NOT NULL", "Host name")                                                    \
+  X(rank, OptI64, "INTEGER",                                                                     \
+    "Global rank from RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK or SLURM_PROCID")          \
+  X(local_rank, OptI64, "INTEGER",                                                               \
+    "Rank on this host from LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or "         \
+    "SLURM_LOCALID")                                                                             \
+  X(world_size, OptI64, "INTEGER",                                                               \
+    "Number of ranks from WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_NTASKS")           \
+  X(command_line, Text, "TEXT NOT NULL", "Command line, arguments separated by single spaces")   \
+  X(executable, OptText, "TEXT", "Path of the executable (/proc/self/exe)")                      \
+  X(start_ns, I64, "INTEGER NOT NULL", "When tracing of this process started (trace clock)")     \
+  X(end_ns, OptI64, "INTEGER",                                                                   \
+    "When tracing ended (trace clock); NULL if the process was killed before a clean close")     \
+  X(trace_clock, Text, "TEXT NOT NULL",                                                          \
+    "Clock the *_ns columns use, e.g. CLOCK_MONOTONIC (CUPTI timestamps are put on it)")         \
+  X(anchor_start_trace_ns, I64, "INTEGER NOT NULL", "Trace clock at the start anchor")           \
+  X(anchor_start_realtime_ns, I64, "INTEGER NOT NULL",                                           \
+    "CLOCK_REALTIME (ns since the Unix epoch) at the start anchor")                              \
+  X(anchor_start_monotonic_ns, I64, "INTEGER NOT NULL", "CLOCK_MONOTONIC at the start anchor")   \
+  X(anchor_end_trace_ns, OptI64, "INTEGER", "Trace clock at the end anchor (clean close only)")  \
+  X(anchor_end_realtime_ns, OptI64, "INTEGER", "CLOCK_REALTIME at the end anchor")               \
   X(anchor_end_monotonic_ns, OptI64, "INTEGER", "CLOCK_MONOTONIC at the end anchor")
 
-#define C3_TABLE_DEVICE(X)                                                                         \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id of the process that saw this device")         \
-  X(device_id, I64, "INTEGER NOT NULL",                                                            \
-    "Device ordinal as CUDA/CUPTI numbers it in that process; activity tables' device_id")         \
-  X(name, Text, "TEXT NOT NULL", "Device name, e.g. NVIDIA H200")                                  \
-  X(uuid, OptText, "TEXT", "GPU UUID, GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")                   \
-  X(pci_bus_id, OptText, "TEXT", "PCI bus id, domain:bus:device.function")                         \
-  X(sm_count, I64, "INTEGER NOT NULL", "Number of streaming multiprocessors")                      \
-  X(cc_major, I64, "INTEGER NOT NULL", "Compute capability, major")                                \
-  X(cc_minor, I64, "INTEGER NOT NULL", "Compute capability, minor")                                \
-  X(memory_bytes, I64, "INTEGER NOT NULL", "Global memory size in bytes")                          \
-  X(memory_bandwidth_bytes_per_s, OptI64, "INTEGER",                                               \
-    "Peak global memory bandwidth in bytes/s as the driver reports it")                            \
-  X(l2_bytes, OptI64, "INTEGER", "L2 cache size in bytes")                                         \
-  X(core_clock_khz, OptI64, "INTEGER", "Core clock rate in kHz")                                   \
-  X(copy_engines, OptI64, "INTEGER", "Number of memcpy (copy) engines")                            \
-  X(warp_size, I64, "INTEGER NOT NULL", "Threads per warp")                                        \
-  X(max_threads_per_sm, I64, "INTEGER NOT NULL", "Resident threads per SM (warps per SM * warp)")  \
-  X(max_blocks_per_sm, I64, "INTEGER NOT NULL", "Resident thread blocks per SM")                   \
-  X(max_registers_per_sm, I64, "INTEGER NOT NULL", "32-bit registers per SM")                      \
-  X(max_shared_memory_per_sm, I64, "INTEGER NOT NULL", "Shared memory per SM in bytes")            \
-  X(max_threads_per_block, I64, "INTEGER NOT NULL", "Threads per block")                           \
-  X(max_registers_per_block, I64, "INTEGER NOT NULL", "32-bit registers per block")                \
+#define C3_TABLE_DEVICE(X)                                                                        \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                  \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id of the process that saw this device")        \
+  X(device_id, I64, "INTEGER NOT NULL",                                                           \
+    "Device ordinal as CUDA/CUPTI numbers it in that process; activity tables' device_id")        \
+  X(name, Text, "TEXT NOT NULL", "Device name, e.g. NVIDIA H200")                                 \
+  X(uuid, OptText, "TEXT", "GPU UUID, GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")                  \
+  X(pci_bus_id, OptText, "TEXT", "PCI bus id, domain:bus:device.function")                        \
+  X(sm_count, I64, "INTEGER NOT NULL", "Number of streaming multiprocessors")                     \
+  X(cc_major, I64, "INTEGER NOT NULL", "Compute capability, major")                               \
+  X(cc_minor, I64, "INTEGER NOT NULL", "Compute capability, minor")                               \
+  X(memory_bytes, I64, "INTEGER NOT NULL", "Global memory size in bytes")                         \
+  X(memory_bandwidth_bytes_per_s, OptI64, "INTEGER",                                              \
+    "Peak global memory bandwidth in bytes/s as the driver reports it")                           \
+  X(l2_bytes, OptI64, "INTEGER", "L2 cache size in bytes")                                        \
+  X(core_clock_khz, OptI64, "INTEGER", "Core clock rate in kHz")                                  \
+  X(copy_engines, OptI64, "INTEGER", "Number of memcpy (copy) engines")                           \
+  X(warp_size, I64, "INTEGER NOT NULL", "Threads per warp")                                       \
+  X(max_threads_per_sm, I64, "INTEGER NOT NULL", "Resident threads per SM (warps per SM * warp)") \
+  X(max_blocks_per_sm, I64, "INTEGER NOT NULL", "Resident thread blocks per SM")                  \
+  X(max_registers_per_sm, I64, "INTEGER NOT NULL", "32-bit registers per SM")                     \
+  X(max_shared_memory_per_sm, I64, "INTEGER NOT NULL", "Shared memory per SM in bytes")           \
+  X(max_threads_per_block, I64, "INTEGER NOT NULL", "Threads per block")                          \
+  X(max_registers_per_block, I64, "INTEGER NOT NULL", "32-bit registers per block")               \
   X(max_shared_memory_per_block, I64, "INTEGER NOT NULL", "Shared memory per block in bytes")
 
-#define C3_TABLE_CONTEXT(X)                                                                        \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(context_id, I64, "INTEGER NOT NULL", "CUDA context id as CUPTI numbers it")                    \
-  X(device_id, I64, "INTEGER NOT NULL", "Device of the context")                                   \
-  X(null_stream_id, OptI64, "INTEGER", "Stream id of the context's legacy default stream")         \
-  X(green_context, I64, "INTEGER NOT NULL DEFAULT 0", "1 for a CUDA green context")                \
+#define C3_TABLE_CONTEXT(X)                                                                \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                           \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                     \
+  X(context_id, I64, "INTEGER NOT NULL", "CUDA context id as CUPTI numbers it")            \
+  X(device_id, I64, "INTEGER NOT NULL", "Device of the context")                           \
+  X(null_stream_id, OptI64, "INTEGER", "Stream id of the context's legacy default stream") \
+  X(green_context, I64, "INTEGER NOT NULL DEFAULT 0", "1 for a CUDA green context")        \
   X(sm_count, OptI64, "INTEGER", "SMs available to the context (green contexts may have fewer)")
 
-#define C3_TABLE_STREAM(X)                                                                         \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(device_id, OptI64, "INTEGER", "Device of the stream; NULL when only its name is known")        \
-  X(context_id, OptI64, "INTEGER", "CUDA context id")                                              \
-  X(stream_id, I64, "INTEGER NOT NULL", "Stream id as CUPTI numbers it; activity tables' stream_id")\
-  X(priority, OptI64, "INTEGER", "Stream priority (lower numbers are higher priority in CUDA)")    \
-  X(flags, OptText, "TEXT", "'default' (blocking) or 'non_blocking'")                              \
+#define C3_TABLE_STREAM(X)                                                                      \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                          \
+  X(device_id, OptI64, "INTEGER", "Device of the stream; NULL when only its name is known")     \
+  X(context_id, OptI64, "INTEGER", "CUDA context id")                                           \
+  X(stream_id, I64, "INTEGER NOT NULL",                                                         \
+    "Stream id as CUPTI numbers it; activity tables' stream_id")                                \
+  X(priority, OptI64, "INTEGER", "Stream priority (lower numbers are higher priority in CUDA)") \
+  X(flags, OptText, "TEXT", "'default' (blocking) or 'non_blocking'")                           \
   X(name, OptText, "TEXT", "Name given with nvtxNameCudaStream/nvtxNameCuStream")
 
-#define C3_TABLE_STRING(X)                                                                         \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "String id, referenced by *_id columns")                    \
+#define C3_TABLE_STRING(X)                                                      \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "String id, referenced by *_id columns") \
   X(value, Text, "TEXT NOT NULL UNIQUE", "The string")
 
 // Columns every GPU activity table starts with.
-#define C3_ACTIVITY_COLUMNS(X)                                                                     \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(device_id, I64, "INTEGER NOT NULL", "Device ordinal (device.device_id)")                       \
-  X(context_id, OptI64, "INTEGER", "CUDA context id")                                              \
-  X(stream_id, OptI64, "INTEGER", "Stream id (stream.stream_id); NULL when not tied to a stream")  \
-  X(correlation_id, OptI64, "INTEGER",                                                             \
-    "CUPTI correlation id, equal to the launching API call's (api_call.correlation_id)")           \
-  X(start_ns, I64, "INTEGER NOT NULL", "Start on the GPU (trace clock)")                           \
+#define C3_ACTIVITY_COLUMNS(X)                                                                    \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                  \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                            \
+  X(device_id, I64, "INTEGER NOT NULL", "Device ordinal (device.device_id)")                      \
+  X(context_id, OptI64, "INTEGER", "CUDA context id")                                             \
+  X(stream_id, OptI64, "INTEGER", "Stream id (stream.stream_id); NULL when not tied to a stream") \
+  X(correlation_id, OptI64, "INTEGER",                                                            \
+    "CUPTI correlation id, equal to the launching API call's (api_call.correlation_id)")          \
+  X(start_ns, I64, "INTEGER NOT NULL", "Start on the GPU (trace clock)")                          \
   X(end_ns, I64, "INTEGER NOT NULL", "End on the GPU (trace clock)")
 
-#define C3_TABLE_KERNEL(X)                                                                         \
-  C3_ACTIVITY_COLUMNS(X)                                                                           \
-  X(name_id, I64, "INTEGER NOT NULL", "string.id of the demangled kernel name")                    \
-  X(mangled_name_id, OptI64, "INTEGER", "string.id of the mangled name when it differs")           \
-  X(grid_x, I64, "INTEGER NOT NULL", "Grid size, x")                                               \
-  X(grid_y, I64, "INTEGER NOT NULL", "Grid size, y")                                               \
-  X(grid_z, I64, "INTEGER NOT NULL", "Grid size, z")                                               \
-  X(block_x, I64, "INTEGER NOT NULL", "Block size, x")                                             \
-  X(block_y, I64, "INTEGER NOT NULL", "Block size, y")                                             \
-  X(block_z, I64, "INTEGER NOT NULL", "Block size, z")                                             \
-  X(registers_per_thread, I64, "INTEGER NOT NULL", "Registers per thread")                         \
-  X(static_shared_bytes, I64, "INTEGER NOT NULL", "Static shared memory per block in bytes")       \
-  X(dynamic_shared_bytes, I64, "INTEGER NOT NULL", "Dynamic shared memory per block in bytes")     \
-  X(local_bytes_per_thread, OptI64, "INTEGER", "Local memory per thread in bytes")                 \
-  X(shared_executed_bytes, OptI64, "INTEGER", "Shared memory the SM was configured with (bytes)")  \
-  X(cluster_x, OptI64, "INTEGER", "Thread block cluster size, x (0 or NULL: no clusters)")         \
-  X(cluster_y, OptI64, "INTEGER", "Thread block cluster size, y")                                  \
-  X(cluster_z, OptI64, "INTEGER", "Thread block cluster size, z")                                  \
-  X(launch_type, Text, "TEXT NOT NULL",                                                            \
-    "regular, cooperative_single_device, cooperative_multi_device, command_list or unknown")       \
-  X(graph_id, OptI64, "INTEGER", "CUDA graph id when launched by a graph, else NULL")              \
-  X(graph_node_id, OptI64, "INTEGER", "CUDA graph node id when launched by a graph, else NULL")    \
-  X(grid_id, OptI64, "INTEGER", "Unique grid id CUPTI assigns to the launch")                      \
-  X(queued_ns, OptI64, "INTEGER",                                                                  \
-    "When the launch was queued (trace clock); only with C3SCOPE_LAUNCH_LATENCY=1")                \
-  X(submitted_ns, OptI64, "INTEGER",                                                               \
-    "When the launch was submitted to the GPU; only with C3SCOPE_LAUNCH_LATENCY=1")                \
-  X(channel_id, OptI64, "INTEGER", "Hardware channel the kernel ran on, if reported")              \
+#define C3_TABLE_KERNEL(X)                                                                        \
+  C3_ACTIVITY_COLUMNS(X)                                                                          \
+  X(name_id, I64, "INTEGER NOT NULL", "string.id of the demangled kernel name")                   \
+  X(mangled_name_id, OptI64, "INTEGER", "string.id of the mangled name when it differs")          \
+  X(grid_x, I64, "INTEGER NOT NULL", "Grid size, x")                                              \
+  X(grid_y, I64, "INTEGER NOT NULL", "Grid size, y")                                              \
+  X(grid_z, I64, "INTEGER NOT NULL", "Grid size, z")                                              \
+  X(block_x, I64, "INTEGER NOT NULL", "Block size, x")                                            \
+  X(block_y, I64, "INTEGER NOT NULL", "Block size, y")                                            \
+  X(block_z, I64, "INTEGER NOT NULL", "Block size, z")                                            \
+  X(registers_per_thread, I64, "INTEGER NOT NULL", "Registers per thread")                        \
+  X(static_shared_bytes, I64, "INTEGER NOT NULL", "Static shared memory per block in bytes")      \
+  X(dynamic_shared_bytes, I64, "INTEGER NOT NULL", "Dynamic shared memory per block in bytes")    \
+  X(local_bytes_per_thread, OptI64, "INTEGER", "Local memory per thread in bytes")                \
+  X(shared_executed_bytes, OptI64, "INTEGER", "Shared memory the SM was configured with (bytes)") \
+  X(cluster_x, OptI64, "INTEGER", "Thread block cluster size, x (0 or NULL: no clusters)")        \
+  X(cluster_y, OptI64, "INTEGER", "Thread block cluster size, y")                                 \
+  X(cluster_z, OptI64, "INTEGER", "Thread block cluster size, z")                                 \
+  X(launch_type, Text, "TEXT NOT NULL",                                                           \
+    "regular, cooperative_single_device, cooperative_multi_device, command_list or unknown")      \
+  X(graph_id, OptI64, "INTEGER", "CUDA graph id when launched by a graph, else NULL")             \
+  X(graph_node_id, OptI64, "INTEGER", "CUDA graph node id when launched by a graph, else NULL")   \
+  X(grid_id, OptI64, "INTEGER", "Unique grid id CUPTI assigns to the launch")                     \
+  X(queued_ns, OptI64, "INTEGER",                                                                 \
+    "When the launch was queued (trace clock); only with C3SCOPE_LAUNCH_LATENCY=1")               \
+  X(submitted_ns, OptI64, "INTEGER",                                                              \
+    "When the launch was submitted to the GPU; only with C3SCOPE_LAUNCH_LATENCY=1")               \
+  X(channel_id, OptI64, "INTEGER", "Hardware channel the kernel ran on, if reported")             \
   X(device_launched, I64, "INTEGER NOT NULL DEFAULT 0", "1 when launched from the device")
 
 #define C3_TABLE_MEMCPY(X)                                                                         \
@@ -171,132 +172,134 @@ using OptText = std::optional<std::string>;
   X(async, I64, "INTEGER NOT NULL", "1 for an asynchronous copy")                                  \
   X(channel_id, OptI64, "INTEGER", "Hardware (copy-engine) channel, if reported")                  \
   X(channel_type, OptText, "TEXT", "compute or async_memcpy, if reported")                         \
-  X(copy_count, I64, "INTEGER NOT NULL DEFAULT 1", "Copies batched in this record (cudaMemcpyBatchAsync)") \
+  X(copy_count, I64, "INTEGER NOT NULL DEFAULT 1",                                                 \
+    "Copies batched in this record (cudaMemcpyBatchAsync)")                                        \
   X(graph_id, OptI64, "INTEGER", "CUDA graph id when run by a graph")                              \
   X(graph_node_id, OptI64, "INTEGER", "CUDA graph node id when run by a graph")
 
-#define C3_TABLE_MEMSET(X)                                                                         \
-  C3_ACTIVITY_COLUMNS(X)                                                                           \
-  X(bytes, I64, "INTEGER NOT NULL", "Bytes set")                                                   \
-  X(value, I64, "INTEGER NOT NULL", "Value written")                                               \
-  X(memory_kind, Text, "TEXT NOT NULL", "Memory kind, as memcpy.src_kind")                         \
-  X(async, I64, "INTEGER NOT NULL", "1 for an asynchronous memset")                                \
-  X(channel_id, OptI64, "INTEGER", "Hardware channel, if reported")                                \
-  X(graph_id, OptI64, "INTEGER", "CUDA graph id when run by a graph")                              \
+#define C3_TABLE_MEMSET(X)                                                 \
+  C3_ACTIVITY_COLUMNS(X)                                                   \
+  X(bytes, I64, "INTEGER NOT NULL", "Bytes set")                           \
+  X(value, I64, "INTEGER NOT NULL", "Value written")                       \
+  X(memory_kind, Text, "TEXT NOT NULL", "Memory kind, as memcpy.src_kind") \
+  X(async, I64, "INTEGER NOT NULL", "1 for an asynchronous memset")        \
+  X(channel_id, OptI64, "INTEGER", "Hardware channel, if reported")        \
+  X(graph_id, OptI64, "INTEGER", "CUDA graph id when run by a graph")      \
   X(graph_node_id, OptI64, "INTEGER", "CUDA graph node id when run by a graph")
 
-#define C3_TABLE_SYNC(X)                                                                           \
-  C3_ACTIVITY_COLUMNS(X)                                                                           \
-  X(type, Text, "TEXT NOT NULL",                                                                   \
-    "event_synchronize, stream_wait_event, stream_synchronize, context_synchronize or unknown")    \
+#define C3_TABLE_SYNC(X)                                                                        \
+  C3_ACTIVITY_COLUMNS(X)                                                                        \
+  X(type, Text, "TEXT NOT NULL",                                                                \
+    "event_synchronize, stream_wait_event, stream_synchronize, context_synchronize or unknown") \
   X(cuda_event_id, OptI64, "INTEGER", "CUDA event involved, for event synchronization")
 
-#define C3_TABLE_COMMUNICATOR(X)                                                                   \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(comm_id, Text, "TEXT NOT NULL",                                                                \
-    "Communicator id, equal on every rank of one communicator: a hash of the ncclUniqueId; for "   \
-    "split/shrunk communicators a hash of the parent's id, the call's order on the parent and "   \
-    "the color")                                                                                   \
-  X(comm_handle, I64, "INTEGER NOT NULL", "ncclComm_t pointer value in this process")              \
-  X(parent_comm_id, OptText, "TEXT", "comm_id of the parent for split/shrunk communicators")       \
-  X(init_call, Text, "TEXT NOT NULL",                                                              \
-    "CommInitRank, CommInitRankConfig, CommInitAll, CommInitRankScalable, CommSplit or "           \
-    "CommShrink")                                                                                  \
-  X(rank, I64, "INTEGER NOT NULL", "This process's rank in the communicator")                      \
-  X(nranks, I64, "INTEGER NOT NULL", "Communicator size")                                          \
-  X(device_id, OptI64, "INTEGER", "CUDA device the communicator uses (ncclCommCuDevice)")          \
-  X(config, OptText, "TEXT", "ncclConfig_t fields that were set, as key=value pairs")              \
-  X(created_ns, I64, "INTEGER NOT NULL", "When the init call returned (trace clock)")              \
-  X(ended_ns, OptI64, "INTEGER", "When CommFinalize/Destroy/Abort was called")                     \
-  X(end_call, OptText, "TEXT", "CommFinalize, CommDestroy or CommAbort")                           \
+#define C3_TABLE_COMMUNICATOR(X)                                                                 \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                 \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                           \
+  X(comm_id, Text, "TEXT NOT NULL",                                                              \
+    "Communicator id, equal on every rank of one communicator: a hash of the ncclUniqueId; for " \
+    "split/shrunk communicators a hash of the parent's id, the call's order on the parent and "  \
+    "the color")                                                                                 \
+  X(comm_handle, I64, "INTEGER NOT NULL", "ncclComm_t pointer value in this process")            \
+  X(parent_comm_id, OptText, "TEXT", "comm_id of the parent for split/shrunk communicators")     \
+  X(init_call, Text, "TEXT NOT NULL",                                                            \
+    "CommInitRank, CommInitRankConfig, CommInitAll, CommInitRankScalable, CommSplit or "         \
+    "CommShrink")                                                                                \
+  X(rank, I64, "INTEGER NOT NULL", "This process's rank in the communicator")                    \
+  X(nranks, I64, "INTEGER NOT NULL", "Communicator size")                                        \
+  X(device_id, OptI64, "INTEGER", "CUDA device the communicator uses (ncclCommCuDevice)")        \
+  X(config, OptText, "TEXT", "ncclConfig_t fields that were set, as key=value pairs")            \
+  X(created_ns, I64, "INTEGER NOT NULL", "When the init call returned (trace clock)")            \
+  X(ended_ns, OptI64, "INTEGER", "When CommFinalize/Destroy/Abort was called")                   \
+  X(end_call, OptText, "TEXT", "CommFinalize, CommDestroy or CommAbort")                         \
   X(result, I64, "INTEGER NOT NULL", "ncclResult_t of the init call (0: success)")
 
-#define C3_TABLE_COLLECTIVE(X)                                                                     \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(thread_id, I64, "INTEGER NOT NULL", "OS thread id of the calling thread")                      \
-  X(device_id, OptI64, "INTEGER", "CUDA device of the communicator")                               \
-  X(stream_id, OptI64, "INTEGER", "CUPTI stream id of the stream argument, when it resolved")      \
-  X(stream_handle, I64, "INTEGER NOT NULL", "cudaStream_t pointer value passed to NCCL")           \
-  X(comm_id, OptText, "TEXT", "communicator.comm_id (NULL for an unknown communicator)")           \
-  X(comm_handle, I64, "INTEGER NOT NULL", "ncclComm_t pointer value")                              \
-  X(rank, OptI64, "INTEGER", "This process's rank in the communicator")                            \
-  X(nranks, OptI64, "INTEGER", "Communicator size")                                                \
-  X(op, Text, "TEXT NOT NULL",                                                                     \
-    "AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, Gather, Scatter, Send, "    \
-    "Recv")                                                                                        \
-  X(datatype, Text, "TEXT NOT NULL",                                                               \
-    "int8, uint8, int32, uint32, int64, uint64, float16, float32, float64, bfloat16, "             \
-    "float8e4m3, float8e5m2 or unknown")                                                           \
-  X(count, I64, "INTEGER NOT NULL",                                                                \
-    "Element count as passed: AllGather and Gather the per-rank send count, ReduceScatter the "    \
-    "per-rank receive count, AlltoAll the count exchanged with each peer, else the buffer count")  \
-  X(bytes, I64, "INTEGER NOT NULL", "count times the datatype's size")                             \
-  X(reduce_op, OptText, "TEXT", "sum, prod, max, min, avg or premulsum (reductions only)")         \
-  X(root, OptI64, "INTEGER", "Root rank (Broadcast, Reduce, Gather, Scatter)")                     \
-  X(peer, OptI64, "INTEGER", "Peer rank (Send, Recv)")                                             \
-  X(seq, I64, "INTEGER NOT NULL",                                                                  \
-    "Sequence number on the communicator, from 0: collectives count all collectives on it in "     \
-    "call order (equal on every rank for the same collective); Send/Recv count the sends (or "     \
-    "receives) to that peer, so send k on one rank matches receive k on the peer")                 \
-  X(group_id, OptI64, "INTEGER",                                                                   \
+#define C3_TABLE_COLLECTIVE(X)                                                                    \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                  \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                            \
+  X(thread_id, I64, "INTEGER NOT NULL", "OS thread id of the calling thread")                     \
+  X(device_id, OptI64, "INTEGER", "CUDA device of the communicator")                              \
+  X(stream_id, OptI64, "INTEGER", "CUPTI stream id of the stream argument, when it resolved")     \
+  X(stream_handle, I64, "INTEGER NOT NULL", "cudaStream_t pointer value passed to NCCL")          \
+  X(comm_id, OptText, "TEXT", "communicator.comm_id (NULL for an unknown communicator)")          \
+  X(comm_handle, I64, "INTEGER NOT NULL", "ncclComm_t pointer value")                             \
+  X(rank, OptI64, "INTEGER", "This process's rank in the communicator")                           \
+  X(nranks, OptI64, "INTEGER", "Communicator size")                                               \
+  X(op, Text, "TEXT NOT NULL",                                                                    \
+    "AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, Gather, Scatter, Send, "   \
+    "Recv")                                                                                       \
+  X(datatype, Text, "TEXT NOT NULL",                                                              \
+    "int8, uint8, int32, uint32, int64, uint64, float16, float32, float64, bfloat16, "            \
+    "float8e4m3, float8e5m2 or unknown")                                                          \
+  X(count, I64, "INTEGER NOT NULL",                                                               \
+    "Element count as passed: AllGather and Gather the per-rank send count, ReduceScatter the "   \
+    "per-rank receive count, AlltoAll the count exchanged with each peer, else the buffer count") \
+  X(bytes, I64, "INTEGER NOT NULL", "count times the datatype's size")                            \
+  X(reduce_op, OptText, "TEXT", "sum, prod, max, min, avg or premulsum (reductions only)")        \
+  X(root, OptI64, "INTEGER", "Root rank (Broadcast, Reduce, Gather, Scatter)")                    \
+  X(peer, OptI64, "INTEGER", "Peer rank (Send, Recv)")                                            \
+  X(seq, I64, "INTEGER NOT NULL",                                                                 \
+    "Sequence number on the communicator, from 0: collectives count all collectives on it in "    \
+    "call order (equal on every rank for the same collective); Send/Recv count the sends (or "    \
+    "receives) to that peer, so send k on one rank matches receive k on the peer")                \
+  X(group_id, OptI64, "INTEGER",                                                                  \
     "Outermost ncclGroupStart/End this call was made in (numbered per process), else NULL")       \
-  X(external_id, I64, "INTEGER NOT NULL",                                                          \
-    "CUPTI external correlation id pushed around the launch (the group's id for grouped calls); "  \
-    "external_correlation maps it to the kernels' correlation ids")                                \
-  X(host_start_ns, I64, "INTEGER NOT NULL", "Host time the NCCL call was entered (trace clock)")   \
-  X(host_end_ns, I64, "INTEGER NOT NULL", "Host time it returned (enqueue end)")                   \
+  X(external_id, I64, "INTEGER NOT NULL",                                                         \
+    "CUPTI external correlation id pushed around the launch (the group's id for grouped calls); " \
+    "external_correlation maps it to the kernels' correlation ids")                               \
+  X(host_start_ns, I64, "INTEGER NOT NULL", "Host time the NCCL call was entered (trace clock)")  \
+  X(host_end_ns, I64, "INTEGER NOT NULL", "Host time it returned (enqueue end)")                  \
   X(result, I64, "INTEGER NOT NULL", "ncclResult_t returned (0: success)")
 
-#define C3_TABLE_EXTERNAL_CORRELATION(X)                                                           \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(external_kind, Text, "TEXT NOT NULL",                                                          \
-    "CUPTI external correlation kind: custom0 is c3scope's NCCL calls; others come from other "    \
-    "tools in the process (e.g. custom1 from the PyTorch profiler)")                               \
-  X(external_id, I64, "INTEGER NOT NULL", "External id (collective.external_id for custom0)")     \
+#define C3_TABLE_EXTERNAL_CORRELATION(X)                                                        \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                          \
+  X(external_kind, Text, "TEXT NOT NULL",                                                       \
+    "CUPTI external correlation kind: custom0 is c3scope's NCCL calls; others come from other " \
+    "tools in the process (e.g. custom1 from the PyTorch profiler)")                            \
+  X(external_id, I64, "INTEGER NOT NULL", "External id (collective.external_id for custom0)")   \
   X(correlation_id, I64, "INTEGER NOT NULL", "CUPTI correlation id of the API call it covered")
 
-#define C3_TABLE_NVTX_RANGE(X)                                                                     \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
+#define C3_TABLE_NVTX_RANGE(X)                                                                    \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                  \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                            \
   X(thread_id, I64, "INTEGER NOT NULL", "OS thread id that started the range (or the mark)")      \
-  X(end_thread_id, OptI64, "INTEGER", "OS thread id that ended a start/end range")                 \
-  X(kind, Text, "TEXT NOT NULL", "push_pop, start_end or mark")                                    \
-  X(domain, Text, "TEXT NOT NULL", "NVTX domain name; 'default' for the default domain")           \
-  X(name, Text, "TEXT NOT NULL", "Message (ASCII, wide or registered string)")                     \
-  X(category, OptI64, "INTEGER", "Category number, if set")                                        \
-  X(category_name, OptText, "TEXT", "Category name from nvtxNameCategory/nvtxDomainNameCategory")  \
-  X(color, OptI64, "INTEGER", "ARGB color, if set")                                                \
-  X(payload_int, OptI64, "INTEGER", "Integer payload (int32/int64/uint32/uint64), if set")         \
-  X(payload_double, OptReal, "REAL", "Floating-point payload (float/double), if set")              \
-  X(start_ns, I64, "INTEGER NOT NULL", "Start (trace clock)")                                      \
-  X(end_ns, I64, "INTEGER NOT NULL",                                                               \
-    "End (trace clock); equal to start_ns for marks; for a range still open when the process "     \
-    "ended, the process end")                                                                      \
-  X(depth, OptI64, "INTEGER", "Push/pop nesting depth on its thread and domain, from 0; NULL "     \
-    "for start/end ranges and marks")                                                              \
+  X(end_thread_id, OptI64, "INTEGER", "OS thread id that ended a start/end range")                \
+  X(kind, Text, "TEXT NOT NULL", "push_pop, start_end or mark")                                   \
+  X(domain, Text, "TEXT NOT NULL", "NVTX domain name; 'default' for the default domain")          \
+  X(name, Text, "TEXT NOT NULL", "Message (ASCII, wide or registered string)")                    \
+  X(category, OptI64, "INTEGER", "Category number, if set")                                       \
+  X(category_name, OptText, "TEXT", "Category name from nvtxNameCategory/nvtxDomainNameCategory") \
+  X(color, OptI64, "INTEGER", "ARGB color, if set")                                               \
+  X(payload_int, OptI64, "INTEGER", "Integer payload (int32/int64/uint32/uint64), if set")        \
+  X(payload_double, OptReal, "REAL", "Floating-point payload (float/double), if set")             \
+  X(start_ns, I64, "INTEGER NOT NULL", "Start (trace clock)")                                     \
+  X(end_ns, I64, "INTEGER NOT NULL",                                                              \
+    "End (trace clock); equal to start_ns for marks; for a range still open when the process "    \
+    "ended, the process end")                                                                     \
+  X(depth, OptI64, "INTEGER",                                                                     \
+    "Push/pop nesting depth on its thread and domain, from 0; NULL "                              \
+    "for start/end ranges and marks")                                                             \
   X(closed, I64, "INTEGER NOT NULL DEFAULT 1", "0 when the range was never ended")
 
-#define C3_TABLE_API_CALL(X)                                                                       \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                             \
-  X(thread_id, I64, "INTEGER NOT NULL", "OS thread id")                                            \
-  X(api, Text, "TEXT NOT NULL", "runtime or driver")                                               \
-  X(cbid, I64, "INTEGER NOT NULL", "CUPTI callback id of the function")                            \
-  X(name_id, I64, "INTEGER NOT NULL", "string.id of the function name, e.g. cudaLaunchKernel")     \
-  X(correlation_id, I64, "INTEGER NOT NULL", "Correlation id shared with the activity it launched")\
-  X(start_ns, I64, "INTEGER NOT NULL", "Entry (trace clock)")                                      \
-  X(end_ns, I64, "INTEGER NOT NULL", "Exit (trace clock)")                                         \
+#define C3_TABLE_API_CALL(X)                                                                   \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                               \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                         \
+  X(thread_id, I64, "INTEGER NOT NULL", "OS thread id")                                        \
+  X(api, Text, "TEXT NOT NULL", "runtime or driver")                                           \
+  X(cbid, I64, "INTEGER NOT NULL", "CUPTI callback id of the function")                        \
+  X(name_id, I64, "INTEGER NOT NULL", "string.id of the function name, e.g. cudaLaunchKernel") \
+  X(correlation_id, I64, "INTEGER NOT NULL",                                                   \
+    "Correlation id shared with the activity it launched")                                     \
+  X(start_ns, I64, "INTEGER NOT NULL", "Entry (trace clock)")                                  \
+  X(end_ns, I64, "INTEGER NOT NULL", "Exit (trace clock)")                                     \
   X(return_value, I64, "INTEGER NOT NULL", "cudaError_t or CUresult returned")
 
-#define C3_TABLE_STATS(X)                                                                          \
-  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                   \
-  X(process_id, OptI64, "INTEGER", "process.id, or NULL for the whole file")                       \
-  X(name, Text, "TEXT NOT NULL",                                                                   \
-    "Counter name (docs/schema.md lists the collector's counters)")                                \
-  X(value, I64, "INTEGER NOT NULL", "Counter value")                                               \
+#define C3_TABLE_STATS(X)                                                                        \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                 \
+  X(process_id, OptI64, "INTEGER", "process.id, or NULL for the whole file")                     \
+  X(name, Text, "TEXT NOT NULL", "Counter name (docs/schema.md lists the collector's counters)") \
+  X(value, I64, "INTEGER NOT NULL", "Counter value")                                             \
   X(detail, OptText, "TEXT", "First error message or offending position, when there is one")
 
 // All tables in creation order: (sql name, C++ row type, columns macro, doc).
@@ -330,9 +333,9 @@ using OptText = std::optional<std::string>;
 // Generated row structs.
 // ---------------------------------------------------------------------------------------------
 #define C3_ROW_FIELD(name, type, sql, doc) type name{};
-#define C3_ROW_STRUCT(sqlname, Row, COLS, doc)                                                     \
-  struct Row {                                                                                     \
-    COLS(C3_ROW_FIELD)                                                                             \
+#define C3_ROW_STRUCT(sqlname, Row, COLS, doc) \
+  struct Row {                                 \
+    COLS(C3_ROW_FIELD)                         \
   };
 C3_TABLES(C3_ROW_STRUCT)
 #undef C3_ROW_STRUCT
@@ -383,8 +386,8 @@ std::string schema_markdown();
 template <class Row>
 const TableDesc& table_of();
 
-#define C3_DECLARE_TABLE_OF(sqlname, Row, COLS, doc)                                               \
-  template <>                                                                                      \
+#define C3_DECLARE_TABLE_OF(sqlname, Row, COLS, doc) \
+  template <>                                        \
   const TableDesc& table_of<Row>();
 C3_TABLES(C3_DECLARE_TABLE_OF)
 #undef C3_DECLARE_TABLE_OF

@@ -32,6 +32,9 @@ class WriteError : public std::runtime_error {
   Kind kind_;
 };
 
+// The connection settings every trace is written with (journal, sync, cache).
+extern const char* const kWriterPragmas;
+
 struct WriterOptions {
   std::string source = "collector";  // meta.source: 'collector' or 'importer:<format>'
   std::string source_file;           // meta.source_file for importers
@@ -65,8 +68,12 @@ class Writer {
   // Commits, creates indexes, marks the file cleanly closed and leaves a single file (no -wal).
   void close();
 
-  const std::string& path() const { return path_; }
-  int64_t rows_written() const { return rows_; }
+  const std::string& path() const {
+    return path_;
+  }
+  int64_t rows_written() const {
+    return rows_;
+  }
 
  private:
   Writer(std::string path, sqlite3* db);
