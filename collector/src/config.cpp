@@ -52,7 +52,8 @@ Config parse_config(const EnvLookup& env) {
     else if (*v == "debug")
       c.log = LogLevel::debug;
     else
-      c.warnings.push_back("C3SCOPE_LOG='" + *v + "' is not quiet, warn, info or debug; using info");
+      c.warnings.push_back("C3SCOPE_LOG='" + *v +
+                           "' is not quiet, warn, info or debug; using info");
   }
   if (auto v = env("C3SCOPE_CUPTI_LIB")) c.cupti_lib = *v;
   return c;

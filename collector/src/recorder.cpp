@@ -115,6 +115,12 @@ struct Recorder::State {
   struct sigaction old_actions[NSIG] = {};
   bool handler_installed[NSIG] = {};
   int exec_generation = 0;
+  // Owned by the writer thread (see writer_main).
+  std::unique_ptr<TraceWriter> trace_writer;
+  std::vector<Event> batch;
+  // A forked child's inheritance from the parent, kept reachable and never used.
+  CuptiSession* abandoned_cupti = nullptr;
+  TraceWriter* abandoned_writer = nullptr;
 
   Phase get_phase() const { return static_cast<Phase>(phase.load()); }
   void set_phase(Phase p) { phase.store(static_cast<int>(p)); }
@@ -236,7 +242,10 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   block_all_signals_in_this_thread();
   pthread_setname_np(pthread_self(), "c3scope-writer");
   const Config& cfg = rec->config();
-  std::unique_ptr<TraceWriter> tw;
+  // Both live in State, not on this thread's stack: a forked child keeps them reachable (and
+  // untouched) after this thread is gone from it.
+  std::unique_ptr<TraceWriter>& tw = s->trace_writer;
+  std::vector<Event>& batch = s->batch;
   auto release_all = [&](std::vector<Event>& events) {
     for (auto& e : events) {
       if (auto* b = std::get_if<CuptiBuffer>(&e)) s->pool->release(b->data);
@@ -245,6 +254,10 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   };
   auto fail = [&](const std::string& why) {
     warn("%s; the job continues, untraced from here on", why.c_str());
+    {
+      std::lock_guard<std::mutex> io(s->io_mu);
+      tw.reset();
+    }
     std::vector<Event> rest;
     {
       std::lock_guard<std::mutex> lock(s->mu);
@@ -272,7 +285,6 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   debug("writing trace %s", tw->path().c_str());
 
   int64_t next_flush = now_ns() + cfg.flush_ms * 1000000;
-  std::vector<Event> batch;
   for (;;) {
     int64_t wait_ms = std::max<int64_t>(0, (next_flush - now_ns()) / 1000000);
     pollfd pfd{s->wake_r, POLLIN, 0};
@@ -345,8 +357,10 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     if (final) break;
   }
   {
+    std::lock_guard<std::mutex> io(s->io_mu);
     std::lock_guard<std::mutex> lock(s->mu);
     s->trace_rows = tw->rows();
+    tw.reset();
     s->writer_done = true;
   }
   s->writer_done_cv.notify_all();
@@ -457,6 +471,8 @@ void Recorder::on_fork_child() {
   // belong to the parent: forget them without closing anything (closing the connection here
   // could checkpoint or delete the parent's WAL).
   new (&s->writer) std::thread();
+  s->abandoned_writer = s->trace_writer.release();
+  s->batch.clear();
   s->queue.clear();
   s->queue.shrink_to_fit();
   close_fd(s->wake_r);
@@ -475,7 +491,10 @@ void Recorder::on_fork_child() {
   s->start_anchor = take_anchor();
   s->start_ns = s->start_anchor.trace_ns;
   for (auto& c : counters_) c.store(0);
-  if (CuptiSession* c = cupti_.exchange(nullptr)) c->abandon();
+  if (CuptiSession* c = cupti_.exchange(nullptr)) {
+    c->abandon();
+    s->abandoned_cupti = c;  // the parent's; kept reachable, never used again
+  }
   s->cupti_status = CuptiStatus{false, "forked child: CUDA state stays with the parent process"};
   // CUDA cannot be initialized again in a child of a CUDA process; do not try.
   {

@@ -58,11 +58,20 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
     env[k] = kv.substr(eq + 1);
   }
   std::vector<std::string> argv = args;
+  // In the sanitizer build everything is instrumented, and the ASan runtime must be the first
+  // library of every process the collector is preloaded into.
+  const std::string asan = C3_ASAN_RUNTIME;
+  if (!asan.empty() && o.inject != Inject::none) env["LD_PRELOAD"] = asan;
+  // Let jobs die of SIGSEGV themselves (ASan would turn it into exit code 1).
+  if (!asan.empty()) env["ASAN_OPTIONS"] = "handle_segv=0";
+  auto preload = [&](const std::string& lib) {
+    env["LD_PRELOAD"] = env.count("LD_PRELOAD") ? env["LD_PRELOAD"] + ":" + lib : lib;
+  };
   switch (o.inject) {
     case Inject::none:
       break;
     case Inject::preload:
-      env["LD_PRELOAD"] = collector_path();
+      preload(collector_path());
       env["C3SCOPE_OUTPUT"] = out_dir + "/";
       break;
     case Inject::cuda_injection:
@@ -113,7 +122,8 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
     int ready = poll(fds, 2, 30000);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {  // a hung job fails the test instead of hanging it
-      r.err += "[harness: poll returned " + std::to_string(ready) + ", errno " + std::to_string(errno) + "]";
+      r.err += "[harness: poll returned " + std::to_string(ready) + ", errno " +
+               std::to_string(errno) + "]";
       break;
     }
     for (int i = 0; i < 2; ++i) {

@@ -191,7 +191,9 @@ int demo(int steps) {
                            132, 1, 1, 384, 1, 1, 168, 0, 213 * 1024, 120000);
     }
     nvtxRangePop();
-    if (step > 0) ncclAllReduce(grads, grads, 64 << 20, ncclBfloat16, ncclSum, nc, static_cast<cudaStream_t>(comm));
+    if (step > 0)
+      ncclAllReduce(grads, grads, 64 << 20, ncclBfloat16, ncclSum, nc,
+                    static_cast<cudaStream_t>(comm));
     nvtxRangePushA("backward");
     for (int layer = 0; layer < 4; ++layer) {
       c3fake_launch_kernel(compute, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize128x256x64",
@@ -210,10 +212,11 @@ int demo(int steps) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s basic|demo [STEPS]|p2p|nccl|threads N I|fork [_exit]|exec|wait K|many N|exit C|"
-                 "nvtx-only|segv\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s basic|demo [STEPS]|p2p|nccl|threads N I|fork [_exit]|exec|wait K|many N|exit C|"
+        "nvtx-only|segv\n",
+        argv[0]);
     return 2;
   }
   std::string mode = argv[1];
