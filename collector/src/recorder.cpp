@@ -17,6 +17,7 @@
 #include "buffer_pool.h"
 #include "clock.h"
 #include "cupti_session.h"
+#include "event_queue.h"
 #include "log.h"
 #include "process_info.h"
 #include "trace_writer.h"
@@ -66,7 +67,7 @@ namespace {
 // pool instead.
 constexpr size_t kMaxQueued = size_t{1} << 21;
 // Wake the writer early when this many events wait.
-constexpr size_t kWakeThreshold = 50000;
+constexpr size_t kWakeThreshold = 4 * EventQueue::kBlockEvents;
 
 enum class Phase : int { idle, running, failed, finalized };
 
@@ -92,7 +93,7 @@ struct Recorder::State {
   std::mutex io_mu;
   std::mutex mu;  // guards everything below that is not atomic
   std::condition_variable writer_done_cv;
-  std::vector<Event> queue;
+  EventQueue queue;
   std::atomic<int> phase{static_cast<int>(Phase::idle)};
   std::thread writer;
   bool writer_done = false;
@@ -117,7 +118,7 @@ struct Recorder::State {
   int exec_generation = 0;
   // Owned by the writer thread (see writer_main).
   std::unique_ptr<TraceWriter> trace_writer;
-  std::vector<Event> batch;
+  EventQueue::Blocks batch;
   // A forked child's inheritance from the parent, kept reachable and never used.
   CuptiSession* abandoned_cupti = nullptr;
   TraceWriter* abandoned_writer = nullptr;
@@ -225,7 +226,7 @@ void Recorder::submit(Event&& event) {
     }
     const bool is_buffer = std::holds_alternative<CuptiBuffer>(event);
     if (p == Phase::running && (is_buffer || s->queue.size() < kMaxQueued)) {
-      s->queue.push_back(std::move(event));
+      s->queue.push(std::move(event));
       if (s->queue.size() == kWakeThreshold || is_buffer) {
         char c = 'e';
         ssize_t ignored = ::write(s->wake_w, &c, 1);
@@ -245,12 +246,14 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   // Both live in State, not on this thread's stack: a forked child keeps them reachable (and
   // untouched) after this thread is gone from it.
   std::unique_ptr<TraceWriter>& tw = s->trace_writer;
-  std::vector<Event>& batch = s->batch;
-  auto release_all = [&](std::vector<Event>& events) {
-    for (auto& e : events) {
-      if (auto* b = std::get_if<CuptiBuffer>(&e)) s->pool->release(b->data);
+  EventQueue::Blocks& batch = s->batch;
+  auto release_all = [&](EventQueue::Blocks& blocks) {
+    for (auto& block : blocks) {
+      for (auto& e : block->events) {
+        if (auto* b = std::get_if<CuptiBuffer>(&e)) s->pool->release(b->data);
+      }
     }
-    events.clear();
+    blocks.clear();
   };
   auto fail = [&](const std::string& why) {
     warn("%s; the job continues, untraced from here on", why.c_str());
@@ -258,11 +261,11 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
       std::lock_guard<std::mutex> io(s->io_mu);
       tw.reset();
     }
-    std::vector<Event> rest;
+    EventQueue::Blocks rest;
     {
       std::lock_guard<std::mutex> lock(s->mu);
       s->set_phase(Phase::failed);
-      rest.swap(s->queue);
+      s->queue.take_all(rest);
       s->writer_done = true;
     }
     release_all(rest);
@@ -321,11 +324,16 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
           {
             std::lock_guard<std::mutex> lock(s->mu);
             if (final && s->queue.empty()) s->set_phase(Phase::finalized);
-            batch.swap(s->queue);
+            s->queue.take_all(batch);
           }
           if (batch.empty()) break;
-          for (auto& e : batch) tw->write(e, cupti, s->pool.get(), *rec);
-          batch.clear();
+          for (auto& block : batch) {
+            for (auto& e : block->events) tw->write(e, cupti, s->pool.get(), *rec);
+          }
+          {
+            std::lock_guard<std::mutex> lock(s->mu);
+            s->queue.recycle(batch);
+          }
           if (!final) break;
         }
       }
@@ -473,8 +481,7 @@ void Recorder::on_fork_child() {
   new (&s->writer) std::thread();
   s->abandoned_writer = s->trace_writer.release();
   s->batch.clear();
-  s->queue.clear();
-  s->queue.shrink_to_fit();
+  s->queue.reset();
   close_fd(s->wake_r);
   close_fd(s->wake_w);
   close_fd(s->done_r);

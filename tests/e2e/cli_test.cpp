@@ -22,7 +22,9 @@ RunResult cli(const std::vector<std::string>& args) {
   return run(argv, dir.path(), injected(Inject::none));
 }
 
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 }  // namespace
 
@@ -39,8 +41,11 @@ TEST(Cli, HelpOnEverySubcommand) {
 
 TEST(Cli, UnknownFlagsAreOneLineAndExitCode2) {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"info", "--bogus", "x.sqlite"}, {"record", "--bogus"},
-        {"record", "--flush-ms", "abc", "--", "true"}, {"frobnicate"}, {}}) {
+       {std::vector<std::string>{"info", "--bogus", "x.sqlite"},
+        {"record", "--bogus"},
+        {"record", "--flush-ms", "abc", "--", "true"},
+        {"frobnicate"},
+        {}}) {
     RunResult r = cli(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;
@@ -111,12 +116,37 @@ TEST(Collector, ExportsOnlyItsEntryPoints) {
     if (!name.empty()) got.insert(name.substr(0, name.find('@')));
   }
   pclose(p);
-  std::set<std::string> want = {"InitializeInjection", "InitializeInjectionNvtx2", "execve", "execv",
-                                "execvp", "execvpe", "execl", "execlp", "execle"};
-  for (const char* n : {"CommInitRank", "CommInitRankConfig", "CommInitRankScalable", "CommInitAll",
-                        "CommSplit", "CommShrink", "CommFinalize", "CommDestroy", "CommAbort",
-                        "GroupStart", "GroupEnd", "AllReduce", "Broadcast", "Bcast", "Reduce",
-                        "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter", "Send", "Recv"}) {
+  std::set<std::string> want = {"InitializeInjection",
+                                "InitializeInjectionNvtx2",
+                                "execve",
+                                "execv",
+                                "execvp",
+                                "execvpe",
+                                "execl",
+                                "execlp",
+                                "execle"};
+  for (const char* n : {"CommInitRank",
+                        "CommInitRankConfig",
+                        "CommInitRankScalable",
+                        "CommInitAll",
+                        "CommSplit",
+                        "CommShrink",
+                        "CommFinalize",
+                        "CommDestroy",
+                        "CommAbort",
+                        "GroupStart",
+                        "GroupEnd",
+                        "AllReduce",
+                        "Broadcast",
+                        "Bcast",
+                        "Reduce",
+                        "AllGather",
+                        "ReduceScatter",
+                        "AlltoAll",
+                        "Gather",
+                        "Scatter",
+                        "Send",
+                        "Recv"}) {
     want.insert(std::string("nccl") + n);
   }
   EXPECT_EQ(got, want);
