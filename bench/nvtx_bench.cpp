@@ -74,8 +74,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("c3bench-nvtx-" + std::to_string(getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("c3bench-nvtx-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   setenv("C3SCOPE_OUTPUT", (dir + "/").c_str(), 1);
   setenv("C3SCOPE_LOG", "warn", 1);
@@ -86,9 +86,10 @@ int main(int argc, char** argv) {
   const double full = reporter.rate["BM_PushPopThroughCollector"];
   const double tracker = reporter.rate["BM_PushPopTrackerOnly"];
   if (full > 0 && tracker > 0) {
-    std::printf("\nNVTX push+pop: %.0f ns through the collector, %.0f ns in the tracker alone "
-                "(collector/tracker time = %.2fx)\n",
-                1e9 / full, 1e9 / tracker, tracker / full);
+    std::printf(
+        "\nNVTX push+pop: %.0f ns through the collector, %.0f ns in the tracker alone "
+        "(collector/tracker time = %.2fx)\n",
+        1e9 / full, 1e9 / tracker, tracker / full);
   }
   benchmark::Shutdown();
   c3::collector::Recorder::instance().finalize("benchmark end");

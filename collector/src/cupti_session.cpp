@@ -53,9 +53,11 @@ uint64_t CUPTIAPI trace_clock_callback() {
   return static_cast<uint64_t>(now_ns());
 }
 
-// Launch APIs whose activity records carry the external correlation that links NCCL calls to
-// their kernels; recorded even without --cuda-api, then dropped unless asked for.
-constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+// APIs whose activity records carry the external correlation that links NCCL calls to the GPU
+// work they enqueue: kernel launches, and the async copies and sets NCCL uses for some
+// operations (a 1-rank AllReduce out of place is a device-to-device copy). Recorded even
+// without --cuda-api, then dropped unless asked for.
+constexpr CUpti_CallbackId kRuntimeLinked[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
@@ -64,8 +66,17 @@ constexpr CUpti_CallbackId kRuntimeLaunches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
 };
-constexpr CUpti_CallbackId kDriverLaunches[] = {
+constexpr CUpti_CallbackId kDriverLinked[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
@@ -74,6 +85,18 @@ constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
 };
 
 }  // namespace
@@ -168,8 +191,8 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
       if (r != CUPTI_SUCCESS) detail += "; API recording unavailable: " + a.result_string(r);
     }
   } else if (a.ActivityEnableRuntimeApi && a.ActivityEnableDriverApi) {
-    for (auto cbid : kRuntimeLaunches) a.ActivityEnableRuntimeApi(cbid, 1);
-    for (auto cbid : kDriverLaunches) a.ActivityEnableDriverApi(cbid, 1);
+    for (auto cbid : kRuntimeLinked) a.ActivityEnableRuntimeApi(cbid, 1);
+    for (auto cbid : kDriverLinked) a.ActivityEnableDriverApi(cbid, 1);
   } else {
     // No per-function control: all driver API records, discarded by the writer; they are what
     // external correlation records hang on.

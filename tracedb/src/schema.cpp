@@ -38,6 +38,15 @@ constexpr ColumnDesc k_nvtx_columns[] = {
     {"depth", "INTEGER", "Push/pop nesting depth from 0; NULL for start/end ranges and marks"},
 };
 
+constexpr ColumnDesc k_collective_activity_columns[] = {
+    {"collective_id", "INTEGER", "collective.id"},
+    {"process_id", "INTEGER", "process.id"},
+    {"kind", "TEXT", "kernel, memcpy or memset"},
+    {"row_id", "INTEGER", "id of the row in that table"},
+    {"start_ns", "INTEGER", "Start on the GPU (trace clock)"},
+    {"end_ns", "INTEGER", "End on the GPU (trace clock)"},
+};
+
 constexpr ColumnDesc k_collective_kernel_columns[] = {
     {"collective_id", "INTEGER", "collective.id"},
     {"kernel_id", "INTEGER", "kernel.id of a kernel the call (or its group) launched"},
@@ -47,9 +56,10 @@ constexpr ColumnDesc k_collective_kernel_columns[] = {
 constexpr ColumnDesc k_collective_gpu_columns[] = {
     {"collective_id", "INTEGER", "collective.id"},
     {"process_id", "INTEGER", "process.id"},
-    {"start_ns", "INTEGER", "First start of its kernels on the GPU (trace clock)"},
-    {"end_ns", "INTEGER", "Last end of its kernels on the GPU"},
-    {"kernel_count", "INTEGER", "Number of kernels linked to the call (grouped calls share them)"},
+    {"start_ns", "INTEGER", "First start of its GPU work (trace clock)"},
+    {"end_ns", "INTEGER", "Last end of its GPU work"},
+    {"kernel_count", "INTEGER", "Kernels linked to the call (grouped calls share them)"},
+    {"activity_count", "INTEGER", "Kernels, copies and sets linked to the call"},
 };
 
 const ViewDesc k_views[] = {
@@ -66,18 +76,25 @@ const ViewDesc k_views[] = {
     {"nvtx", "NVTX ranges and marks with the columns most queries need",
      "SELECT process_id, thread_id, domain, name, start_ns, end_ns, depth FROM nvtx_range",
      k_nvtx_columns},
-    {"collective_kernel",
-     "Which GPU kernels each NCCL call launched (through CUPTI external correlation); all calls "
-     "of one group share the group's kernels",
-     "SELECT c.id AS collective_id, k.id AS kernel_id, c.process_id AS process_id "
+    {"collective_activity",
+     "The GPU work each NCCL call enqueued (through CUPTI external correlation): its kernels, and "
+     "the copies NCCL makes for some operations (a 1-rank AllReduce out of place is a copy); all "
+     "calls of one group share the group's work",
+     "SELECT c.id AS collective_id, c.process_id AS process_id, g.kind AS kind, g.row_id AS "
+     "row_id, "
+     "g.start_ns AS start_ns, g.end_ns AS end_ns "
      "FROM collective c JOIN external_correlation e ON e.process_id = c.process_id "
      "AND e.external_kind = 'custom0' AND e.external_id = c.external_id "
-     "JOIN kernel k ON k.process_id = c.process_id AND k.correlation_id = e.correlation_id",
+     "JOIN gpu_activity g ON g.process_id = c.process_id AND g.correlation_id = e.correlation_id",
+     k_collective_activity_columns},
+    {"collective_kernel", "The kernels each NCCL call (or its group) launched",
+     "SELECT collective_id, row_id AS kernel_id, process_id FROM collective_activity "
+     "WHERE kind = 'kernel'",
      k_collective_kernel_columns},
-    {"collective_gpu", "GPU time span of each NCCL call's kernels",
-     "SELECT ck.collective_id AS collective_id, ck.process_id AS process_id, "
-     "MIN(k.start_ns) AS start_ns, MAX(k.end_ns) AS end_ns, COUNT(*) AS kernel_count "
-     "FROM collective_kernel ck JOIN kernel k ON k.id = ck.kernel_id GROUP BY ck.collective_id",
+    {"collective_gpu", "GPU time span of each NCCL call's work",
+     "SELECT collective_id, process_id, MIN(start_ns) AS start_ns, MAX(end_ns) AS end_ns, "
+     "SUM(kind = 'kernel') AS kernel_count, COUNT(*) AS activity_count "
+     "FROM collective_activity GROUP BY collective_id",
      k_collective_gpu_columns},
 };
 
