@@ -4,12 +4,15 @@
 // that tests/gpu/gpu_smoke_test.cpp compares with the trace the collector recorded.
 //
 // usage: c3_gpu_smoke EXPECTATIONS_FILE
+//        c3_gpu_smoke --launches N     (launch-rate mode, for overhead measurements)
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 
+#include <chrono>
 #include <cstdio>
+#include <string>
 #include <cstdlib>
 #include <vector>
 
@@ -39,7 +42,30 @@ __global__ void c3_spin(unsigned long long ns, int* sink) {
   if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(sink, 1);
 }
 
+__global__ void c3_empty() {}
+
+// Launch-rate mode, for measuring the collector's overhead on a launch-bound job: N empty
+// kernels on one stream, timed on the host.
+int launch_rate(int n) {
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  c3_empty<<<1, 32, 0, s>>>();
+  CHECK(cudaStreamSynchronize(s));
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  CHECK(cudaEventRecord(a, s));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) c3_empty<<<1, 32, 0, s>>>();
+  CHECK(cudaEventRecord(b, s));
+  CHECK(cudaStreamSynchronize(s));
+  double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("launches %d in %.3f s: %.0f launches/s\n", n, sec, n / sec);
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--launches") return launch_rate(std::atoi(argv[2]));
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s EXPECTATIONS_FILE\n", argv[0]);
     return 2;
