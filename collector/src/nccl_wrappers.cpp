@@ -222,11 +222,14 @@ ncclResult_t traced(const Op& op, Call&& call) {
   const bool grouped = t_group_depth > 0;
   const uint64_t ext = grouped ? t_group_external : ++g_external_ids;
   CuptiSession* cupti = rec.cupti();
-  if (!grouped && cupti) cupti->push_external(ext);
+  // Pushed inside groups too: NCCL usually launches a group's work at the outermost
+  // ncclGroupEnd (which pushes the same id), but some operations enqueue work in the call
+  // itself (on one rank NCCL runs them at once, group or not).
+  if (cupti) cupti->push_external(ext);
   const int64_t t1 = now_ns();
   const ncclResult_t rc = call();
   const int64_t t2 = now_ns();
-  if (!grouped && cupti) cupti->pop_external();
+  if (cupti) cupti->pop_external();
 
   tracedb::CollectiveRow row;
   row.thread_id = os_tid();
