@@ -13,7 +13,9 @@ void error_line(const std::string& msg) {
 }
 }  // namespace c3::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   using namespace c3::cli;
   CLI::App app{"c3scope: profile concurrent computation and communication on GPUs", "c3scope"};
   app.set_version_flag("--version", std::string("c3scope ") + c3::tracedb::kC3scopeVersion);
@@ -52,9 +54,27 @@ int main(int argc, char** argv) {
     error_line(std::string(e.what()) + " (see '" + where + "')");
     return kExitUsage;
   }
-  for (auto* sub : app.get_subcommands()) {
-    auto it = actions.find(sub);
-    if (it != actions.end()) return it->second();
+  try {
+    for (auto* sub : app.get_subcommands()) {
+      auto it = actions.find(sub);
+      if (it != actions.end()) return it->second();
+    }
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kExitUsage;
   }
   return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::exception& e) {
+    c3::cli::error_line(e.what());
+  } catch (...) {
+    c3::cli::error_line("unexpected error");
+  }
+  return c3::cli::kExitUsage;
 }

@@ -8,8 +8,8 @@ namespace c3::collector {
 BufferPool::BufferPool(size_t total_bytes) {
   // CUPTI works best with buffers of a few MiB; keep at least 4 so one can be decoded while
   // others fill.
-  constexpr size_t kMin = 64 * 1024;
-  constexpr size_t kMax = 8 * 1024 * 1024;
+  constexpr size_t kMin = size_t{64} * 1024;
+  constexpr size_t kMax = size_t{8} * 1024 * 1024;
   buffer_size_ = std::clamp(total_bytes / 4, kMin, kMax);
   buffer_size_ = buffer_size_ / 8 * 8;
   max_buffers_ = std::max<size_t>(1, total_bytes / buffer_size_);

@@ -40,7 +40,7 @@ struct DecodedDevice {
   tracedb::DeviceRow row;
 };
 struct Skipped {
-  enum class Why { unknown_kind, invalid, not_stored } why;
+  enum class Why { unknown_kind, invalid, not_stored } why = Why::invalid;
   int kind = 0;
 };
 

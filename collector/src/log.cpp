@@ -13,7 +13,7 @@ namespace {
 
 std::atomic<LogLevel> g_level{LogLevel::info};
 
-void vprint(const char* fmt, va_list ap) {
+__attribute__((format(printf, 1, 0))) void vprint(const char* fmt, va_list ap) {
   // One write() per message so lines from several threads or processes do not interleave.
   char buf[1024];
   int n = std::snprintf(buf, sizeof buf, "c3scope[%d]: ", static_cast<int>(getpid()));

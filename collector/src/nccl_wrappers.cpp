@@ -204,11 +204,11 @@ void end_comm(ncclComm_t comm, const char* call) {
 enum class SeqKind { collective, send, recv };
 
 struct Op {
-  const char* name;
-  ncclComm_t comm;
-  cudaStream_t stream;
-  ncclDataType_t datatype;
-  size_t count;
+  const char* name = nullptr;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  ncclDataType_t datatype = ncclFloat32;
+  size_t count = 0;
   std::optional<ncclRedOp_t> reduce;
   std::optional<int> root;
   std::optional<int> peer;

@@ -348,7 +348,7 @@ NvtxFunctionPointer fn(F* f) {
 }
 
 // Slots not listed keep NVTX's default, which it turns into a no-op once we return.
-const Slot core_slots[] = {
+const Slot kCoreSlots[] = {
     {NVTX_CBID_CORE_MarkEx, fn(mark_ex)},
     {NVTX_CBID_CORE_MarkA, fn(mark_a)},
     {NVTX_CBID_CORE_MarkW, fn(mark_w)},
@@ -363,7 +363,7 @@ const Slot core_slots[] = {
     {NVTX_CBID_CORE_NameCategoryA, fn(name_category_a)},
     {NVTX_CBID_CORE_NameCategoryW, fn(name_category_w)},
 };
-const Slot core2_slots[] = {
+const Slot kCore2Slots[] = {
     {NVTX_CBID_CORE2_DomainMarkEx, fn(domain_mark_ex)},
     {NVTX_CBID_CORE2_DomainRangeStartEx, fn(domain_range_start_ex)},
     {NVTX_CBID_CORE2_DomainRangeEnd, fn(domain_range_end)},
@@ -377,11 +377,11 @@ const Slot core2_slots[] = {
     {NVTX_CBID_CORE2_DomainCreateW, fn(domain_create_w)},
     {NVTX_CBID_CORE2_DomainDestroy, fn(domain_destroy)},
 };
-const Slot cuda_slots[] = {
+const Slot kCudaSlots[] = {
     {NVTX_CBID_CUDA_NameCuStreamA, fn(name_stream_a)},
     {NVTX_CBID_CUDA_NameCuStreamW, fn(name_stream_w)},
 };
-const Slot cudart_slots[] = {
+const Slot kCudartSlots[] = {
     {NVTX_CBID_CUDART_NameCudaStreamA, fn(name_stream_a)},
     {NVTX_CBID_CUDART_NameCudaStreamW, fn(name_stream_w)},
 };
@@ -415,11 +415,11 @@ int initialize(GetExportTableFn get_export_table) {
     }
     // Before the first slot is written: a slot may be called as soon as we return.
     ensure_tracker();
-    if (!fill(*callbacks, NVTX_CB_MODULE_CORE, core_slots)) return 0;
+    if (!fill(*callbacks, NVTX_CB_MODULE_CORE, kCoreSlots)) return 0;
     // Optional modules: an instance without them still gets core ranges and marks.
-    fill(*callbacks, NVTX_CB_MODULE_CORE2, core2_slots);
-    fill(*callbacks, NVTX_CB_MODULE_CUDA, cuda_slots);
-    fill(*callbacks, NVTX_CB_MODULE_CUDART, cudart_slots);
+    fill(*callbacks, NVTX_CB_MODULE_CORE2, kCore2Slots);
+    fill(*callbacks, NVTX_CB_MODULE_CUDA, kCudaSlots);
+    fill(*callbacks, NVTX_CB_MODULE_CUDART, kCudartSlots);
 
     const auto* version =
         static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO));

@@ -64,7 +64,7 @@ class TraceWriter {
   DecodeContext decode_;
   struct NameEntry {
     std::string mangled;
-    int64_t name_id;
+    int64_t name_id = 0;
     std::optional<int64_t> mangled_id;
   };
   std::unordered_map<const char*, NameEntry> kernel_names_;

@@ -9,7 +9,7 @@
 using namespace c3::collector;
 
 namespace {
-EnvLookup env_of(std::map<std::string, std::string> m) {
+EnvLookup env_of(const std::map<std::string, std::string>& m) {
   return [m](const char* k) -> std::optional<std::string> {
     auto it = m.find(k);
     if (it == m.end()) return std::nullopt;

@@ -11,7 +11,7 @@ namespace {
 
 template <class T>
 T zeroed() {
-  T t;
+  T t{};
   std::memset(&t, 0, sizeof t);
   return t;
 }

@@ -84,7 +84,13 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
   }
   for (const auto& [k, v] : o.env) env[k] = v;
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  env_strings.reserve(env.size());
+  for (const auto& [k, v] : env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env_strings.push_back(std::move(kv));
+  }
   std::vector<char*> envp, cargv;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);

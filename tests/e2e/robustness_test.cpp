@@ -185,7 +185,7 @@ TEST(Robustness, FullDiskDoesNotKillTheJob) {
   // RLIMIT_FSIZE: our writes past 64 KiB fail with EFBIG instead of raising SIGXFSZ.
   TempDir dir;
   RunOptions o = with_env({{"C3SCOPE_FLUSH_MS", "50"}});
-  o.fsize_limit = 64 * 1024;
+  o.fsize_limit = 64L * 1024;
   RunResult r = run({job_path(), "many", "20000"}, dir.path(), o);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.term_signal, 0);

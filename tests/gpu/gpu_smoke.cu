@@ -12,8 +12,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <string>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                               \

@@ -12,10 +12,10 @@ C3_TABLES(C3_COLUMN_ARRAY)
 #undef C3_COLUMN_ARRAY
 
 #define C3_TABLE_DESC(sqlname, Row, COLS, doc) TableDesc{#sqlname, doc, k_##sqlname##_columns},
-const TableDesc k_tables[] = {C3_TABLES(C3_TABLE_DESC)};
+const TableDesc kTables[] = {C3_TABLES(C3_TABLE_DESC)};
 #undef C3_TABLE_DESC
 
-constexpr ColumnDesc k_gpu_activity_columns[] = {
+constexpr ColumnDesc kGpuActivityColumns[] = {
     {"process_id", "INTEGER", "process.id"},
     {"device_id", "INTEGER", "Device ordinal"},
     {"stream_id", "INTEGER", "Stream id"},
@@ -28,7 +28,7 @@ constexpr ColumnDesc k_gpu_activity_columns[] = {
     {"row_id", "INTEGER", "id of the row in the kernel, memcpy or memset table"},
 };
 
-constexpr ColumnDesc k_nvtx_columns[] = {
+constexpr ColumnDesc kNvtxColumns[] = {
     {"process_id", "INTEGER", "process.id"},
     {"thread_id", "INTEGER", "OS thread id"},
     {"domain", "TEXT", "NVTX domain ('default' for the default domain)"},
@@ -38,7 +38,7 @@ constexpr ColumnDesc k_nvtx_columns[] = {
     {"depth", "INTEGER", "Push/pop nesting depth from 0; NULL for start/end ranges and marks"},
 };
 
-constexpr ColumnDesc k_collective_activity_columns[] = {
+constexpr ColumnDesc kCollectiveActivityColumns[] = {
     {"collective_id", "INTEGER", "collective.id"},
     {"process_id", "INTEGER", "process.id"},
     {"kind", "TEXT", "kernel, memcpy or memset"},
@@ -47,13 +47,13 @@ constexpr ColumnDesc k_collective_activity_columns[] = {
     {"end_ns", "INTEGER", "End on the GPU (trace clock)"},
 };
 
-constexpr ColumnDesc k_collective_kernel_columns[] = {
+constexpr ColumnDesc kCollectiveKernelColumns[] = {
     {"collective_id", "INTEGER", "collective.id"},
     {"kernel_id", "INTEGER", "kernel.id of a kernel the call (or its group) launched"},
     {"process_id", "INTEGER", "process.id"},
 };
 
-constexpr ColumnDesc k_collective_gpu_columns[] = {
+constexpr ColumnDesc kCollectiveGpuColumns[] = {
     {"collective_id", "INTEGER", "collective.id"},
     {"process_id", "INTEGER", "process.id"},
     {"start_ns", "INTEGER", "First start of its GPU work (trace clock)"},
@@ -62,7 +62,7 @@ constexpr ColumnDesc k_collective_gpu_columns[] = {
     {"activity_count", "INTEGER", "Kernels, copies and sets linked to the call"},
 };
 
-const ViewDesc k_views[] = {
+const ViewDesc kViews[] = {
     {"gpu_activity",
      "Kernels, copies and sets in one relation, for plain-SQL users (pandas, the sqlite3 shell)",
      "SELECT k.process_id, k.device_id, k.stream_id, 'kernel' AS kind, s.value AS name, "
@@ -72,10 +72,10 @@ const ViewDesc k_views[] = {
      "start_ns, end_ns, bytes, correlation_id, id FROM memcpy "
      "UNION ALL SELECT process_id, device_id, stream_id, 'memset', 'Memset', start_ns, end_ns, "
      "bytes, correlation_id, id FROM memset",
-     k_gpu_activity_columns},
+     kGpuActivityColumns},
     {"nvtx", "NVTX ranges and marks with the columns most queries need",
      "SELECT process_id, thread_id, domain, name, start_ns, end_ns, depth FROM nvtx_range",
-     k_nvtx_columns},
+     kNvtxColumns},
     {"collective_activity",
      "The GPU work each NCCL call enqueued (through CUPTI external correlation): its kernels, and "
      "the copies NCCL makes for some operations (a 1-rank AllReduce out of place is a copy); all "
@@ -86,19 +86,19 @@ const ViewDesc k_views[] = {
      "FROM collective c JOIN external_correlation e ON e.process_id = c.process_id "
      "AND e.external_kind = 'custom0' AND e.external_id = c.external_id "
      "JOIN gpu_activity g ON g.process_id = c.process_id AND g.correlation_id = e.correlation_id",
-     k_collective_activity_columns},
+     kCollectiveActivityColumns},
     {"collective_kernel", "The kernels each NCCL call (or its group) launched",
      "SELECT collective_id, row_id AS kernel_id, process_id FROM collective_activity "
      "WHERE kind = 'kernel'",
-     k_collective_kernel_columns},
+     kCollectiveKernelColumns},
     {"collective_gpu", "GPU time span of each NCCL call's work",
      "SELECT collective_id, process_id, MIN(start_ns) AS start_ns, MAX(end_ns) AS end_ns, "
      "SUM(kind = 'kernel') AS kernel_count, COUNT(*) AS activity_count "
      "FROM collective_activity GROUP BY collective_id",
-     k_collective_gpu_columns},
+     kCollectiveGpuColumns},
 };
 
-const IndexDesc k_indexes[] = {
+const IndexDesc kIndexes[] = {
     {"kernel_by_time", "kernel", "process_id, device_id, start_ns"},
     {"kernel_by_correlation", "kernel", "process_id, correlation_id"},
     {"memcpy_by_time", "memcpy", "process_id, device_id, start_ns"},
@@ -110,7 +110,7 @@ const IndexDesc k_indexes[] = {
     {"api_by_correlation", "api_call", "process_id, correlation_id"},
 };
 
-const CounterDesc k_counters[] = {
+const CounterDesc kCounters[] = {
     {"cupti_records", "CUPTI activity records decoded"},
     {"cupti_dropped_records",
      "Records CUPTI reported as dropped (cuptiActivityGetNumDroppedRecords)"},
@@ -164,25 +164,25 @@ std::string cell(std::string_view s) {
 }  // namespace
 
 std::span<const TableDesc> tables() {
-  return k_tables;
+  return kTables;
 }
 std::span<const ViewDesc> views() {
-  return k_views;
+  return kViews;
 }
 std::span<const IndexDesc> indexes() {
-  return k_indexes;
+  return kIndexes;
 }
 std::span<const CounterDesc> known_counters() {
-  return k_counters;
+  return kCounters;
 }
 
 #define C3_DEFINE_TABLE_OF(sqlname, Row, COLS, doc) \
   template <>                                       \
   const TableDesc& table_of<Row>() {                \
     static const TableDesc& d = *[] {               \
-      for (const auto& t : k_tables)                \
+      for (const auto& t : kTables)                 \
         if (t.name == #sqlname) return &t;          \
-      return &k_tables[0];                          \
+      return &kTables[0];                           \
     }();                                            \
     return d;                                       \
   }
@@ -191,13 +191,13 @@ C3_TABLES(C3_DEFINE_TABLE_OF)
 
 std::string create_tables_sql() {
   std::string sql;
-  for (const auto& t : k_tables) sql += create_table_sql(t);
+  for (const auto& t : kTables) sql += create_table_sql(t);
   return sql;
 }
 
 std::string create_views_sql() {
   std::string sql;
-  for (const auto& v : k_views) {
+  for (const auto& v : kViews) {
     sql += "CREATE VIEW IF NOT EXISTS " + std::string(v.name) + " AS " + std::string(v.select_sql) +
            ";\n";
   }
@@ -206,7 +206,7 @@ std::string create_views_sql() {
 
 std::string create_indexes_sql() {
   std::string sql;
-  for (const auto& i : k_indexes) {
+  for (const auto& i : kIndexes) {
     sql += "CREATE INDEX IF NOT EXISTS " + std::string(i.name) + " ON " + std::string(i.table) +
            " (" + std::string(i.columns) + ");\n";
   }
@@ -226,7 +226,7 @@ std::string schema_markdown() {
       "are half-open `[start_ns, end_ns)`. Names of tables, columns and views are a contract: "
       "they change only with a schema version bump and a migration.\n\n";
   md += "## Tables\n\n";
-  for (const auto& t : k_tables) {
+  for (const auto& t : kTables) {
     md += "### `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + ".\n\n";
     md += "| column | type | meaning |\n|---|---|---|\n";
     for (const auto& c : t.columns) {
@@ -235,7 +235,7 @@ std::string schema_markdown() {
     md += "\n";
   }
   md += "## Views\n\n";
-  for (const auto& v : k_views) {
+  for (const auto& v : kViews) {
     md += "### `" + std::string(v.name) + "`\n\n" + std::string(v.doc) + ".\n\n";
     md += "| column | type | meaning |\n|---|---|---|\n";
     for (const auto& c : v.columns) {
@@ -247,12 +247,12 @@ std::string schema_markdown() {
       "## Indexes\n\nCreated when the writer closes the file cleanly (a killed process leaves "
       "a trace without them; it is still complete up to the last commit).\n\n";
   md += "| index | table | columns |\n|---|---|---|\n";
-  for (const auto& i : k_indexes) {
+  for (const auto& i : kIndexes) {
     md += "| `" + std::string(i.name) + "` | `" + std::string(i.table) + "` | " +
           std::string(i.columns) + " |\n";
   }
   md += "\n## Counters in `stats`\n\n| name | meaning |\n|---|---|\n";
-  for (const auto& c : k_counters) {
+  for (const auto& c : kCounters) {
     md += "| `" + std::string(c.name) + "` | " + cell(c.doc) + " |\n";
   }
   return md;

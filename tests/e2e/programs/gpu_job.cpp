@@ -94,6 +94,7 @@ int nccl() {
 int threads(int n, int iters) {
   c3fake_cuInit();
   std::vector<std::thread> ts;
+  ts.reserve(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) {
     ts.emplace_back([t, iters] {
       void* s = c3fake_stream_create(0, 0, 1);
