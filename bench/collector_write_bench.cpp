@@ -18,6 +18,7 @@
 #include "c3/tracedb/writer.h"
 #include "decode.h"
 #include "process_info.h"
+#include "ratio_reporter.h"
 #include "recorder.h"
 #include "trace_writer.h"
 
@@ -190,27 +191,16 @@ BENCHMARK(BM_CollectorDecodeAndWrite)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeOnly)->Unit(benchmark::kMillisecond);
 
 // Keeps each benchmark's rows/s so main() can print the ratio measured in this run.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> rate;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs) {
-      auto it = r.counters.find("items_per_second");
-      if (it != r.counters.end()) rate[r.benchmark_name()] = it->second.value;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
+  c3::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const double bare = reporter.rate["BM_BareSqliteInsert"];
-  const double ours = reporter.rate["BM_CollectorDecodeAndWrite"];
-  const double decode = reporter.rate["BM_DecodeOnly"];
+  const double bare = reporter.rate("BM_BareSqliteInsert");
+  const double ours = reporter.rate("BM_CollectorDecodeAndWrite");
+  const double decode = reporter.rate("BM_DecodeOnly");
   if (bare > 0 && ours > 0) {
     std::printf(
         "\ncollector decode+write: %.0f rows/s; bare sqlite insert loop, same rows: %.0f rows/s\n",

@@ -20,6 +20,7 @@ extern "C" int (*InitializeInjectionNvtx2_fnptr)(  // NOLINT(readability-identif
 #include <string>
 
 #include "nvtx_injection.h"
+#include "ratio_reporter.h"
 #include "recorder.h"
 
 namespace {
@@ -59,18 +60,6 @@ void BM_PushPopTrackerOnly(benchmark::State& state) {
 BENCHMARK(BM_PushPopThroughCollector);
 BENCHMARK(BM_PushPopTrackerOnly);
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> rate;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs) {
-      auto it = r.counters.find("items_per_second");
-      if (it != r.counters.end()) rate[r.benchmark_name()] = it->second.value;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,10 +70,10 @@ int main(int argc, char** argv) {
   setenv("C3SCOPE_LOG", "warn", 1);
   c3::collector::Recorder::instance().init();
   benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
+  c3::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const double full = reporter.rate["BM_PushPopThroughCollector"];
-  const double tracker = reporter.rate["BM_PushPopTrackerOnly"];
+  const double full = reporter.rate("BM_PushPopThroughCollector");
+  const double tracker = reporter.rate("BM_PushPopTrackerOnly");
   if (full > 0 && tracker > 0) {
     std::printf(
         "\nNVTX push+pop: %.0f ns through the collector, %.0f ns in the tracker alone "

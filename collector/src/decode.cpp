@@ -32,18 +32,24 @@ Decoded skip(Skipped::Why why, CUpti_ActivityKind kind) {
   return Skipped{why, static_cast<int>(kind)};
 }
 
+// The fields every GPU activity record shares, by the same names in each CUPTI struct.
+template <class Row, class Rec>
+void fill_activity(Row& r, const Rec* a, const DecodeContext& ctx) {
+  r.device_id = a->deviceId;
+  r.context_id = a->contextId;
+  r.stream_id = a->streamId;
+  r.correlation_id = a->correlationId;
+  r.start_ns = ts(a->start, ctx);
+  r.end_ns = ts(a->end, ctx);
+}
+
 Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const DecodeContext& ctx) {
   if (!C3_HAS(k, size, name) || bad_interval(k->start, k->end)) {
     return skip(Skipped::Why::invalid, k->kind);
   }
   DecodedKernel d;
   auto& r = d.row;
-  r.device_id = k->deviceId;
-  r.context_id = k->contextId;
-  r.stream_id = k->streamId;
-  r.correlation_id = k->correlationId;
-  r.start_ns = ts(k->start, ctx);
-  r.end_ns = ts(k->end, ctx);
+  fill_activity(r, k, ctx);
   r.grid_x = k->gridX;
   r.grid_y = k->gridY;
   r.grid_z = k->gridZ;
@@ -79,30 +85,15 @@ Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const Decode
   return d;
 }
 
-Decoded decode_memcpy(const CUpti_ActivityMemcpy6* m, size_t size, const DecodeContext& ctx) {
-  if (!C3_HAS(m, size, runtimeCorrelationId) || bad_interval(m->start, m->end)) {
-    return skip(Skipped::Why::invalid, m->kind);
-  }
+// What ordinary and peer-to-peer copy records have in common.
+template <class Rec>
+tracedb::MemcpyRow copy_row(const Rec* m, size_t size, const DecodeContext& ctx) {
   tracedb::MemcpyRow r;
-  r.device_id = m->deviceId;
-  r.context_id = m->contextId;
-  r.stream_id = m->streamId;
-  r.correlation_id = m->correlationId;
-  r.start_ns = ts(m->start, ctx);
-  r.end_ns = ts(m->end, ctx);
+  fill_activity(r, m, ctx);
   r.copy_kind = copy_kind_name(m->copyKind);
   r.bytes = static_cast<int64_t>(m->bytes);
   r.src_kind = memory_kind_name(m->srcKind);
   r.dst_kind = memory_kind_name(m->dstKind);
-  // The device side(s) of an ordinary copy are the device it ran on.
-  const auto kind = static_cast<CUpti_ActivityMemoryKind>(m->srcKind);
-  const auto dkind = static_cast<CUpti_ActivityMemoryKind>(m->dstKind);
-  auto on_device = [](CUpti_ActivityMemoryKind k) {
-    return k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || k == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY ||
-           k == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
-  };
-  if (on_device(kind)) r.src_device_id = m->deviceId;
-  if (on_device(dkind)) r.dst_device_id = m->deviceId;
   r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   if (C3_HAS(m, size, graphId)) {
     r.graph_node_id = nonzero(m->graphNodeId);
@@ -112,6 +103,22 @@ Decoded decode_memcpy(const CUpti_ActivityMemcpy6* m, size_t size, const DecodeC
     r.channel_id = m->channelID;
     r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
   }
+  return r;
+}
+
+Decoded decode_memcpy(const CUpti_ActivityMemcpy6* m, size_t size, const DecodeContext& ctx) {
+  if (!C3_HAS(m, size, runtimeCorrelationId) || bad_interval(m->start, m->end)) {
+    return skip(Skipped::Why::invalid, m->kind);
+  }
+  tracedb::MemcpyRow r = copy_row(m, size, ctx);
+  // The device side(s) of an ordinary copy are the device it ran on.
+  auto on_device = [](uint8_t k) {
+    const auto kind = static_cast<CUpti_ActivityMemoryKind>(k);
+    return kind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE || kind == CUPTI_ACTIVITY_MEMORY_KIND_ARRAY ||
+           kind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+  };
+  if (on_device(m->srcKind)) r.src_device_id = m->deviceId;
+  if (on_device(m->dstKind)) r.dst_device_id = m->deviceId;
   r.copy_count =
       C3_HAS(m, size, copyCount) && m->copyCount > 0 ? static_cast<int64_t>(m->copyCount) : 1;
   return r;
@@ -121,28 +128,9 @@ Decoded decode_p2p(const CUpti_ActivityMemcpyPtoP4* m, size_t size, const Decode
   if (!C3_HAS(m, size, correlationId) || bad_interval(m->start, m->end)) {
     return skip(Skipped::Why::invalid, m->kind);
   }
-  tracedb::MemcpyRow r;
-  r.device_id = m->deviceId;
-  r.context_id = m->contextId;
-  r.stream_id = m->streamId;
-  r.correlation_id = m->correlationId;
-  r.start_ns = ts(m->start, ctx);
-  r.end_ns = ts(m->end, ctx);
-  r.copy_kind = copy_kind_name(m->copyKind);
-  r.bytes = static_cast<int64_t>(m->bytes);
-  r.src_kind = memory_kind_name(m->srcKind);
-  r.dst_kind = memory_kind_name(m->dstKind);
+  tracedb::MemcpyRow r = copy_row(m, size, ctx);
   r.src_device_id = m->srcDeviceId;
   r.dst_device_id = m->dstDeviceId;
-  r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
-  if (C3_HAS(m, size, graphId)) {
-    r.graph_node_id = nonzero(m->graphNodeId);
-    r.graph_id = nonzero(m->graphId);
-  }
-  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
-    r.channel_id = m->channelID;
-    r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
-  }
   return r;
 }
 
@@ -151,12 +139,7 @@ Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeC
     return skip(Skipped::Why::invalid, m->kind);
   }
   tracedb::MemsetRow r;
-  r.device_id = m->deviceId;
-  r.context_id = m->contextId;
-  r.stream_id = m->streamId;
-  r.correlation_id = m->correlationId;
-  r.start_ns = ts(m->start, ctx);
-  r.end_ns = ts(m->end, ctx);
+  fill_activity(r, m, ctx);
   r.bytes = static_cast<int64_t>(m->bytes);
   r.value = m->value;
   r.memory_kind = memory_kind_name(m->memoryKind);

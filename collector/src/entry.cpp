@@ -126,54 +126,47 @@ C3_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) 
 
 namespace {
 
-// Collects the variadic arguments of execl* (up to and including the terminating NULL) into a
-// fixed array: no allocation, so this is safe in a vfork child too.
+// Collects execl*'s NULL-terminated argument list (and, for execle, the environment after it)
+// into `argv`: no allocation, so this is safe in a vfork child too.
 constexpr int kMaxExecArgs = 4096;
+bool collect_exec_args(const char* first, va_list ap, char** argv, char* const** envp) {
+  int n = 0;
+  argv[n++] = const_cast<char*>(first);
+  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  if (argv[n - 1]) {
+    errno = E2BIG;
+    return false;
+  }
+  if (envp) *envp = va_arg(ap, char* const*);
+  return true;
+}
 
 }  // namespace
 
 C3_EXPORT int execl(const char* path, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
-  argv[n++] = const_cast<char*>(arg);
   va_list ap;
   va_start(ap, arg);
-  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  const bool ok = collect_exec_args(arg, ap, argv, nullptr);
   va_end(ap);
-  if (argv[n - 1]) {
-    errno = E2BIG;
-    return -1;
-  }
-  return execv(path, argv);
+  return ok ? execv(path, argv) : -1;
 }
 
 C3_EXPORT int execlp(const char* file, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
-  argv[n++] = const_cast<char*>(arg);
   va_list ap;
   va_start(ap, arg);
-  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
+  const bool ok = collect_exec_args(arg, ap, argv, nullptr);
   va_end(ap);
-  if (argv[n - 1]) {
-    errno = E2BIG;
-    return -1;
-  }
-  return execvp(file, argv);
+  return ok ? execvp(file, argv) : -1;
 }
 
 C3_EXPORT int execle(const char* path, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
-  argv[n++] = const_cast<char*>(arg);
+  char* const* envp = nullptr;
   va_list ap;
   va_start(ap, arg);
-  while (argv[n - 1] && n < kMaxExecArgs) argv[n++] = va_arg(ap, char*);
-  char* const* envp = va_arg(ap, char* const*);
+  const bool ok = collect_exec_args(arg, ap, argv, &envp);
   va_end(ap);
-  if (argv[n - 1]) {
-    errno = E2BIG;
-    return -1;
-  }
-  return execve(path, argv, envp);
+  return ok ? execve(path, argv, envp) : -1;
 }

@@ -292,6 +292,31 @@ std::string derived_comm_id(const std::optional<std::string>& parent, const char
   return comm_id_for(key.data(), key.size());
 }
 
+// A communicator made from another (split, shrink): its id derives from the parent's, the
+// call's order among such calls on the parent, and `discriminator` (color, excluded count), so
+// every member rank computes the same id.
+template <class Call>
+ncclResult_t derived_comm(ncclComm_t parent_comm, ncclComm_t* newcomm, const ncclConfig_t* config,
+                          const char* init_call, int64_t discriminator, Call&& call) {
+  std::optional<std::string> parent;
+  int64_t seq = 0;
+  if (parent_comm) {
+    std::lock_guard<std::mutex> lock(g_comms_mu);
+    CommInfo& info = comm_info_locked(parent_comm);
+    parent = info.comm_id;
+    seq = std::string(init_call) == "CommSplit" ? info.split_calls++ : info.shrink_calls++;
+  }
+  ncclResult_t rc = untraced(call);
+  if (newcomm && *newcomm && (rc == ncclSuccess || rc == ncclInProgress)) {
+    int r = -1, n = -1;
+    if (auto f = C3_REAL(ncclCommUserRank)) f(*newcomm, &r);
+    if (auto f = C3_REAL(ncclCommCount)) f(*newcomm, &n);
+    record_comm(*newcomm, derived_comm_id(parent, init_call, seq, discriminator), init_call, r, n,
+                parent, config, rc);
+  }
+  return rc;
+}
+
 }  // namespace
 }  // namespace c3::collector
 
@@ -356,52 +381,17 @@ C3_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCo
                                      ncclConfig_t* config) {
   auto real = C3_REAL(ncclCommSplit);
   if (!real) return ncclSystemError;
-  std::optional<std::string> parent;
-  int64_t seq = 0;
-  {
-    std::lock_guard<std::mutex> lock(g_comms_mu);
-    if (comm) {
-      CommInfo& info = comm_info_locked(comm);
-      parent = info.comm_id;
-      seq = info.split_calls++;
-    }
-  }
-  ncclResult_t rc = untraced([&] { return real(comm, color, key, newcomm, config); });
-  if (newcomm && *newcomm && (rc == ncclSuccess || rc == ncclInProgress)) {
-    int r = -1, n = -1;
-    if (auto f = C3_REAL(ncclCommUserRank)) f(*newcomm, &r);
-    if (auto f = C3_REAL(ncclCommCount)) f(*newcomm, &n);
-    record_comm(*newcomm, derived_comm_id(parent, "split", seq, color), "CommSplit", r, n, parent,
-                config, rc);
-  }
-  return rc;
+  return derived_comm(comm, newcomm, config, "CommSplit", color,
+                      [&] { return real(comm, color, key, newcomm, config); });
 }
 
 C3_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                                       ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   auto real = C3_REAL(ncclCommShrink);
   if (!real) return ncclSystemError;
-  std::optional<std::string> parent;
-  int64_t seq = 0;
-  {
-    std::lock_guard<std::mutex> lock(g_comms_mu);
-    if (comm) {
-      CommInfo& info = comm_info_locked(comm);
-      parent = info.comm_id;
-      seq = info.shrink_calls++;
-    }
-  }
-  ncclResult_t rc = untraced([&] {
+  return derived_comm(comm, newcomm, config, "CommShrink", excludeRanksCount, [&] {
     return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   });
-  if (newcomm && *newcomm && (rc == ncclSuccess || rc == ncclInProgress)) {
-    int r = -1, n = -1;
-    if (auto f = C3_REAL(ncclCommUserRank)) f(*newcomm, &r);
-    if (auto f = C3_REAL(ncclCommCount)) f(*newcomm, &n);
-    record_comm(*newcomm, derived_comm_id(parent, "shrink", seq, excludeRanksCount), "CommShrink",
-                r, n, parent, config, rc);
-  }
-  return rc;
 }
 
 C3_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {

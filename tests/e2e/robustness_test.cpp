@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -242,4 +243,18 @@ TEST(Robustness, RecordCliForwardsSignalsAndDiesTheSameWay) {
   EXPECT_EQ(r.term_signal, SIGTERM) << r.err;
   ASSERT_EQ(r.traces.size(), 1u) << r.err << r.out;
   EXPECT_EQ(Reader::open(r.traces[0])->count("kernel"), 3);
+}
+
+TEST(Robustness, ShellLaunchersLeaveNoTraceTheirChildrenDo) {
+  // sh forks and execs the job: the shell records nothing (no file), the job gets its trace.
+  TempDir dir;
+  RunResult r =
+      run({"/bin/sh", "-c", job_path() + " basic; " + job_path() + " nvtx-only"}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(r.traces.size(), 2u) << r.err;
+  std::set<std::string> commands;
+  for (const auto& p : r.traces) {
+    commands.insert(text(*Reader::open(p), "SELECT command_line FROM process"));
+  }
+  EXPECT_EQ(commands, (std::set<std::string>{job_path() + " basic", job_path() + " nvtx-only"}));
 }
