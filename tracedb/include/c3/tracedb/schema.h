@@ -4,7 +4,8 @@
 // generate the row struct the writer takes, the CREATE TABLE statement, the INSERT binding and
 // docs/schema.md (tests/tracedb/schema_doc_test.cpp fails when the doc and this file disagree).
 // Table and column names are a contract with the analyzer, the GUI, importers and users' SQL:
-// change them only with a schema version bump and a migration (migrations.cpp).
+// change them only with a schema version bump and a migration of older files (version 1 is the
+// first: none exist yet).
 #pragma once
 
 #include <cstdint>
