@@ -42,6 +42,7 @@ Config parse_config(const EnvLookup& env) {
   }
   if (auto v = env("C3SCOPE_CUDA_API")) c.cuda_api = parse_bool(*v);
   if (auto v = env("C3SCOPE_LAUNCH_LATENCY")) c.launch_latency = parse_bool(*v);
+  if (auto v = env("C3SCOPE_NCCL_LINK")) c.nccl_link = parse_bool(*v);
   if (auto v = env("C3SCOPE_LOG")) {
     if (*v == "quiet")
       c.log = LogLevel::quiet;

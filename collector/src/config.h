@@ -20,6 +20,9 @@ struct Config {
   int64_t buffer_mb = 64;         // C3SCOPE_BUFFER_MB: CUPTI activity buffer pool bound
   bool cuda_api = false;          // C3SCOPE_CUDA_API=1: record runtime/driver API calls
   bool launch_latency = false;    // C3SCOPE_LAUNCH_LATENCY=1: kernel queued/submitted times
+  // C3SCOPE_NCCL_LINK=0: do not record the launch/copy API records that link NCCL calls to their
+  // GPU work (less CUPTI overhead per launch; collective_activity stays empty).
+  bool nccl_link = true;
   LogLevel log = LogLevel::info;  // C3SCOPE_LOG=quiet|info|debug
   std::string cupti_lib;          // C3SCOPE_CUPTI_LIB: CUPTI library to load
   std::string self_path;          // path of libc3scope-collector.so itself (not from env)

@@ -190,6 +190,8 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
       r = a.ActivityEnable(kind);
       if (r != CUPTI_SUCCESS) detail += "; API recording unavailable: " + a.result_string(r);
     }
+  } else if (!config.nccl_link) {
+    detail += "; NCCL calls not linked to GPU work (C3SCOPE_NCCL_LINK=0)";
   } else if (a.ActivityEnableRuntimeApi && a.ActivityEnableDriverApi) {
     for (auto cbid : kRuntimeLinked) a.ActivityEnableRuntimeApi(cbid, 1);
     for (auto cbid : kDriverLinked) a.ActivityEnableDriverApi(cbid, 1);

@@ -263,3 +263,17 @@ TEST(Recording, NoTraceForProcessesThatRecordNothing) {
   EXPECT_TRUE(r.traces.empty());
   EXPECT_EQ(r.err, "");
 }
+
+TEST(Recording, NcclLinkingCanBeTurnedOff) {
+  TempDir dir;
+  RunResult r = run({job_path(), "nccl"}, dir.path(), with_env({{"C3SCOPE_NCCL_LINK", "0"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto t = only_trace(r);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->count("collective"), 7);
+  EXPECT_EQ(t->count("external_correlation"), 0);
+  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM collective_activity"), 0);
+  EXPECT_NE(
+      text(*t, "SELECT detail FROM stats WHERE name = 'cupti_status'").find("C3SCOPE_NCCL_LINK=0"),
+      std::string::npos);
+}
