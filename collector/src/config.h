@@ -16,10 +16,10 @@ struct Config {
   // C3SCOPE_OUTPUT: path pattern; %p pid, %h host, %r rank (or 'norank'), %q{VAR} an env var,
   // %% a percent sign. A trailing '/' or an existing directory means "this folder, default name".
   std::string output_pattern = "c3scope-%h-%p.sqlite";
-  int64_t flush_ms = 1000;        // C3SCOPE_FLUSH_MS: commit at least this often
-  int64_t buffer_mb = 64;         // C3SCOPE_BUFFER_MB: CUPTI activity buffer pool bound
-  bool cuda_api = false;          // C3SCOPE_CUDA_API=1: record runtime/driver API calls
-  bool launch_latency = false;    // C3SCOPE_LAUNCH_LATENCY=1: kernel queued/submitted times
+  int64_t flush_ms = 1000;      // C3SCOPE_FLUSH_MS: commit at least this often
+  int64_t buffer_mb = 64;       // C3SCOPE_BUFFER_MB: CUPTI activity buffer pool bound
+  bool cuda_api = false;        // C3SCOPE_CUDA_API=1: record runtime/driver API calls
+  bool launch_latency = false;  // C3SCOPE_LAUNCH_LATENCY=1: kernel queued/submitted times
   // C3SCOPE_NCCL_LINK=0: do not record the launch/copy API records that link NCCL calls to their
   // GPU work (less CUPTI overhead per launch; collective_activity stays empty).
   bool nccl_link = true;
