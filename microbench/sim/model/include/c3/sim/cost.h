@@ -1,0 +1,51 @@
+// What each operation demands of a simulated GPU (docs/sim-model.md, "Operations"): the
+// physical quantities (FLOPs, bytes through HBM, links and copy engines, SMs occupied) from which
+// the engine derives its time alone and under sharing. Pure functions of the spec.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "c3/sim/engine.h"
+#include "c3/sim/spec.h"
+
+namespace c3::sim {
+
+enum class Precision { fp32, fp16, bf16 };
+double peak_flops(const GpuSpec& g, Precision p);
+
+// Kernels (one part, on `gpu`).
+PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Precision p);
+PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array);
+PartDemand fma_loop(const GpuSpec& g, int gpu, double target_ns);
+// A copy kernel: `ctas` SMs moving `bytes` within `gpu`, or to `peer_gpu` over the links.
+PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_gpu = -1);
+
+// Copy-engine transfers.
+PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int peer_gpu = -1);
+enum class HostDirection { h2d, d2h };
+PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection d);
+
+enum class Collective { allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv };
+const char* collective_name(Collective c);
+enum class Algorithm { ring, tree };
+
+// A collective over `ranks` (GPU ids in rank order) with message size `bytes` as nccl-tests
+// counts it (busbw_factor applies), `channels` CTAs per rank (0: the platform default). One
+// part per rank. The algorithm is the faster of ring and tree alone (what NCCL's tuner does for
+// AllReduce); other collectives use rings. A 1-rank collective is a local copy when
+// `in_place` is false, else nothing.
+struct CollectiveCost {
+  OpDesc desc;
+  Algorithm algorithm = Algorithm::ring;
+  double alone_ns = 0;  // on an idle node
+};
+CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std::vector<int>& ranks,
+                          int64_t bytes, int channels, bool in_place);
+
+// Time of a single-part op alone on an idle GPU (what the engine yields with nothing else
+// running); used by tests and the docs.
+double alone_ns(const GpuSpec& g, const PartDemand& d, double latency_ns = 0);
+
+}  // namespace c3::sim

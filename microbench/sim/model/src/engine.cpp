@@ -1,0 +1,503 @@
+#include "c3/sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+namespace c3::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Resources of one GPU, in bytes per nanosecond.
+enum Res { kHbm, kLinkOut, kLinkIn, kCe, kPcie, kResPerGpu };
+
+struct StreamItem {
+  enum class Type { part, record, wait } type = Type::part;
+  OpId op = -1;
+  int part = 0;
+  EventId event = -1;
+  double launch = 0;
+};
+
+struct StreamState {
+  int gpu = 0;
+  int priority = 0;
+  int partition = 0;
+  std::deque<StreamItem> queue;
+};
+
+struct PartState {
+  StreamId stream = -1;
+  double launch = 0;
+  bool enqueued = false;
+  bool ready = false;
+  double ready_time = 0;
+  double sm_alloc = 0;  // SMs granted in the current allocation
+};
+
+enum class OpPhase { waiting, latency, fluid, done };
+
+struct OpState {
+  OpDesc desc;
+  std::vector<PartState> parts;
+  int ready_parts = 0;
+  OpPhase phase = OpPhase::waiting;
+  double latency_end = 0;
+  double remaining = 1.0;  // fraction of the fluid work left
+  double rate = 0;         // fraction per ns in the current allocation
+  double cap = 0;
+  // Bytes per unit of progress on each resource, as (resource index, bytes).
+  std::vector<std::pair<int, double>> uses;
+};
+
+}  // namespace
+
+struct Engine::Impl {
+  const NodeSpec& spec;
+  std::vector<double> capacity;           // kResPerGpu per GPU
+  std::vector<double> partition_sms;      // SMs of each partition
+  std::vector<int> partition_gpu;
+  std::vector<StreamState> streams;
+  std::vector<std::unique_ptr<OpState>> ops;  // reset once done
+  std::vector<double> op_end;                 // completion time, -1 while running
+  std::vector<double> event_time;             // -1 until reached
+  std::vector<OpId> active;                   // ops with a ready part, not done
+  double launch_latency;
+
+  explicit Impl(const NodeSpec& s) : spec(s) {
+    const GpuSpec& g = s.gpu;
+    capacity.assign(static_cast<size_t>(s.gpus) * kResPerGpu, 0.0);
+    for (int i = 0; i < s.gpus; ++i) {
+      double* c = &capacity[static_cast<size_t>(i) * kResPerGpu];
+      c[kHbm] = g.hbm_bytes_per_s * g.hbm_efficiency / 1e9;
+      c[kLinkOut] = c[kLinkIn] = g.link_total_bytes_per_s() / 1e9;
+      c[kCe] = g.copy_engines * g.copy_engine_bytes_per_s / 1e9;
+      c[kPcie] = g.pcie_bytes_per_s / 1e9;
+      partition_sms.push_back(g.sms);  // partition i is GPU i's default partition
+      partition_gpu.push_back(i);
+    }
+    launch_latency = g.launch_latency_ns;
+  }
+
+  OpState& op(OpId id) {
+    if (id < 0 || static_cast<size_t>(id) >= ops.size() || !ops[static_cast<size_t>(id)]) {
+      throw std::logic_error("sim engine: unknown or finished op " + std::to_string(id));
+    }
+    return *ops[static_cast<size_t>(id)];
+  }
+
+  static int res(int gpu, Res r) { return gpu * kResPerGpu + r; }
+
+  void prepare_uses(OpState& o) {
+    o.uses.clear();
+    for (const auto& p : o.desc.parts) {
+      auto add = [&](Res r, double bytes) {
+        if (bytes > 0) o.uses.emplace_back(res(p.gpu, r), bytes);
+      };
+      add(kHbm, p.hbm_bytes);
+      add(kLinkOut, p.link_out_bytes);
+      add(kLinkIn, p.link_in_bytes);
+      add(kCe, p.ce_bytes);
+      add(kPcie, p.pcie_bytes);
+      if (p.peer_gpu >= 0 && p.peer_bytes > 0) {
+        o.uses.emplace_back(res(p.peer_gpu, kLinkIn), p.peer_bytes);
+        o.uses.emplace_back(res(p.peer_gpu, kHbm), p.peer_bytes);
+      }
+    }
+  }
+};
+
+Engine::Engine(const NodeSpec& spec) : spec_(spec), impl_(new Impl(spec_)) {
+  if (spec_.gpus < 1) throw std::invalid_argument("sim engine: a node needs at least one GPU");
+}
+
+Engine::~Engine() { delete impl_; }
+
+int Engine::add_partition(int gpu, double sms) {
+  auto& I = *impl_;
+  if (gpu < 0 || gpu >= spec_.gpus || sms <= 0 || sms >= I.partition_sms[static_cast<size_t>(gpu)]) {
+    throw std::invalid_argument("sim engine: cannot carve " + std::to_string(sms) +
+                                " SMs out of GPU " + std::to_string(gpu));
+  }
+  I.partition_sms[static_cast<size_t>(gpu)] -= sms;
+  I.partition_sms.push_back(sms);
+  I.partition_gpu.push_back(gpu);
+  return static_cast<int>(I.partition_sms.size() - 1);
+}
+
+StreamId Engine::add_stream(int gpu, int priority, int partition) {
+  auto& I = *impl_;
+  if (gpu < 0 || gpu >= spec_.gpus) throw std::invalid_argument("sim engine: no GPU " + std::to_string(gpu));
+  StreamState s;
+  s.gpu = gpu;
+  s.priority = priority;
+  s.partition = partition < 0 ? gpu : partition;
+  if (I.partition_gpu[static_cast<size_t>(s.partition)] != gpu) {
+    throw std::invalid_argument("sim engine: partition belongs to another GPU");
+  }
+  I.streams.push_back(std::move(s));
+  return static_cast<StreamId>(I.streams.size() - 1);
+}
+
+OpId Engine::create(OpDesc desc) {
+  auto& I = *impl_;
+  auto o = std::make_unique<OpState>();
+  o->parts.resize(desc.parts.size());
+  o->desc = std::move(desc);
+  I.prepare_uses(*o);
+  I.ops.push_back(std::move(o));
+  I.op_end.push_back(-1);
+  return static_cast<OpId>(I.ops.size() - 1);
+}
+
+void Engine::enqueue(OpId id, int part, StreamId stream, double launch_ns) {
+  auto& I = *impl_;
+  OpState& o = I.op(id);
+  if (part < 0 || static_cast<size_t>(part) >= o.parts.size() || o.parts[static_cast<size_t>(part)].enqueued) {
+    throw std::logic_error("sim engine: bad or repeated part " + std::to_string(part));
+  }
+  if (stream < 0 || static_cast<size_t>(stream) >= I.streams.size()) {
+    throw std::logic_error("sim engine: unknown stream");
+  }
+  if (I.streams[static_cast<size_t>(stream)].gpu != o.desc.parts[static_cast<size_t>(part)].gpu) {
+    throw std::logic_error("sim engine: part enqueued on another GPU's stream");
+  }
+  run_until(launch_ns);
+  PartState& p = o.parts[static_cast<size_t>(part)];
+  p.enqueued = true;
+  p.stream = stream;
+  p.launch = launch_ns;
+  I.streams[static_cast<size_t>(stream)].queue.push_back({StreamItem::Type::part, id, part, -1, launch_ns});
+}
+
+OpId Engine::submit(OpDesc desc, StreamId stream, double launch_ns) {
+  OpId id = create(std::move(desc));
+  enqueue(id, 0, stream, launch_ns);
+  return id;
+}
+
+EventId Engine::record(StreamId stream, double launch_ns) {
+  auto& I = *impl_;
+  run_until(launch_ns);
+  I.event_time.push_back(-1);
+  EventId ev = static_cast<EventId>(I.event_time.size() - 1);
+  I.streams.at(static_cast<size_t>(stream)).queue.push_back({StreamItem::Type::record, -1, 0, ev, launch_ns});
+  return ev;
+}
+
+void Engine::wait(StreamId stream, EventId event, double launch_ns) {
+  auto& I = *impl_;
+  run_until(launch_ns);
+  if (event < 0 || static_cast<size_t>(event) >= I.event_time.size()) {
+    throw std::logic_error("sim engine: unknown event");
+  }
+  I.streams.at(static_cast<size_t>(stream)).queue.push_back({StreamItem::Type::wait, -1, 0, event, launch_ns});
+}
+
+double Engine::event_time(EventId event) const {
+  return impl_->event_time.at(static_cast<size_t>(event));
+}
+
+// The body of the simulation: repeated (admit, allocate, advance) until `stop` says so.
+namespace {
+
+struct Stepper {
+  Engine::Impl& I;
+  double& now;
+  int64_t& completed;
+  int64_t& steps;
+  const std::function<void(const CompletedOp&)>& on_complete;
+
+  void admit_all(double& next_admit) {
+    next_admit = kInf;
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t s = 0; s < I.streams.size(); ++s) {
+        auto& st = I.streams[s];
+        while (!st.queue.empty()) {
+          StreamItem& head = st.queue.front();
+          if (head.type == StreamItem::Type::record) {
+            if (head.launch > now) {
+              next_admit = std::min(next_admit, head.launch);
+              break;
+            }
+            I.event_time[static_cast<size_t>(head.event)] = now;
+            st.queue.pop_front();
+            progress = true;
+            continue;
+          }
+          if (head.type == StreamItem::Type::wait) {
+            if (I.event_time[static_cast<size_t>(head.event)] < 0) break;
+            st.queue.pop_front();
+            progress = true;
+            continue;
+          }
+          OpState& o = I.op(head.op);
+          PartState& p = o.parts[static_cast<size_t>(head.part)];
+          if (p.ready) break;  // running: the stream is busy until the op completes
+          const double at = head.launch + I.launch_latency;
+          if (at > now) {
+            next_admit = std::min(next_admit, at);
+            break;
+          }
+          p.ready = true;
+          p.ready_time = now;
+          if (o.ready_parts++ == 0) I.active.push_back(head.op);
+          if (o.ready_parts == static_cast<int>(o.parts.size())) {
+            if (o.desc.latency_ns > 0) {
+              o.phase = OpPhase::latency;
+              o.latency_end = now + o.desc.latency_ns;
+            } else {
+              o.phase = OpPhase::fluid;
+            }
+          }
+          progress = true;
+          break;
+        }
+      }
+    }
+  }
+
+  // Step 1 (SMs) and step 2 (bandwidth) of the header comment.
+  void allocate() {
+    ++steps;
+    // SMs: per partition, by priority class, proportional to demand within a class.
+    struct Claim {
+      OpState* op;
+      size_t part;
+      int priority;
+      double demand;
+    };
+    std::vector<std::vector<Claim>> by_partition(I.partition_sms.size());
+    for (OpId id : I.active) {
+      OpState& o = I.op(id);
+      for (size_t k = 0; k < o.parts.size(); ++k) {
+        PartState& p = o.parts[k];
+        p.sm_alloc = 0;
+        const double d = o.desc.parts[k].sm_demand;
+        if (!p.ready || d <= 0) continue;
+        const auto& st = I.streams[static_cast<size_t>(p.stream)];
+        by_partition[static_cast<size_t>(st.partition)].push_back({&o, k, st.priority, d});
+      }
+    }
+    for (size_t part = 0; part < by_partition.size(); ++part) {
+      auto& claims = by_partition[part];
+      if (claims.empty()) continue;
+      std::stable_sort(claims.begin(), claims.end(),
+                       [](const Claim& a, const Claim& b) { return a.priority > b.priority; });
+      double available = I.partition_sms[part];
+      size_t i = 0;
+      while (i < claims.size()) {
+        size_t j = i;
+        double want = 0;
+        while (j < claims.size() && claims[j].priority == claims[i].priority) want += claims[j++].demand;
+        const double share = want <= available ? 1.0 : (want > 0 ? available / want : 0.0);
+        for (size_t k = i; k < j; ++k) {
+          claims[k].op->parts[claims[k].part].sm_alloc = claims[k].demand * share;
+        }
+        available = std::max(0.0, available - want * share);
+        i = j;
+      }
+    }
+
+    // Caps of the operations moving data now.
+    std::vector<OpState*> fluid;
+    for (OpId id : I.active) {
+      OpState& o = I.op(id);
+      o.rate = 0;
+      if (o.phase != OpPhase::fluid) continue;
+      double cap = kInf;
+      for (size_t k = 0; k < o.parts.size(); ++k) {
+        const PartDemand& d = o.desc.parts[k];
+        const double sms = o.parts[k].sm_alloc;
+        if (d.sm_work > 0) cap = std::min(cap, sms / d.sm_work);
+        if (d.sm_driven_bytes > 0 && d.bytes_per_sm_ns > 0) {
+          cap = std::min(cap, sms * d.bytes_per_sm_ns / d.sm_driven_bytes);
+        }
+        if (d.stream_bytes > 0 && d.stream_bytes_per_ns > 0) {
+          cap = std::min(cap, d.stream_bytes_per_ns / d.stream_bytes);
+        }
+      }
+      for (const auto& [r, bytes] : o.uses) cap = std::min(cap, I.capacity[static_cast<size_t>(r)] / bytes);
+      o.cap = cap;
+      fluid.push_back(&o);
+    }
+
+    // Bandwidth: max-min fair by water-filling. Every op may draw up to a common level L
+    // (bytes/ns) on each resource it uses, i.e. run at min(cap, L / its largest per-progress byte
+    // count); L rises until the op reaches its cap or one of its resources saturates, and the
+    // op is frozen there. Ops that need less than a fair share get all they need.
+    std::vector<double> residual = I.capacity;
+    struct Filling {
+      OpState* op;
+      double heaviest;  // largest bytes per unit progress over its resources
+    };
+    std::vector<Filling> unfrozen;
+    for (OpState* o : fluid) {
+      double heaviest = 0;
+      for (const auto& [r, bytes] : o->uses) heaviest = std::max(heaviest, bytes);
+      if (o->cap == kInf) {
+        o->rate = kInf;  // moves nothing and computes nothing: done at once
+      } else if (heaviest == 0) {
+        o->rate = o->cap;  // limited by its SMs alone
+      } else if (o->cap > 0) {
+        unfrozen.push_back({o, heaviest});
+      }
+    }
+    std::vector<double> slope(residual.size());
+    while (!unfrozen.empty()) {
+      // Load on r at level L: frozen load + L * sum(bytes_r / heaviest) over unfrozen users.
+      std::fill(slope.begin(), slope.end(), 0.0);
+      double level = kInf;
+      for (const Filling& f : unfrozen) {
+        level = std::min(level, f.op->cap * f.heaviest);
+        for (const auto& [r, bytes] : f.op->uses) slope[static_cast<size_t>(r)] += bytes / f.heaviest;
+      }
+      for (size_t r = 0; r < slope.size(); ++r) {
+        if (slope[r] > 0) level = std::min(level, std::max(0.0, residual[r]) / slope[r]);
+      }
+      std::vector<bool> saturated(slope.size(), false);
+      for (size_t r = 0; r < slope.size(); ++r) {
+        saturated[r] = slope[r] > 0 && residual[r] - level * slope[r] <= 1e-12 * I.capacity[r];
+      }
+      std::vector<Filling> rest;
+      for (const Filling& f : unfrozen) {
+        bool freeze = f.op->cap * f.heaviest <= level * (1 + 1e-12);
+        for (const auto& [r, bytes] : f.op->uses) freeze = freeze || saturated[static_cast<size_t>(r)];
+        if (freeze) {
+          f.op->rate = std::min(f.op->cap, level / f.heaviest);
+          for (const auto& [r, bytes] : f.op->uses) residual[static_cast<size_t>(r)] -= f.op->rate * bytes;
+        } else {
+          rest.push_back(f);
+        }
+      }
+      if (rest.size() == unfrozen.size()) {  // numerical safety: nothing froze
+        for (const Filling& f : rest) f.op->rate = std::min(f.op->cap, level / f.heaviest);
+        break;
+      }
+      unfrozen.swap(rest);
+    }
+  }
+
+  // The next time something changes, given the current allocation.
+  double next_change(double next_admit) const {
+    double t = next_admit;
+    for (OpId id : I.active) {
+      const OpState& o = *I.ops[static_cast<size_t>(id)];
+      if (o.phase == OpPhase::latency) t = std::min(t, o.latency_end);
+      if (o.phase == OpPhase::fluid) {
+        if (o.rate == kInf) t = std::min(t, now);
+        else if (o.rate > 0) t = std::min(t, now + o.remaining / o.rate);
+      }
+    }
+    return t;
+  }
+
+  // Moves time to `t` (no event strictly before it) and finishes what ends there.
+  void advance(double t) {
+    const double dt = t - now;
+    for (OpId id : I.active) {
+      OpState& o = I.op(id);
+      if (o.phase == OpPhase::fluid && o.rate != kInf && o.rate > 0) o.remaining -= o.rate * dt;
+    }
+    now = t;
+    std::vector<OpId> still;
+    still.reserve(I.active.size());
+    for (OpId id : I.active) {
+      OpState& o = I.op(id);
+      if (o.phase == OpPhase::latency && o.latency_end <= now) o.phase = OpPhase::fluid;
+      // Rounding leaves a sliver of work at the completion time it was scheduled for.
+      const bool done = o.phase == OpPhase::fluid &&
+                        (o.rate == kInf || o.remaining <= 1e-9 ||
+                         (o.rate > 0 && o.remaining / o.rate <= 1e-3));
+      if (!done) {
+        still.push_back(id);
+        continue;
+      }
+      finish(id, o);
+    }
+    I.active.swap(still);
+  }
+
+  void finish(OpId id, OpState& o) {
+    o.phase = OpPhase::done;
+    CompletedOp c;
+    c.id = id;
+    c.desc = &o.desc;
+    for (size_t k = 0; k < o.parts.size(); ++k) {
+      const PartState& p = o.parts[k];
+      c.parts.push_back({o.desc.parts[k].gpu, p.stream, p.ready_time, now});
+      auto& q = I.streams[static_cast<size_t>(p.stream)].queue;
+      // The op is at the head of each of its streams.
+      if (!q.empty() && q.front().type == StreamItem::Type::part && q.front().op == id) q.pop_front();
+    }
+    I.op_end[static_cast<size_t>(id)] = now;
+    ++completed;
+    if (on_complete) on_complete(c);
+    I.ops[static_cast<size_t>(id)].reset();
+  }
+
+  // Runs until `stop()` holds or nothing is left that can happen; `limit` bounds time.
+  template <class Stop>
+  void run(double limit, Stop stop) {
+    for (;;) {
+      if (stop()) return;
+      double next_admit = kInf;
+      admit_all(next_admit);
+      if (stop()) return;
+      allocate();
+      const double t = next_change(next_admit);
+      if (t == kInf) return;  // nothing can progress (idle or deadlocked)
+      if (t > limit) {
+        // Progress up to the limit without crossing an event.
+        const double dt = limit - now;
+        if (dt > 0) {
+          for (OpId id : I.active) {
+            OpState& o = I.op(id);
+            if (o.phase == OpPhase::fluid && o.rate > 0 && o.rate != kInf) o.remaining -= o.rate * dt;
+          }
+          now = limit;
+        }
+        return;
+      }
+      advance(std::max(t, now));
+    }
+  }
+};
+
+}  // namespace
+
+void Engine::run_until(double t) {
+  if (t <= now_) return;
+  Stepper s{*impl_, now_, completed_, steps_, on_complete_};
+  s.run(t, [] { return false; });
+  if (now_ < t) now_ = t;
+}
+
+double Engine::run_until_done(OpId op) {
+  auto& I = *impl_;
+  if (op < 0 || static_cast<size_t>(op) >= I.op_end.size()) throw std::logic_error("sim engine: unknown op");
+  Stepper s{I, now_, completed_, steps_, on_complete_};
+  s.run(kInf, [&] { return I.op_end[static_cast<size_t>(op)] >= 0; });
+  return I.op_end[static_cast<size_t>(op)];
+}
+
+double Engine::run_until_event(EventId event) {
+  auto& I = *impl_;
+  Stepper s{I, now_, completed_, steps_, on_complete_};
+  s.run(kInf, [&] { return I.event_time.at(static_cast<size_t>(event)) >= 0; });
+  return I.event_time.at(static_cast<size_t>(event));
+}
+
+double Engine::run_until_idle() {
+  auto& I = *impl_;
+  Stepper s{I, now_, completed_, steps_, on_complete_};
+  s.run(kInf, [] { return false; });
+  return now_;
+}
+
+}  // namespace c3::sim
