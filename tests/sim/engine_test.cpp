@@ -141,8 +141,10 @@ TEST(SimEngine, SameStreamRunsInOrderAndEventsOrderStreams) {
 }
 
 TEST(SimEngine, PriorityDecidesWhoGetsTheSmsAndPartitionsIsolate) {
+  // 8 channels: the collective is bound by its CTAs, so losing SMs slows it (with the default
+  // channel count it is link bound and has SMs to spare).
   const NodeSpec n = node(2);
-  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1}, int64_t{512} << 20, 0, false);
+  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1}, int64_t{512} << 20, 8, false);
   PartDemand g = gemm(n.gpu, 0, 16384, 8192, 8192, Precision::bf16);
   auto slowdowns = [&](int comm_priority, bool partition) {
     Engine e(n);

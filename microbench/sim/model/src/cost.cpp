@@ -203,7 +203,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
     CollectiveCost cc;
     cc.algorithm = a;
     cc.desc.name = collective_name(c);
-    cc.desc.latency_ns = s.steps * g.nccl_step_latency_ns;
+    cc.desc.latency_ns = g.nccl_base_latency_ns + s.steps * g.nccl_step_latency_ns;
     for (int r : ranks) {
       PartDemand d;
       d.gpu = r;

@@ -24,131 +24,125 @@ const char* const kMi300xSheet =
     "AMD Instinct MI300X data sheet (amd.com/en/products/accelerators/instinct/mi300/mi300x.html)";
 const char* const kHopperWp = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022)";
 const char* const kAmpereWp = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)";
-const char* const kCudaGuide =
-    "CUDA C++ Programming Guide, table 'Technical Specifications per Compute Capability'";
 const char* const kMeasuredH200 =
     "measured here on an NVIDIA H200 (scripts/gpu-validate, 2026-11-30)";
 
-// Shared model parameters (estimates; docs/sim-model.md gives the reasoning).
-void common_estimates(GpuSpec& g) {
-  // cuBLAS reaches about 70-80% of dense tensor peak on large square GEMMs; 0.75 is the middle.
-  g.gemm_efficiency = 0.75;
-  // STREAM-like kernels reach about 90% of peak HBM bandwidth on recent GPUs.
-  g.hbm_efficiency = 0.90;
-  // Large NVLink/IF transfers reach about 80-85% of the raw link rate (protocol overhead).
-  g.link_efficiency = 0.85;
-  g.launch_latency_ns = 4000;
-  g.nccl_step_latency_ns = 1500;
+// Shared model parameters; docs/sim-presets-sources.md gives the measurements behind them.
+void common(GpuSpec& g) {
+  g.launch_latency_ns = 4000;        // estimate: launch-to-start on an idle GPU, 4-5 us
+  g.launch_api_ns = 4500;            // measured H200: 220k launches/s in a launch loop
+  g.nccl_step_latency_ns = 600;      // NCCL tuning.cc: NVLink LL hardware latency per step
+  g.nccl_base_latency_ns = 6600;     // NCCL tuning.cc: ring LL base latency
+  g.nccl_channels = 24;              // NCCL logs on 8x A100 and 8x H100: 24 coll channels
+  g.nccl_channel_bytes_per_s = 20 * G;  // NCCL search.cc/topo.h: ~20 GB/s per channel (bwIntra)
 }
 
 GpuSpec h100() {
   GpuSpec g;
   g.name = "H100 SXM5 80GB";
-  g.sms = 132;                 // Hopper whitepaper: H100 SXM5 has 132 SMs
-  g.clock_ghz = 1.98;          // Hopper whitepaper: max boost clock, SXM5
-  g.fp32_flops = 67 * T;       // datasheet: FP32 67 TFLOPS
-  g.tf32_flops = 494.5 * T;    // datasheet: TF32 989 TFLOPS with sparsity -> half dense
-  g.fp16_flops = 989.5 * T;    // datasheet: FP16 1,979 TFLOPS with sparsity -> half dense
-  g.bf16_flops = 989.5 * T;    // datasheet: BF16 1,979 TFLOPS with sparsity -> half dense
-  g.hbm_bytes = 80 * GiB;      // datasheet: 80GB
-  g.hbm_bytes_per_s = 3.35 * T;  // datasheet: 3.35TB/s
-  g.l2_bytes = 50 * MiB;       // Hopper whitepaper: 50 MB L2
-  g.copy_engines = 2;          // estimate: CUDA asyncEngineCount of datacenter GPUs (2: both directions)
-  g.copy_engine_bytes_per_s = 0;  // set below
-  g.topology = Topology::nvswitch;  // HGX H100 8-GPU: NVSwitch, all-to-all
-  g.links = 18;                // datasheet: NVLink 900GB/s; whitepaper: 18 NVLink4 links
-  g.link_bytes_per_s = 25 * G;  // 900 GB/s bidirectional / 18 links / 2 directions
-  g.link_latency_ns = 1000;
-  g.pcie_bytes_per_s = 64 * G;  // datasheet: PCIe Gen5 128GB/s (both directions)
-  g.max_threads_per_sm = 2048;  // CUDA guide, cc 9.0
+  g.sms = 132;                  // Hopper whitepaper: 132 SMs per GPU
+  g.clock_ghz = 1.83;           // whitepaper tensor peaks / (132 SMs x 4096 FLOP/clk)
+  g.fp32_flops = 66.9 * T;      // whitepaper table 3
+  g.tf32_flops = 494.7 * T;     // whitepaper table 3, dense
+  g.fp16_flops = 989.4 * T;     // whitepaper table 3, dense
+  g.bf16_flops = 989.4 * T;     // whitepaper table 3, dense
+  g.gemm_efficiency = 0.78;     // measured H200 (same SMs, clocks): 8192^3 bf16 at 769-798 TFLOP/s
+  g.hbm_bytes = 80 * GiB;       // whitepaper: 80 GB HBM3
+  g.hbm_bytes_per_s = 3.35 * T;  // datasheet: 3.35 TB/s
+  g.hbm_efficiency = 0.90;      // estimate: A100 STREAM 88%, H200 copy 90% of peak
+  g.l2_bytes = 50 * MiB;        // Hopper tuning guide: 50 MB
+  g.copy_engines = 3;           // deviceQuery on H100 80GB HBM3: 3 copy engines
+  g.topology = Topology::nvswitch;  // HGX: NVSwitch, full bandwidth between any pair
+  g.links = 18;                 // Hopper tuning guide: 18 NVLink4 links
+  g.link_bytes_per_s = 25 * G;  // tuning guide: 50 GB/s bidirectional per link
+  g.link_efficiency = 0.82;     // measured: ring busbw 365-370 of 450 GB/s (nccl #1455)
+  g.link_latency_ns = 600;
+  g.pcie_bytes_per_s = 64 * G;  // whitepaper: PCIe Gen5, 64 GB/s each direction
+  g.max_threads_per_sm = 2048;  // Hopper tuning guide (cc 9.0)
   g.max_blocks_per_sm = 32;
   g.registers_per_sm = 65536;
   g.shared_bytes_per_sm = 228 * 1024;
-  common_estimates(g);
-  // A copy engine moves about half the HBM bandwidth (it reads and writes HBM); estimate.
+  common(g);
+  // Estimates (docs/sim-model.md): a copy engine moves about half the achievable HBM bandwidth
+  // (it reads and writes HBM); Little's law (bandwidth x ~600 ns latency over ~48 KB in flight
+  // per SM) says about a third of the SMs saturate HBM.
   g.copy_engine_bytes_per_s = g.hbm_bytes_per_s * g.hbm_efficiency / 2;
-  // Little's law: achievable bandwidth x ~600 ns memory latency ~ 1.8 MB in flight; an SM keeps
-  // about 48 KB in flight -> about a third of the SMs saturate HBM (estimate).
   g.sms_to_saturate_hbm = 44;
-  g.launch_api_ns = 4500;  // measured H200 (same Hopper host path): 220k launches/s
-  // NCCL on NVSwitch uses 16-32 channels; 16 CTAs must fill 450 GB/s x 0.85 per direction, so a
-  // channel moves about 24 GB/s (estimate from the channel count that saturates the link).
-  g.nccl_channels = 16;
-  g.nccl_channel_bytes_per_s = 24 * G;
   return g;
 }
 
 GpuSpec h200() {
-  GpuSpec g = h100();
+  GpuSpec g = h100();           // same GH100 configuration, NVLink and PCIe (H200 datasheet)
   g.name = "H200 SXM 141GB";
-  g.hbm_bytes = 141e9;           // datasheet: 141GB
-  g.hbm_bytes_per_s = 4.8 * T;   // datasheet: 4.8TB/s
-  // datasheet: same compute rates, NVLink 900GB/s and PCIe Gen5 as H100 SXM5
+  g.hbm_bytes = 141e9;          // datasheet: 141 GB HBM3e
+  g.hbm_bytes_per_s = 4.8 * T;  // datasheet: 4.8 TB/s
+  g.l2_bytes = 60 * MiB;        // device-reported on an H200 here (KINDS.md)
   g.copy_engine_bytes_per_s = g.hbm_bytes_per_s * g.hbm_efficiency / 2;
-  g.sms_to_saturate_hbm = 63;  // Little's law as for H100, scaled with the bandwidth (estimate)
+  g.sms_to_saturate_hbm = 63;   // Little's law, scaled with the bandwidth (estimate)
   return g;
 }
 
 GpuSpec a100() {
   GpuSpec g;
   g.name = "A100 SXM4 80GB";
-  g.sms = 108;                 // Ampere whitepaper: A100 has 108 SMs
-  g.clock_ghz = 1.41;          // Ampere whitepaper: boost clock
-  g.fp32_flops = 19.5 * T;     // datasheet: FP32 19.5 TFLOPS
-  g.tf32_flops = 156 * T;      // datasheet: TF32 156 TFLOPS (312 with sparsity)
-  g.fp16_flops = 312 * T;      // datasheet: FP16 312 TFLOPS (624 with sparsity)
-  g.bf16_flops = 312 * T;      // datasheet: BF16 312 TFLOPS (624 with sparsity)
-  g.hbm_bytes = 80 * GiB;      // datasheet: 80GB HBM2e
-  g.hbm_bytes_per_s = 2.039 * T;  // datasheet: 2,039 GB/s
-  g.l2_bytes = 40 * MiB;       // Ampere whitepaper: 40 MB L2
-  g.copy_engines = 2;          // estimate, as for H100
-  g.topology = Topology::nvswitch;  // HGX A100 8-GPU: NVSwitch
-  g.links = 12;                // Ampere whitepaper: 12 NVLink3 links, 600 GB/s total
-  g.link_bytes_per_s = 25 * G;  // 600 GB/s / 12 links / 2 directions
-  g.link_latency_ns = 1000;
-  g.pcie_bytes_per_s = 32 * G;  // datasheet: PCIe Gen4 64GB/s (both directions)
-  g.max_threads_per_sm = 2048;  // CUDA guide, cc 8.0
+  g.sms = 108;                  // Ampere whitepaper: 108 SMs
+  g.clock_ghz = 1.41;           // Ampere blog table 3: boost 1410 MHz
+  g.fp32_flops = 19.5 * T;      // A100 datasheet
+  g.tf32_flops = 156 * T;       // A100 datasheet, dense
+  g.fp16_flops = 312 * T;       // A100 datasheet, dense
+  g.bf16_flops = 312 * T;       // A100 datasheet, dense
+  g.gemm_efficiency = 0.80;     // estimate: 80-90% for large square bf16 GEMMs
+  g.hbm_bytes = 80 * GiB;       // A100 datasheet: 80 GB HBM2e
+  g.hbm_bytes_per_s = 2.039 * T;  // A100 datasheet: 2,039 GB/s
+  g.hbm_efficiency = 0.88;      // measured: STREAM triad 1791 of 2039 GB/s
+  g.l2_bytes = 40 * MiB;        // Ampere tuning guide: 40 MB
+  g.copy_engines = 3;           // deviceQuery on A100-SXM4-80GB: 3 copy engines
+  g.topology = Topology::nvswitch;  // HGX A100: 6 NVSwitches, all-to-all
+  g.links = 12;                 // Ampere whitepaper: 12 NVLink3 links
+  g.link_bytes_per_s = 25 * G;  // whitepaper: 25 GB/s each direction per link
+  g.link_efficiency = 0.80;     // NCCL models NVLink3 at 20 of 25 GB/s (nccl #1054)
+  g.link_latency_ns = 600;
+  g.pcie_bytes_per_s = 31.5 * G;  // whitepaper: PCIe Gen4 x16, 31.5 GB/s each direction
+  g.max_threads_per_sm = 2048;  // Ampere tuning guide (cc 8.0)
   g.max_blocks_per_sm = 32;
   g.registers_per_sm = 65536;
   g.shared_bytes_per_sm = 164 * 1024;
-  common_estimates(g);
+  common(g);
   g.copy_engine_bytes_per_s = g.hbm_bytes_per_s * g.hbm_efficiency / 2;
-  g.sms_to_saturate_hbm = 27;  // Little's law as for H100 with A100's bandwidth (estimate)
-  g.launch_api_ns = 4500;
-  g.nccl_channels = 12;  // 12 CTAs fill 300 GB/s x 0.85 at the same per-channel rate (estimate)
-  g.nccl_channel_bytes_per_s = 24 * G;
+  g.sms_to_saturate_hbm = 27;   // Little's law with A100's bandwidth (estimate)
   return g;
 }
 
 GpuSpec mi300x() {
   GpuSpec g;
   g.name = "MI300X 192GB";
-  g.sms = 304;                 // data sheet: 304 compute units
-  g.clock_ghz = 2.1;           // data sheet: peak engine clock 2100 MHz
-  g.fp32_flops = 163.4 * T;    // data sheet: FP32 vector 163.4 TFLOPS
-  g.tf32_flops = 653.7 * T;    // data sheet: TF32 matrix 653.7 TFLOPS
-  g.fp16_flops = 1307.4 * T;   // data sheet: FP16 matrix 1307.4 TFLOPS (dense)
-  g.bf16_flops = 1307.4 * T;   // data sheet: BF16 matrix 1307.4 TFLOPS (dense)
-  g.hbm_bytes = 192 * GiB;     // data sheet: 192 GB HBM3
-  g.hbm_bytes_per_s = 5.3 * T;  // data sheet: 5.3 TB/s
-  g.l2_bytes = 256 * MiB;      // data sheet: 256 MB Infinity Cache
-  g.copy_engines = 2;          // estimate (SDMA engines used per direction)
-  g.topology = Topology::mesh;  // 8-GPU platform: every GPU linked to the 7 others
-  g.links = 7;                 // data sheet: 7 Infinity Fabric links
-  g.link_bytes_per_s = 64 * G;  // data sheet: 128 GB/s peak per link (both directions)
-  g.link_latency_ns = 1500;
-  g.pcie_bytes_per_s = 64 * G;  // data sheet: PCIe Gen5 x16 (128 GB/s both directions)
-  // CDNA3: up to 2048 work-items per CU, 64 KB LDS per CU, 512 KB VGPR file per CU.
-  g.max_threads_per_sm = 2048;
-  g.max_blocks_per_sm = 32;
-  g.registers_per_sm = 131072;
-  g.shared_bytes_per_sm = 64 * 1024;
-  common_estimates(g);
+  g.sms = 304;                  // ROCm MI300 microarchitecture: 304 CUs
+  g.clock_ghz = 2.1;            // 1307.4 TFLOPS / (304 CUs x 2048 FLOP/clk)
+  g.fp32_flops = 163.4 * T;     // ROCm MI300 table: vector FP32 (packed)
+  g.tf32_flops = 653.7 * T;     // ROCm MI300 table
+  g.fp16_flops = 1307.4 * T;    // ROCm MI300 table: matrix FP16
+  g.bf16_flops = 1307.4 * T;    // ROCm MI300 table: matrix BF16
+  g.gemm_efficiency = 0.47;     // measured (SemiAnalysis, Dec 2024): ~620 TFLOP/s bf16
+  g.hbm_bytes = 192 * GiB;      // ROCm specs: 192 GB HBM3
+  g.hbm_bytes_per_s = 5.3 * T;  // ROCm MI300: 5.3 TB/s peak
+  g.hbm_efficiency = 0.80;      // estimate (chiplet NUMA effects; low confidence)
+  g.l2_bytes = 32 * MiB;        // ROCm specs: 4 MB L2 per XCD (plus 256 MB Infinity Cache)
+  g.copy_engines = 2;           // estimate: SDMA engine count not found
+  g.topology = Topology::mesh;  // ROCm MI300: 7 links form a fully connected 8-GPU system
+  g.links = 7;
+  g.link_bytes_per_s = 64 * G;  // AMD: 128 GB/s bidirectional per link
+  g.link_efficiency = 0.75;     // AMD ROCm blog: ~48 of 64 GB/s usable per link
+  g.link_latency_ns = 800;
+  g.pcie_bytes_per_s = 63 * G;  // PCIe Gen5 x16 arithmetic
+  g.max_threads_per_sm = 2048;  // 32 waves x 64 (LLVM AMDGPU: 8 waves x 4 SIMDs)
+  g.max_blocks_per_sm = 16;     // LLVM AMDGPU getMaxWorkGroupsPerCU (multi-wave groups)
+  g.registers_per_sm = 131072;  // 512 KiB VGPR file per CU
+  g.shared_bytes_per_sm = 64 * 1024;  // ROCm specs: 64 KiB LDS
+  common(g);
+  g.nccl_channels = 28;         // estimate: RCCL spreads rings over the 7 links
+  g.nccl_channel_bytes_per_s = 16 * G;  // estimate: 28 channels fill 7 x 48 GB/s
   g.copy_engine_bytes_per_s = g.hbm_bytes_per_s * g.hbm_efficiency / 2;
   g.sms_to_saturate_hbm = 140;  // Little's law with MI300X's bandwidth (estimate)
-  g.launch_api_ns = 5000;
-  g.nccl_channels = 16;  // RCCL: channels cover the 7 links (estimate)
-  g.nccl_channel_bytes_per_s = 24 * G;
   return g;
 }
 
@@ -172,28 +166,26 @@ NodeSpec preset(const std::string& name, int gpus) {
 std::vector<std::string> preset_names() { return {"h100", "h200", "a100", "mi300x"}; }
 
 const std::vector<Source>& preset_sources() {
+  // The full list, with quotes and links, is docs/sim-presets-sources.md.
   static const std::vector<Source> sources = {
-      {"h100", "SMs, boost clock, L2, NVLink links", "132, 1.98 GHz, 50 MB, 18", kHopperWp},
-      {"h100", "FP32 / TF32 / FP16 / BF16 dense", "67 / 494.5 / 989.5 / 989.5 TFLOPS",
-       std::string(kH100Sheet) + " (tensor figures with sparsity halved)"},
-      {"h100", "HBM", "80 GB, 3.35 TB/s", kH100Sheet},
-      {"h100", "NVLink, PCIe", "900 GB/s total (25 GB/s per link per direction), Gen5 128 GB/s", kH100Sheet},
-      {"h100", "per-SM limits", "2048 threads, 32 blocks, 64K registers, 228 KB shared", kCudaGuide},
-      {"h200", "HBM", "141 GB, 4.8 TB/s", kH200Sheet},
-      {"h200", "compute, NVLink, PCIe", "as H100 SXM5", kH200Sheet},
-      {"h200", "SMs", "132", kMeasuredH200},
-      {"h100, h200", "launch API cost", "4.5 us (220k launches/s in a loop)", kMeasuredH200},
-      {"a100", "SMs, boost clock, L2, NVLink links", "108, 1.41 GHz, 40 MB, 12", kAmpereWp},
-      {"a100", "FP32 / TF32 / FP16 / BF16 dense", "19.5 / 156 / 312 / 312 TFLOPS", kA100Sheet},
-      {"a100", "HBM", "80 GB, 2,039 GB/s", kA100Sheet},
-      {"a100", "NVLink, PCIe", "600 GB/s total, Gen4 64 GB/s", kA100Sheet},
-      {"a100", "per-SM limits", "2048 threads, 32 blocks, 64K registers, 164 KB shared", kCudaGuide},
-      {"mi300x", "CUs, peak clock, Infinity Cache", "304, 2.1 GHz, 256 MB", kMi300xSheet},
-      {"mi300x", "FP32 vector / TF32 / FP16 / BF16 dense", "163.4 / 653.7 / 1307.4 / 1307.4 TFLOPS", kMi300xSheet},
-      {"mi300x", "HBM", "192 GB, 5.3 TB/s", kMi300xSheet},
-      {"mi300x", "Infinity Fabric, PCIe", "7 links x 128 GB/s, Gen5 x16", kMi300xSheet},
-      {"all", "GEMM efficiency 0.75, HBM efficiency 0.90, link efficiency 0.85, copy engine = half of HBM, SMs to saturate HBM (Little's law), NCCL channels and per-channel rate, launch latency 4 us, NCCL step latency 1.5 us",
-       "see docs/sim-model.md", "estimates (model parameters), reasoning in docs/sim-model.md"},
+      {"h100", "132 SMs, 66.9/494.7/989.4/989.4 TFLOPS fp32/tf32/fp16/bf16 dense", "", kHopperWp},
+      {"h100", "80 GB at 3.35 TB/s; PCIe Gen5 64 GB/s per direction", "", kH100Sheet},
+      {"h100", "18 NVLink4 links, 25 GB/s per direction each; 50 MB L2; cc 9.0 limits", "",
+       "NVIDIA Hopper tuning guide"},
+      {"h100", "3 copy engines", "", "deviceQuery on H100 80GB HBM3"},
+      {"h100", "ring AllReduce busbw 365-370 GB/s on 8 GPUs (link efficiency 0.82)", "",
+       "NVIDIA/nccl issue 1455"},
+      {"h200", "141 GB at 4.8 TB/s; compute, NVLink, PCIe as H100", "", kH200Sheet},
+      {"h200", "132 SMs, 60 MB L2, bf16 GEMM 769-798 TFLOP/s, 220k launches/s", "", kMeasuredH200},
+      {"a100", "108 SMs, 1410 MHz, 12 NVLink3 links at 25 GB/s, PCIe Gen4 31.5 GB/s", "", kAmpereWp},
+      {"a100", "19.5/156/312/312 TFLOPS, 80 GB at 2,039 GB/s", "", kA100Sheet},
+      {"a100", "STREAM triad 1791 GB/s; 3 copy engines", "", "NVIDIA-STREAM and deviceQuery outputs"},
+      {"mi300x", "304 CUs, 163.4/653.7/1307.4/1307.4 TFLOPS, 192 GB at 5.3 TB/s, 7 links", "",
+       "AMD ROCm docs: MI300 microarchitecture and GPU specifications"},
+      {"mi300x", "128 GB/s per link bidirectional, ~48 GB/s usable per direction", "",
+       "AMD ROCm blog: Understanding RCCL Bandwidth and xGMI Performance on MI300X"},
+      {"all", "24 channels, ~20 GB/s per channel, LL latency 6.6 us + 0.6 us per step", "",
+       "NVIDIA/nccl src/graph/tuning.cc, search.cc, topo.h; NCCL logs"},
   };
   return sources;
 }

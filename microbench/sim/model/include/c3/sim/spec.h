@@ -48,7 +48,8 @@ struct GpuSpec {
   // NCCL on this platform.
   int nccl_channels = 0;                  // default channels (one CTA on one SM each)
   double nccl_channel_bytes_per_s = 0;    // what one channel moves over the link
-  double nccl_step_latency_ns = 0;        // per algorithm step (LL/LL128 small messages)
+  double nccl_step_latency_ns = 0;        // per algorithm step (LL small messages)
+  double nccl_base_latency_ns = 0;        // per collective call
 
   // Aggregate link bandwidth of one GPU in one direction (all links, achievable).
   double link_total_bytes_per_s() const { return links * link_bytes_per_s * link_efficiency; }
@@ -68,8 +69,8 @@ std::vector<std::string> preset_names();
 // Where each preset number comes from (for docs/sim-model.md and --help).
 struct Source {
   std::string preset;
-  std::string quantity;
-  std::string value;
+  std::string what;
+  std::string note;
   std::string source;
 };
 const std::vector<Source>& preset_sources();

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #define C3FAKE_EXPORT __attribute__((visibility("default")))
@@ -106,6 +107,26 @@ void reset_subscriber_state();
 const char* callback_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 // ---- driver (fake_driver.cpp) --------------------------------------------------------------
+// What the DEVICE and CONTEXT records say about each device.
+struct DeviceProfile {
+  std::string name = "C3Fake H100";  // "<name> <index>" in the records
+  int sms = 132;
+  uint64_t memory_bytes = 80ULL << 30;
+  uint64_t bandwidth_kb_per_s = 3352320000ULL;  // as CUPTI reports it
+  uint32_t l2_bytes = 50U << 20;
+  uint32_t clock_khz = 1980000;
+  uint32_t copy_engines = 3;
+  uint32_t max_warps_per_sm = 64;
+  uint32_t max_blocks_per_sm = 32;
+  uint32_t shared_bytes_per_sm = 233472;
+  uint32_t registers_per_sm = 65536;
+  uint32_t cc_major = 9;
+  uint32_t cc_minor = 0;
+};
+inline constexpr int kMaxDevices = 8;
+// Sets the device count and profile; only before initialization (returns false after).
+bool configure_devices(int count, const DeviceProfile& profile);
+const DeviceProfile& device_profile();
 struct Context;
 struct Stream;
 void ensure_initialized();

@@ -28,7 +28,6 @@ struct Context {
 
 namespace {
 
-constexpr int kMaxDevices = 8;
 // A DGX-H100-like PCI layout.
 constexpr std::array<unsigned, kMaxDevices> kPciBus = {0x18, 0x2a, 0x3a, 0x5d,
                                                        0x9a, 0xab, 0xba, 0xdb};
@@ -57,7 +56,8 @@ struct Driver {
       if (d < ndev) valid.insert(&null);
     }
   }
-  const int ndev;
+  int ndev;
+  DeviceProfile profile;
   std::atomic<int> init_state{0};  // 0: not called, 1: cuInit running, 2: done
   std::array<Context, kMaxDevices> contexts;
   std::array<Stream, kMaxDevices> null_streams;
@@ -110,7 +110,7 @@ void report_context(Context& ctx) {
       rec.nullStreamId = static_cast<uint16_t>(ctx.null_stream->id);
       rec.parentContextId = 0;
       rec.isGreenContext = 0;
-      rec.numMultiprocessors = 132;
+      rec.numMultiprocessors = static_cast<uint16_t>(driver().profile.sms);
       rec.cigMode = CUPTI_CONTEXT_CIG_MODE_NONE;
       batch.append(rec);
     }
@@ -132,19 +132,20 @@ CUpti_ActivityDevice5 device_record(int device) {
   CUpti_ActivityDevice5 rec{};
   rec.kind = CUPTI_ACTIVITY_KIND_DEVICE;
   rec.flags = CUPTI_ACTIVITY_FLAG_NONE;
-  rec.globalMemoryBandwidth = 3352320000ULL;  // KB/s: 2619 MHz x 5120 bit HBM3, DDR
-  rec.globalMemorySize = 80ULL << 30;
+  const DeviceProfile& p = driver().profile;
+  rec.globalMemoryBandwidth = p.bandwidth_kb_per_s;
+  rec.globalMemorySize = p.memory_bytes;
   rec.constantMemorySize = 65536;
-  rec.l2CacheSize = 50U << 20;
+  rec.l2CacheSize = p.l2_bytes;
   rec.numThreadsPerWarp = 32;
-  rec.coreClockRate = 1980000;  // kHz
-  rec.numMemcpyEngines = 3;
-  rec.numMultiprocessors = 132;
+  rec.coreClockRate = p.clock_khz;
+  rec.numMemcpyEngines = p.copy_engines;
+  rec.numMultiprocessors = static_cast<uint32_t>(p.sms);
   rec.maxIPC = 4;
-  rec.maxWarpsPerMultiprocessor = 64;
-  rec.maxBlocksPerMultiprocessor = 32;
-  rec.maxSharedMemoryPerMultiprocessor = 233472;
-  rec.maxRegistersPerMultiprocessor = 65536;
+  rec.maxWarpsPerMultiprocessor = p.max_warps_per_sm;
+  rec.maxBlocksPerMultiprocessor = p.max_blocks_per_sm;
+  rec.maxSharedMemoryPerMultiprocessor = p.shared_bytes_per_sm;
+  rec.maxRegistersPerMultiprocessor = p.registers_per_sm;
   rec.maxRegistersPerBlock = 65536;
   rec.maxSharedMemoryPerBlock = 49152;
   rec.maxThreadsPerBlock = 1024;
@@ -154,8 +155,8 @@ CUpti_ActivityDevice5 device_record(int device) {
   rec.maxGridDimX = 2147483647;
   rec.maxGridDimY = 65535;
   rec.maxGridDimZ = 65535;
-  rec.computeCapabilityMajor = 9;
-  rec.computeCapabilityMinor = 0;
+  rec.computeCapabilityMajor = p.cc_major;
+  rec.computeCapabilityMinor = p.cc_minor;
   rec.id = static_cast<uint32_t>(device);
   rec.eccEnabled = 1;
   // Deterministic uuid: c3 fa ce 00 'H' '1' '0' '0' 00 .. 00 <device>.
@@ -163,7 +164,7 @@ CUpti_ActivityDevice5 device_record(int device) {
       0xc3, 0xfa, 0xce, 0x00, 'H', '1', '0', '0',
       0,    0,    0,    0,    0,   0,   0,   static_cast<unsigned char>(device)};
   std::memcpy(rec.uuid.bytes, uuid.data(), uuid.size());
-  rec.name = intern(("C3Fake H100 " + std::to_string(device)).c_str());
+  rec.name = intern((p.name + " " + std::to_string(device)).c_str());
   rec.isCudaVisible = 1;
   rec.isMigEnabled = 0;
   rec.gpuInstanceId = UINT32_MAX;
@@ -176,6 +177,21 @@ CUpti_ActivityDevice5 device_record(int device) {
 }  // namespace
 
 // ---- initialization -------------------------------------------------------------------------
+
+bool configure_devices(int count, const DeviceProfile& profile) {
+  Driver& d = driver();
+  if (d.init_state.load(std::memory_order_acquire) != 0 || count < 1 || count > kMaxDevices) {
+    return false;
+  }
+  std::lock_guard lock(d.registry_mu);
+  for (int i = d.ndev; i < count; ++i) d.valid.insert(&d.null_streams[static_cast<size_t>(i)]);
+  for (int i = count; i < d.ndev; ++i) d.valid.erase(&d.null_streams[static_cast<size_t>(i)]);
+  d.ndev = count;
+  d.profile = profile;
+  return true;
+}
+
+const DeviceProfile& device_profile() { return driver().profile; }
 
 void ensure_initialized() {
   Driver& d = driver();

@@ -1,0 +1,194 @@
+#include <algorithm>
+#include <atomic>
+
+#include "gpu_work.h"
+
+namespace c3::fake {
+
+namespace {
+
+std::atomic<int64_t> g_next_grid_id{1};
+
+uint32_t shared_memory_executed(int static_smem, int dynamic_smem) {
+  const auto total = static_cast<uint32_t>(std::max(static_smem, 0) + std::max(dynamic_smem, 0));
+  constexpr uint32_t kGranule = 8U << 10;  // carve-out granularity used by this model
+  return (total + kGranule - 1) / kGranule * kGranule;
+}
+
+}  // namespace
+
+CUpti_ActivityKind kernel_kind() {
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL)) return CUPTI_ACTIVITY_KIND_KERNEL;
+  return CUPTI_ACTIVITY_KIND_INVALID;
+}
+
+CUpti_ActivityKernel10 kernel_record(CUpti_ActivityKind kind, const Stream& s, const char* name,
+                                     const unsigned (&grid)[3], const unsigned (&block)[3],
+                                     int regs, int static_smem, int dynamic_smem,
+                                     const Interval& iv, const CallTimes& call) {
+  CUpti_ActivityKernel10 rec{};
+  rec.kind = kind;
+  rec.cacheConfig.both = 0;
+  rec.sharedMemoryConfig = 1;  // 4-byte banks
+  rec.registersPerThread = static_cast<uint16_t>(std::clamp(regs, 0, 255));
+  rec.partitionedGlobalCacheRequested =
+      CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_NOT_SUPPORTED;
+  rec.partitionedGlobalCacheExecuted = CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_NOT_SUPPORTED;
+  rec.start = iv.start;
+  rec.end = iv.end;
+  rec.completed = iv.end;
+  rec.deviceId = static_cast<uint32_t>(s.device);
+  rec.contextId = context_id(s.ctx);
+  rec.streamId = s.id;
+  rec.gridX = static_cast<int32_t>(grid[0]);
+  rec.gridY = static_cast<int32_t>(grid[1]);
+  rec.gridZ = static_cast<int32_t>(grid[2]);
+  rec.blockX = static_cast<int32_t>(block[0]);
+  rec.blockY = static_cast<int32_t>(block[1]);
+  rec.blockZ = static_cast<int32_t>(block[2]);
+  rec.staticSharedMemory = static_smem;
+  rec.dynamicSharedMemory = dynamic_smem;
+  rec.localMemoryPerThread = 0;
+  rec.localMemoryTotal = 0;
+  rec.correlationId = call.correlation;
+  rec.gridId = g_next_grid_id.fetch_add(1);
+  rec.name = name;
+  rec.reserved0 = nullptr;
+  const bool latency = latency_timestamps();
+  rec.queued = latency ? call.start : CUPTI_TIMESTAMP_UNKNOWN;
+  rec.submitted = latency ? call.end : CUPTI_TIMESTAMP_UNKNOWN;
+  rec.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+  rec.isSharedMemoryCarveoutRequested = 0;
+  rec.sharedMemoryCarveoutRequested = 0;
+  rec.padding = 0;
+  rec.sharedMemoryExecuted = shared_memory_executed(static_smem, dynamic_smem);
+  rec.graphNodeId = 0;
+  rec.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
+  rec.graphId = 0;
+  rec.pAccessPolicyWindow = nullptr;
+  rec.channelID = 0;
+  rec.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+  rec.clusterX = 0;
+  rec.clusterY = 0;
+  rec.clusterZ = 0;
+  rec.clusterSchedulingPolicy = 0;
+  rec.localMemoryTotal_v2 = 0;
+  rec.maxPotentialClusterSize = 0;
+  rec.maxActiveClusters = 0;
+  rec.isDeviceLaunched = 0;
+  return rec;
+}
+
+
+MemoryKinds memory_kinds(int copy_kind) {
+  constexpr auto kPageable = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  constexpr auto kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  constexpr auto kArray = CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
+  switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return {kPageable, kDevice, cudaMemcpyHostToDevice};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return {kDevice, kPageable, cudaMemcpyDeviceToHost};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return {kPageable, kArray, cudaMemcpyHostToDevice};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return {kArray, kPageable, cudaMemcpyDeviceToHost};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return {kArray, kArray, cudaMemcpyDeviceToDevice};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return {kArray, kDevice, cudaMemcpyDeviceToDevice};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return {kDevice, kArray, cudaMemcpyDeviceToDevice};
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return {kPageable, kPageable, cudaMemcpyHostToHost};
+    default:
+      return {kDevice, kDevice, cudaMemcpyDeviceToDevice};  // DTOD, PTOP
+  }
+}
+
+
+void append_copy_record(RecordBatch& batch, const Stream& stream, int copy_kind, uint64_t bytes,
+                        int src_device, int dst_device, const Interval& iv, uint32_t correlation) {
+  const Stream* s = &stream;
+  const bool p2p = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+  const MemoryKinds mk = memory_kinds(copy_kind);
+  Context* src_ctx = p2p ? context_for(src_device) : nullptr;
+  Context* dst_ctx = p2p ? context_for(dst_device) : nullptr;
+  if (p2p && kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY2)) {
+    CUpti_ActivityMemcpyPtoP4 rec{};
+    rec.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+    rec.copyKind = static_cast<uint8_t>(copy_kind);
+    rec.srcKind = static_cast<uint8_t>(mk.src);
+    rec.dstKind = static_cast<uint8_t>(mk.dst);
+    rec.flags = static_cast<uint8_t>(CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+    rec.bytes = bytes;
+    rec.start = iv.start;
+    rec.end = iv.end;
+    rec.deviceId = static_cast<uint32_t>(s->device);
+    rec.contextId = context_id(s->ctx);
+    rec.streamId = s->id;
+    rec.srcDeviceId = static_cast<uint32_t>(src_device);
+    rec.srcContextId = context_id(src_ctx);
+    rec.dstDeviceId = static_cast<uint32_t>(dst_device);
+    rec.dstContextId = context_id(dst_ctx);
+    rec.correlationId = correlation;
+    rec.reserved0 = nullptr;
+    rec.graphNodeId = 0;
+    rec.graphId = 0;
+    rec.channelID = 1;
+    rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+    batch.append(rec);
+  } else if (!p2p && kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) {
+    CUpti_ActivityMemcpy6 rec{};
+    rec.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    rec.copyKind = static_cast<uint8_t>(copy_kind);
+    rec.srcKind = static_cast<uint8_t>(mk.src);
+    rec.dstKind = static_cast<uint8_t>(mk.dst);
+    rec.flags = static_cast<uint8_t>(CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+    rec.bytes = bytes;
+    rec.start = iv.start;
+    rec.end = iv.end;
+    rec.deviceId = static_cast<uint32_t>(s->device);
+    rec.contextId = context_id(s->ctx);
+    rec.streamId = s->id;
+    rec.correlationId = correlation;
+    rec.runtimeCorrelationId = 0;
+    rec.reserved0 = nullptr;
+    rec.graphNodeId = 0;
+    rec.graphId = 0;
+    rec.channelID = 1;
+    rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+    rec.isDeviceLaunched = 0;
+    rec.copyCount = 1;
+    batch.append(rec);
+  }
+}
+
+void append_memset_record(RecordBatch& batch, const Stream& stream, uint64_t bytes, uint32_t value,
+                          const Interval& iv, uint32_t correlation) {
+  const Stream* s = &stream;
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_MEMSET)) {
+    CUpti_ActivityMemset4 rec{};
+    rec.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    rec.value = value;
+    rec.bytes = bytes;
+    rec.start = iv.start;
+    rec.end = iv.end;
+    rec.deviceId = static_cast<uint32_t>(s->device);
+    rec.contextId = context_id(s->ctx);
+    rec.streamId = s->id;
+    rec.correlationId = correlation;
+    rec.flags = static_cast<uint16_t>(CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
+    rec.memoryKind = static_cast<uint16_t>(CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+    rec.reserved0 = nullptr;
+    rec.graphNodeId = 0;
+    rec.graphId = 0;
+    rec.channelID = 1;
+    rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+    rec.isDeviceLaunched = 0;
+    batch.append(rec);
+  }
+}
+
+}  // namespace c3::fake
