@@ -66,6 +66,8 @@ bool resolve(void* handle, CuptiApi& a, std::string& missing) {
   sym(handle, "cuptiActivityEnableLatencyTimestamps", a.ActivityEnableLatencyTimestamps);
   sym(handle, "cuptiGetStreamIdEx", a.GetStreamIdEx);
   sym(handle, "cuptiGetCallbackName", a.GetCallbackName);
+  sym(handle, "c3scope_trace_clock_ns", a.TraceClock);
+  sym(handle, "c3scope_trace_clock_name", a.TraceClockName);
   return ok;
 }
 

@@ -40,6 +40,9 @@ struct CuptiApi {
   decltype(&cuptiActivityEnableLatencyTimestamps) ActivityEnableLatencyTimestamps = nullptr;
   decltype(&cuptiGetStreamIdEx) GetStreamIdEx = nullptr;
   decltype(&cuptiGetCallbackName) GetCallbackName = nullptr;
+  // Not CUPTI: a simulated GPU's virtual clock (clock.h), when its library offers one.
+  int64_t (*TraceClock)() = nullptr;
+  const char* (*TraceClockName)() = nullptr;
 
   std::string result_string(CUptiResult r) const;
 };

@@ -134,6 +134,13 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
     return nullptr;
   }
 
+  // A simulated GPU supplies the clock itself (clock.h); from here on every timestamp, CUPTI's
+  // through the callback below included, comes from it.
+  if (a.TraceClock != nullptr && a.TraceClockName != nullptr && a.TraceClockName() != nullptr) {
+    g_trace_clock_name.store(a.TraceClockName(), std::memory_order_release);
+    g_trace_clock.store(a.TraceClock, std::memory_order_release);
+    detail += std::string("; trace clock: ") + a.TraceClockName();
+  }
   // The clock first: records made before the callback is registered would use CUPTI's own.
   if (a.ActivityRegisterTimestampCallback &&
       a.ActivityRegisterTimestampCallback(&trace_clock_callback) == CUPTI_SUCCESS) {

@@ -287,21 +287,21 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   }
   debug("writing trace %s", tw->path().c_str());
 
-  int64_t next_flush = now_ns() + cfg.flush_ms * 1000000;
+  int64_t next_flush = steady_ns() + cfg.flush_ms * 1000000;
   for (;;) {
-    int64_t wait_ms = std::max<int64_t>(0, (next_flush - now_ns()) / 1000000);
+    int64_t wait_ms = std::max<int64_t>(0, (next_flush - steady_ns()) / 1000000);
     pollfd pfd{s->wake_r, POLLIN, 0};
     ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(wait_ms, 60000)));
     drain(s->wake_r);
     const bool final = s->final_requested.load();
     const bool sig_flush = s->flush_requested.exchange(false);
-    const bool due = now_ns() >= next_flush;
+    const bool due = steady_ns() >= next_flush;
     size_t queued;
     {
       std::lock_guard<std::mutex> lock(s->mu);
       queued = s->queue.size();
     }
-    const int64_t t0 = now_ns();
+    const int64_t t0 = steady_ns();
     std::unique_lock<std::mutex> io(s->io_mu);
     try {
       if (final) {
@@ -342,13 +342,13 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
         std::lock_guard<std::mutex> lock(s->mu);
         status = s->cupti_status;
       }
-      rec->count(Counter::writer_ns, now_ns() - t0);
+      rec->count(Counter::writer_ns, steady_ns() - t0);
       if (final) {
         tw->finish(*rec, status, take_anchor());
       } else if (due || sig_flush) {
         rec->count(Counter::flushes);
         tw->commit(*rec, status);
-        next_flush = now_ns() + cfg.flush_ms * 1000000;
+        next_flush = steady_ns() + cfg.flush_ms * 1000000;
       }
     } catch (const std::exception& e) {
       io.unlock();
@@ -390,6 +390,8 @@ void Recorder::start_cupti() {
   }
   if (session) {
     cupti_.store(session, std::memory_order_release);
+    // The trace may exist already (NVTX before cuInit): record the clock it now uses.
+    submit(TraceClock{trace_clock_name()});
     debug("recording GPU activity: %s", detail.c_str());
   } else {
     warn("no GPU activity will be recorded: %s", error.c_str());

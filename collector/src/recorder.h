@@ -61,9 +61,15 @@ struct CuptiBuffer {
   size_t valid = 0;
 };
 
+// The clock the trace's timestamps use from now on (process.trace_clock).
+struct TraceClock {
+  std::string name;
+};
+
 // std::monostate: nothing to write, but starts the trace (CUDA was initialized).
-using Event = std::variant<std::monostate, tracedb::NvtxRangeRow, tracedb::CollectiveRow,
-                           tracedb::CommunicatorRow, CommEnd, StreamName, CuptiBuffer>;
+using Event =
+    std::variant<std::monostate, TraceClock, tracedb::NvtxRangeRow, tracedb::CollectiveRow,
+                 tracedb::CommunicatorRow, CommEnd, StreamName, CuptiBuffer>;
 
 class Recorder {
  public:

@@ -41,9 +41,9 @@ std::unique_ptr<tracedb::Writer> create_unique(const std::string& path) {
 
 ClockAnchor take_anchor() {
   ClockAnchor a;
+  a.trace_ns = now_ns();
   a.monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   a.realtime_ns = clock_ns(CLOCK_REALTIME);
-  a.trace_ns = a.monotonic_ns;  // the trace clock is CLOCK_MONOTONIC (clock.h)
   return a;
 }
 
@@ -79,7 +79,7 @@ TraceWriter::TraceWriter(const std::string& path, const ProcessFacts& facts, int
   p.command_line = facts.command_line;
   if (!facts.executable.empty()) p.executable = facts.executable;
   p.start_ns = start_ns;
-  p.trace_clock = kTraceClockName;
+  p.trace_clock = trace_clock_name();
   p.anchor_start_trace_ns = a.trace_ns;
   p.anchor_start_realtime_ns = a.realtime_ns;
   p.anchor_start_monotonic_ns = a.monotonic_ns;
@@ -210,6 +210,12 @@ void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Rec
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::monostate>) {
           return;
+        } else if constexpr (std::is_same_v<T, TraceClock>) {
+          char* q = sqlite3_mprintf("UPDATE process SET trace_clock = %Q WHERE id = %lld",
+                                    v.name.c_str(), static_cast<long long>(kProcessId));
+          std::string sql = q;
+          sqlite3_free(q);
+          writer_->exec(sql);
         } else if constexpr (std::is_same_v<T, CuptiBuffer>) {
           // Return the buffer to the pool even when writing fails.
           struct Release {

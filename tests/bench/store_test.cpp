@@ -42,7 +42,9 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-std::string tcp_spec() { return "tcp:127.0.0.1:" + std::to_string(free_port()); }
+std::string tcp_spec() {
+  return "tcp:127.0.0.1:" + std::to_string(free_port());
+}
 
 // Rank 0 publishes after `delay`; ranks 1..3 fetch concurrently (started first, so they wait).
 void run_four_ranks(const std::string& spec, std::chrono::milliseconds delay) {
@@ -213,9 +215,9 @@ TEST(TcpStore, RankZeroCannotListenTwiceOnOnePort) {
 }
 
 TEST(Store, BadSpecsNameTheSpecAndTheAcceptedForms) {
-  for (std::string spec : {"foo:", "", "file:", "tcp:", "tcp:host", "tcp:host:", "tcp::123",
-                           "tcp:host:0", "tcp:host:65536", "tcp:host:99999999", "tcp:host:12ab",
-                           "tcp:host:-1", "zmq://x"}) {
+  for (std::string spec :
+       {"foo:", "", "file:", "tcp:", "tcp:host", "tcp:host:", "tcp::123", "tcp:host:0",
+        "tcp:host:65536", "tcp:host:99999999", "tcp:host:12ab", "tcp:host:-1", "zmq://x"}) {
     std::string err;
     try {
       Store::open(spec, 0, 2);

@@ -1,19 +1,22 @@
 // Invariants of the simulated node (docs/sim-model.md): an operation alone takes its roofline
 // time; sharing a bottleneck slows each sharer by the same factor; resources that are not shared
 // do not interfere; priorities and partitions divide SMs as documented; runs are bit-identical.
+#include "c3/sim/engine.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "c3/sim/cost.h"
-#include "c3/sim/engine.h"
 
 using namespace c3::sim;
 
 namespace {
 
-NodeSpec node(int gpus = 2) { return preset("h100", gpus); }
+NodeSpec node(int gpus = 2) {
+  return preset("h100", gpus);
+}
 
 OpDesc one(const PartDemand& d, const std::string& name = "op") {
   OpDesc o;
@@ -28,7 +31,8 @@ struct Timeline {
   std::vector<double> ready, end;
 };
 
-Timeline run_concurrently(const NodeSpec& n, const std::vector<OpDesc>& ops, std::vector<int> priorities = {}) {
+Timeline run_concurrently(const NodeSpec& n, const std::vector<OpDesc>& ops,
+                          std::vector<int> priorities = {}) {
   Engine e(n);
   Timeline r;
   r.ready.resize(ops.size());
@@ -47,7 +51,9 @@ Timeline run_concurrently(const NodeSpec& n, const std::vector<OpDesc>& ops, std
   return r;
 }
 
-double dur(const Timeline& r, size_t i) { return r.end[i] - r.ready[i]; }
+double dur(const Timeline& r, size_t i) {
+  return r.end[i] - r.ready[i];
+}
 
 }  // namespace
 
@@ -102,7 +108,8 @@ TEST(SimEngine, SmBasedCopySlowsComputeMoreThanDmaCopy) {
 
 TEST(SimEngine, CollectiveHoldsSmsWhileWaitingAndEndsTogetherOnEveryRank) {
   const NodeSpec n = node(2);
-  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1}, int64_t{256} << 20, 0, false);
+  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1},
+                                 int64_t{256} << 20, 0, false);
   Engine e(n);
   StreamId s0 = e.add_stream(0, 0), s1 = e.add_stream(1, 0);
   std::vector<PartTiming> parts;
@@ -144,7 +151,8 @@ TEST(SimEngine, PriorityDecidesWhoGetsTheSmsAndPartitionsIsolate) {
   // 8 channels: the collective is bound by its CTAs, so losing SMs slows it (with the default
   // channel count it is link bound and has SMs to spare).
   const NodeSpec n = node(2);
-  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1}, int64_t{512} << 20, 8, false);
+  CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1},
+                                 int64_t{512} << 20, 8, false);
   PartDemand g = gemm(n.gpu, 0, 16384, 8192, 8192, Precision::bf16);
   auto slowdowns = [&](int comm_priority, bool partition) {
     Engine e(n);
@@ -153,7 +161,9 @@ TEST(SimEngine, PriorityDecidesWhoGetsTheSmsAndPartitionsIsolate) {
     StreamId sc = e.add_stream(0, 0, compute_part);
     StreamId s0 = e.add_stream(0, comm_priority), s1 = e.add_stream(1, comm_priority);
     std::vector<double> d(2);
-    e.on_complete([&](const CompletedOp& c) { d[c.desc->name == "gemm" ? 0 : 1] = c.parts[0].end - c.parts[0].ready; });
+    e.on_complete([&](const CompletedOp& c) {
+      d[c.desc->name == "gemm" ? 0 : 1] = c.parts[0].end - c.parts[0].ready;
+    });
     OpDesc gd = one(g, "gemm");
     e.submit(gd, sc, 0);
     OpId id = e.create(ar.desc);
@@ -187,19 +197,22 @@ TEST(SimEngine, ResultsAreBitIdenticalAcrossRuns) {
     });
     for (int it = 0; it < 20; ++it) {
       for (int g = 0; g < 4; ++g) {
-        e.submit(one(gemm(n.gpu, g, 4096 + 128 * it, 8192, 4096, Precision::bf16)), comp[static_cast<size_t>(g)], it * 1000.0);
+        e.submit(one(gemm(n.gpu, g, 4096 + 128 * it, 8192, 4096, Precision::bf16)),
+                 comp[static_cast<size_t>(g)], it * 1000.0);
       }
       CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1, 2, 3},
                                      (int64_t{1} << 20) << (it % 8), 0, false);
       OpId id = e.create(ar.desc);
-      for (int g = 0; g < 4; ++g) e.enqueue(id, g, comm[static_cast<size_t>(g)], it * 1000.0 + g * 7.0);
+      for (int g = 0; g < 4; ++g)
+        e.enqueue(id, g, comm[static_cast<size_t>(g)], it * 1000.0 + g * 7.0);
     }
     e.run_until_idle();
     return ends;
   };
   std::vector<double> a = once(), b = once();
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(double)), 0) << i;
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(double)), 0) << i;
 }
 
 TEST(SimCost, CollectiveShapes) {

@@ -49,7 +49,9 @@ int remaining_ms(Clock::time_point deadline) {
   return left.count() < 0 ? 0 : static_cast<int>(left.count());
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 // ---------------------------------------------------------------------------------------------
 // file:
@@ -117,8 +119,8 @@ class FileStore final : public Store {
     if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
       int err = errno;
       std::remove(tmp.c_str());
-      throw std::runtime_error("store " + spec_ + ": cannot rename " + tmp + " to " + path_ +
-                               ": " + errno_text(err));
+      throw std::runtime_error("store " + spec_ + ": cannot rename " + tmp + " to " + path_ + ": " +
+                               errno_text(err));
     }
   }
 
@@ -170,7 +172,8 @@ class FileStore final : public Store {
 //       response = u32(value length) value          (sent once the key is published)
 
 void put_u32(std::string* out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 255));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out->push_back(static_cast<char>((v >> shift) & 255));
 }
 
 uint32_t get_u32(const char* p) {

@@ -30,8 +30,8 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, DTy
   try {
     C3_CUBLAS(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t trans = CUBLAS_OP_T, no = CUBLAS_OP_N;
-    C3_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans,
-                                             sizeof trans));
+    C3_CUBLAS(
+        cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
     C3_CUBLAS(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no));
     C3_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t, uk, um, k));
     C3_CUBLAS(cublasLtMatrixLayoutCreate(&b_, t, uk, un, k));
@@ -42,8 +42,8 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, DTy
                                                    &ws, sizeof ws));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    C3_CUBLAS(cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, c_, c_, pref, 1, &result,
-                                             &found));
+    C3_CUBLAS(
+        cublasLtMatmulAlgoGetHeuristic(handle, desc_, a_, b_, c_, c_, pref, 1, &result, &found));
     if (found < 1) throw std::runtime_error("cuBLASLt has no algorithm for " + label_);
     algo_ = result.algo;
     cublasLtMatmulPreferenceDestroy(pref);
@@ -54,7 +54,9 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, int64_t m, int64_t n, int64_t k, DTy
   }
 }
 
-GemmPlan::~GemmPlan() { destroy(); }
+GemmPlan::~GemmPlan() {
+  destroy();
+}
 
 void GemmPlan::destroy() {
   if (c_ != nullptr) cublasLtMatrixLayoutDestroy(c_);
@@ -65,8 +67,8 @@ void GemmPlan::destroy() {
   desc_ = nullptr;
 }
 
-void GemmPlan::run(cublasLtHandle_t handle, const void* a, const void* b, void* c,
-                   void* workspace, cudaStream_t stream) const {
+void GemmPlan::run(cublasLtHandle_t handle, const void* a, const void* b, void* c, void* workspace,
+                   cudaStream_t stream) const {
   const float alpha = 1.0f, beta = 0.0f;
   C3_CUBLAS(cublasLtMatmul(handle, desc_, &alpha, a, a_, b, b_, &beta, c, c_, c, c_, &algo_,
                            workspace, kGemmWorkspaceBytes, stream));

@@ -11,8 +11,8 @@ template <typename Fn>
 bool lookup(const char* symbol, Fn* fn, std::string* reason) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-  cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &p, kMinDriver, cudaEnableDefault,
-                                                   &status);
+  cudaError_t e =
+      cudaGetDriverEntryPointByVersion(symbol, &p, kMinDriver, cudaEnableDefault, &status);
   if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
     cudaGetLastError();
     if (reason->empty()) {

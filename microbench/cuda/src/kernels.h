@@ -27,8 +27,7 @@ cudaError_t query_occupancy(Occupancy* out);
 
 // n elements of `type` with values in [-1, 1), a function of (index, seed): random-looking data
 // keeps GEMMs from running at the (faster, unrepresentative) speed of zeros.
-cudaError_t launch_fill(void* p, int64_t n, FillType type, uint32_t seed, int grid,
-                        cudaStream_t s);
+cudaError_t launch_fill(void* p, int64_t n, FillType type, uint32_t seed, int grid, cudaStream_t s);
 // a[i] = b[i] + scalar * c[i], i < n; a, b and c 16-byte aligned.
 cudaError_t launch_triad(float* a, const float* b, const float* c, float scalar, int64_t n,
                          int grid, cudaStream_t s);

@@ -20,8 +20,8 @@ void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
     switch (op.kind) {
       case ComputeKind::gemm: {
         if (op.m <= 0 || op.n <= 0 || op.k <= 0) {
-          throw std::invalid_argument(whole.label() + ": empty gemm " + std::to_string(op.m) +
-                                      "x" + std::to_string(op.n) + "x" + std::to_string(op.k) +
+          throw std::invalid_argument(whole.label() + ": empty gemm " + std::to_string(op.m) + "x" +
+                                      std::to_string(op.n) + "x" + std::to_string(op.k) +
                                       which(i, k));
         }
         if (op.n != whole.n || op.k != whole.k || op.dtype != whole.dtype) {
@@ -41,8 +41,7 @@ void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
       case ComputeKind::triad:
         p.elements = op.bytes / 4;
         if (p.elements <= 0) {
-          throw std::invalid_argument(whole.label() + ": no fp32 element to process" +
-                                      which(i, k));
+          throw std::invalid_argument(whole.label() + ": no fp32 element to process" + which(i, k));
         }
         p.a_off = L->triad;
         L->triad += align_up(static_cast<size_t>(p.elements) * 4);

@@ -31,7 +31,7 @@ struct CaseLayout {
   // Bytes each buffer needs (0: unused by the case).
   size_t gemm_a = 0, gemm_b = 0, gemm_c = 0, triad = 0;  // triad: each of the three arrays
   size_t comm_send = 0, comm_recv = 0;
-  bool peer = false;      // comm_recv lives on the next GPU (dma_p2p, sm_copy with peer)
+  bool peer = false;  // comm_recv lives on the next GPU (dma_p2p, sm_copy with peer)
   bool uses_nccl = false;
 };
 
@@ -40,6 +40,8 @@ struct CaseLayout {
 CaseLayout layout_case(const Case& c, int nranks);
 
 // 256-byte rounding of buffer offsets.
-constexpr size_t align_up(size_t v) { return (v + 255) & ~static_cast<size_t>(255); }
+constexpr size_t align_up(size_t v) {
+  return (v + 255) & ~static_cast<size_t>(255);
+}
 
 }  // namespace c3::bench::cuda

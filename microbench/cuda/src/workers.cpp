@@ -24,7 +24,9 @@ WorkerPool::WorkerPool(std::vector<int> devices)
   }
 }
 
-WorkerPool::~WorkerPool() { stop(); }
+WorkerPool::~WorkerPool() {
+  stop();
+}
 
 void WorkerPool::stop() {
   {

@@ -22,7 +22,8 @@ class WorkerPool {
   int size() const { return static_cast<int>(devices_.size()); }
   int device(int i) const { return devices_[static_cast<size_t>(i)]; }
 
-  // Runs fn(i) on every worker i and waits for all; then rethrows the earliest failure as std::runtime_error("GPU <device>: <what>"). Not reentrant: one caller thread.
+  // Runs fn(i) on every worker i and waits for all; then rethrows the earliest failure as
+  // std::runtime_error("GPU <device>: <what>"). Not reentrant: one caller thread.
   void run(const std::function<void(int)>& fn);
 
   // True from the moment one worker of the current run() has failed: the others stop waiting

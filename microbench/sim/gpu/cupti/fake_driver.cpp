@@ -191,7 +191,9 @@ bool configure_devices(int count, const DeviceProfile& profile) {
   return true;
 }
 
-const DeviceProfile& device_profile() { return driver().profile; }
+const DeviceProfile& device_profile() {
+  return driver().profile;
+}
 
 void ensure_initialized() {
   Driver& d = driver();

@@ -183,7 +183,8 @@ uint32_t c3fake_memcpy(void* stream, int copy_kind, uint64_t bytes, int src_devi
   const Interval iv = schedule_on(s, call.start() + kLaunchLatencyNs, duration_ns);
   RecordBatch batch;
   call.finish(batch);
-  append_copy_record(batch, *s, copy_kind, bytes, src_device, dst_device, iv, call.correlation_id());
+  append_copy_record(batch, *s, copy_kind, bytes, src_device, dst_device, iv,
+                     call.correlation_id());
   submit(batch);
   return call.correlation_id();
 }

@@ -1,7 +1,7 @@
+#include "gpu_work.h"
+
 #include <algorithm>
 #include <atomic>
-
-#include "gpu_work.h"
 
 namespace c3::fake {
 
@@ -18,7 +18,8 @@ uint32_t shared_memory_executed(int static_smem, int dynamic_smem) {
 }  // namespace
 
 CUpti_ActivityKind kernel_kind() {
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+    return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   if (kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL)) return CUPTI_ACTIVITY_KIND_KERNEL;
   return CUPTI_ACTIVITY_KIND_INVALID;
 }
@@ -80,7 +81,6 @@ CUpti_ActivityKernel10 kernel_record(CUpti_ActivityKind kind, const Stream& s, c
   return rec;
 }
 
-
 MemoryKinds memory_kinds(int copy_kind) {
   constexpr auto kPageable = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   constexpr auto kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
@@ -106,7 +106,6 @@ MemoryKinds memory_kinds(int copy_kind) {
       return {kDevice, kDevice, cudaMemcpyDeviceToDevice};  // DTOD, PTOP
   }
 }
-
 
 void append_copy_record(RecordBatch& batch, const Stream& stream, int copy_kind, uint64_t bytes,
                         int src_device, int dst_device, const Interval& iv, uint32_t correlation) {

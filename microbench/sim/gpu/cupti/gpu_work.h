@@ -107,7 +107,6 @@ class ApiCall {
   ExternalSnapshot external_;
 };
 
-
 // The kind kernel records are produced as (CONCURRENT_KERNEL preferred), INVALID if neither is
 // enabled.
 CUpti_ActivityKind kernel_kind();

@@ -168,12 +168,14 @@ void start(const std::string& preset, int gpus) {
                            std::to_string(n.spec.gpus));
   }
   if (gpus < 1 || gpus > kMaxDevices) {
-    throw std::invalid_argument("--gpus " + std::to_string(gpus) + ": the simulated node has 1 to " +
-                                std::to_string(kMaxDevices) + " GPUs");
+    throw std::invalid_argument("--gpus " + std::to_string(gpus) +
+                                ": the simulated node has 1 to " + std::to_string(kMaxDevices) +
+                                " GPUs");
   }
   sim::NodeSpec spec = sim::preset(preset, gpus);
   if (!configure_devices(gpus, profile_of(spec))) {
-    throw std::logic_error("simulated node: the GPU driver was already initialized in this process");
+    throw std::logic_error(
+        "simulated node: the GPU driver was already initialized in this process");
   }
   n.spec = spec;
   n.engine = std::make_unique<sim::Engine>(n.spec);
@@ -187,9 +189,13 @@ void start(const std::string& preset, int gpus) {
   ensure_initialized();
 }
 
-bool started() { return node().started; }
+bool started() {
+  return node().started;
+}
 
-const sim::NodeSpec& spec() { return started_node().spec; }
+const sim::NodeSpec& spec() {
+  return started_node().spec;
+}
 
 int64_t now_ns() {
   Node& n = started_node();
@@ -214,8 +220,9 @@ void* stream_create(int gpu, int cuda_priority, int partition) {
   params.flags = 1U;  // cudaStreamNonBlocking
   params.priority = cuda_priority;
   RecordBatch batch;
-  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050,
-               ctx, &params, nullptr, abs_ns(n, n.host));
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API,
+               CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050, ctx, &params, nullptr,
+               abs_ns(n, n.host));
   set_host(n, n.host + n.spec.gpu.launch_api_ns);
   Stream* s = new_stream(gpu, cuda_priority, true);
   created = reinterpret_cast<cudaStream_t>(s);
@@ -241,7 +248,8 @@ uint32_t launch(void* stream, const Kernel& k) {
   std::lock_guard lock(n.mu);
   sim::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
-  if (k.demand.gpu != s->device) throw std::invalid_argument("simulated node: kernel for another GPU's stream");
+  if (k.demand.gpu != s->device)
+    throw std::invalid_argument("simulated node: kernel for another GPU's stream");
   const char* name = intern(k.name.c_str());
   cudaLaunchKernel_v7000_params params{};
   params.func = name;
@@ -302,7 +310,8 @@ uint32_t copy(void* stream, const Copy& c) {
       copy_params.kind = cudaMemcpyDeviceToHost;
       break;
     case CopyKind::p2p:
-      if (c.peer < 0 || c.peer >= n.spec.gpus) throw std::invalid_argument("simulated node: p2p copy needs a peer GPU");
+      if (c.peer < 0 || c.peer >= n.spec.gpus)
+        throw std::invalid_argument("simulated node: p2p copy needs a peer GPU");
       m.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
       m.dst = c.peer;
       cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000;
@@ -438,7 +447,8 @@ uint32_t collective_enqueue(int64_t collective, int part, void* stream) {
   auto it = n.ops.find(collective);
   if (it == n.ops.end()) throw std::logic_error("simulated node: unknown collective");
   OpMeta& m = it->second;
-  if (part < 0 || static_cast<size_t>(part) >= m.stream.size()) throw std::logic_error("simulated node: bad collective part");
+  if (part < 0 || static_cast<size_t>(part) >= m.stream.size())
+    throw std::logic_error("simulated node: bad collective part");
   const double launch_at = n.host;
   CallTimes call;
   if (m.type == OpMeta::Type::collective_copy) {
@@ -471,6 +481,13 @@ int64_t operations_completed() {
 
 extern "C" int64_t c3scope_trace_clock_ns(void) {
   using namespace c3::simgpu;
-  if (g_clock_virtual.load(std::memory_order_acquire)) return g_clock_now.load(std::memory_order_acquire);
+  if (g_clock_virtual.load(std::memory_order_acquire))
+    return g_clock_now.load(std::memory_order_acquire);
   return monotonic_now();
+}
+
+extern "C" const char* c3scope_trace_clock_name(void) {
+  return c3::simgpu::g_clock_virtual.load(std::memory_order_acquire)
+             ? "simulated node virtual clock (continues CLOCK_MONOTONIC)"
+             : nullptr;
 }

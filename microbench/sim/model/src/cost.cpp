@@ -9,24 +9,43 @@ namespace c3::sim {
 namespace {
 
 // Capacities as the engine sees them (bytes per ns).
-double hbm_cap(const GpuSpec& g) { return g.hbm_bytes_per_s * g.hbm_efficiency / 1e9; }
-double link_cap(const GpuSpec& g) { return g.link_total_bytes_per_s() / 1e9; }
-double one_link_cap(const GpuSpec& g) { return g.link_bytes_per_s * g.link_efficiency / 1e9; }
-double ce_cap(const GpuSpec& g) { return g.copy_engines * g.copy_engine_bytes_per_s / 1e9; }
-double one_ce_cap(const GpuSpec& g) { return g.copy_engine_bytes_per_s / 1e9; }
-double pcie_cap(const GpuSpec& g) { return g.pcie_bytes_per_s / 1e9; }
+double hbm_cap(const GpuSpec& g) {
+  return g.hbm_bytes_per_s * g.hbm_efficiency / 1e9;
+}
+double link_cap(const GpuSpec& g) {
+  return g.link_total_bytes_per_s() / 1e9;
+}
+double one_link_cap(const GpuSpec& g) {
+  return g.link_bytes_per_s * g.link_efficiency / 1e9;
+}
+double ce_cap(const GpuSpec& g) {
+  return g.copy_engines * g.copy_engine_bytes_per_s / 1e9;
+}
+double one_ce_cap(const GpuSpec& g) {
+  return g.copy_engine_bytes_per_s / 1e9;
+}
+double pcie_cap(const GpuSpec& g) {
+  return g.pcie_bytes_per_s / 1e9;
+}
 // What one SM can stream from HBM: the achievable bandwidth needs sms_to_saturate_hbm SMs.
-double hbm_per_sm(const GpuSpec& g) { return hbm_cap(g) / g.sms_to_saturate_hbm; }
+double hbm_per_sm(const GpuSpec& g) {
+  return hbm_cap(g) / g.sms_to_saturate_hbm;
+}
 
-int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+int element_bytes(Precision p) {
+  return p == Precision::fp32 ? 4 : 2;
+}
 
 }  // namespace
 
 double peak_flops(const GpuSpec& g, Precision p) {
   switch (p) {
-    case Precision::fp32: return g.fp32_flops;
-    case Precision::fp16: return g.fp16_flops;
-    case Precision::bf16: return g.bf16_flops;
+    case Precision::fp32:
+      return g.fp32_flops;
+    case Precision::fp16:
+      return g.fp16_flops;
+    case Precision::bf16:
+      return g.bf16_flops;
   }
   return g.fp32_flops;
 }
@@ -37,9 +56,11 @@ PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Prec
   d.gpu = gpu;
   // Output tiles of 128 x 256, one CTA per SM at a time (Hopper-class cuBLAS kernels); more
   // tiles than SMs run in waves over all SMs.
-  const double tiles = std::ceil(static_cast<double>(m) / 128.0) * std::ceil(static_cast<double>(n) / 256.0);
+  const double tiles =
+      std::ceil(static_cast<double>(m) / 128.0) * std::ceil(static_cast<double>(n) / 256.0);
   d.sm_demand = std::min(static_cast<double>(g.sms), tiles);
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const double per_sm_per_ns = peak_flops(g, p) * g.gemm_efficiency / 1e9 / g.sms;
   d.sm_work = flops / per_sm_per_ns;
   // Compulsory traffic: A and B read once, C written once (tiles re-read through L2).
@@ -72,7 +93,8 @@ PartDemand fma_loop(const GpuSpec& g, int gpu, double target_ns) {
 }
 
 PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_gpu) {
-  if (bytes <= 0 || ctas <= 0) throw std::invalid_argument("sm_copy: bytes and CTAs must be positive");
+  if (bytes <= 0 || ctas <= 0)
+    throw std::invalid_argument("sm_copy: bytes and CTAs must be positive");
   PartDemand d;
   d.gpu = gpu;
   d.sm_demand = std::min(ctas, g.sms);
@@ -110,7 +132,8 @@ PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int pe
     d.peer_gpu = peer_gpu;
     d.peer_bytes = b;
     // Point-to-point over a mesh uses the one link to that peer.
-    if (t == Topology::mesh) d.stream_bytes_per_ns = std::min(d.stream_bytes_per_ns, one_link_cap(g));
+    if (t == Topology::mesh)
+      d.stream_bytes_per_ns = std::min(d.stream_bytes_per_ns, one_link_cap(g));
   }
   return d;
 }
@@ -130,13 +153,20 @@ PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection) {
 
 const char* collective_name(Collective c) {
   switch (c) {
-    case Collective::allreduce: return "AllReduce";
-    case Collective::allgather: return "AllGather";
-    case Collective::reducescatter: return "ReduceScatter";
-    case Collective::alltoall: return "AlltoAll";
-    case Collective::broadcast: return "Broadcast";
-    case Collective::reduce: return "Reduce";
-    case Collective::sendrecv: return "SendRecv";
+    case Collective::allreduce:
+      return "AllReduce";
+    case Collective::allgather:
+      return "AllGather";
+    case Collective::reducescatter:
+      return "ReduceScatter";
+    case Collective::alltoall:
+      return "AlltoAll";
+    case Collective::broadcast:
+      return "Broadcast";
+    case Collective::reduce:
+      return "Reduce";
+    case Collective::sendrecv:
+      return "SendRecv";
   }
   return "Unknown";
 }
@@ -147,7 +177,8 @@ double alone_ns(const GpuSpec& g, const PartDemand& d, double latency_ns) {
   if (d.sm_driven_bytes > 0 && d.bytes_per_sm_ns > 0) {
     rate = std::min(rate, d.sm_demand * d.bytes_per_sm_ns / d.sm_driven_bytes);
   }
-  if (d.stream_bytes > 0 && d.stream_bytes_per_ns > 0) rate = std::min(rate, d.stream_bytes_per_ns / d.stream_bytes);
+  if (d.stream_bytes > 0 && d.stream_bytes_per_ns > 0)
+    rate = std::min(rate, d.stream_bytes_per_ns / d.stream_bytes);
   auto use = [&](double cap, double bytes) {
     if (bytes > 0) rate = std::min(rate, cap / bytes);
   };
@@ -189,13 +220,20 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
   };
   auto ring = [&]() -> Shape {
     switch (c) {
-      case Collective::allreduce: return {2 * (nn - 1) / nn * S, (nn - 1) / nn * S, 2 * (nn - 1)};
-      case Collective::reducescatter: return {(nn - 1) / nn * S, (nn - 1) / nn * S, nn - 1};
-      case Collective::allgather: return {(nn - 1) / nn * S, 0, nn - 1};
-      case Collective::alltoall: return {(nn - 1) / nn * S, 0, nn - 1};
-      case Collective::broadcast: return {S, 0, nn - 1};
-      case Collective::reduce: return {S, S, nn - 1};
-      case Collective::sendrecv: return {S, 0, 1};
+      case Collective::allreduce:
+        return {2 * (nn - 1) / nn * S, (nn - 1) / nn * S, 2 * (nn - 1)};
+      case Collective::reducescatter:
+        return {(nn - 1) / nn * S, (nn - 1) / nn * S, nn - 1};
+      case Collective::allgather:
+        return {(nn - 1) / nn * S, 0, nn - 1};
+      case Collective::alltoall:
+        return {(nn - 1) / nn * S, 0, nn - 1};
+      case Collective::broadcast:
+        return {S, 0, nn - 1};
+      case Collective::reduce:
+        return {S, S, nn - 1};
+      case Collective::sendrecv:
+        return {S, 0, 1};
     }
     return {S, 0, 1};
   };

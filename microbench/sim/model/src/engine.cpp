@@ -57,8 +57,8 @@ struct OpState {
 
 struct Engine::Impl {
   const NodeSpec& spec;
-  std::vector<double> capacity;           // kResPerGpu per GPU
-  std::vector<double> partition_sms;      // SMs of each partition
+  std::vector<double> capacity;       // kResPerGpu per GPU
+  std::vector<double> partition_sms;  // SMs of each partition
   std::vector<int> partition_gpu;
   std::vector<StreamState> streams;
   std::vector<std::unique_ptr<OpState>> ops;  // reset once done
@@ -114,11 +114,14 @@ Engine::Engine(const NodeSpec& spec) : spec_(spec), impl_(new Impl(spec_)) {
   if (spec_.gpus < 1) throw std::invalid_argument("sim engine: a node needs at least one GPU");
 }
 
-Engine::~Engine() { delete impl_; }
+Engine::~Engine() {
+  delete impl_;
+}
 
 int Engine::add_partition(int gpu, double sms) {
   auto& I = *impl_;
-  if (gpu < 0 || gpu >= spec_.gpus || sms <= 0 || sms >= I.partition_sms[static_cast<size_t>(gpu)]) {
+  if (gpu < 0 || gpu >= spec_.gpus || sms <= 0 ||
+      sms >= I.partition_sms[static_cast<size_t>(gpu)]) {
     throw std::invalid_argument("sim engine: cannot carve " + std::to_string(sms) +
                                 " SMs out of GPU " + std::to_string(gpu));
   }
@@ -130,7 +133,8 @@ int Engine::add_partition(int gpu, double sms) {
 
 StreamId Engine::add_stream(int gpu, int priority, int partition) {
   auto& I = *impl_;
-  if (gpu < 0 || gpu >= spec_.gpus) throw std::invalid_argument("sim engine: no GPU " + std::to_string(gpu));
+  if (gpu < 0 || gpu >= spec_.gpus)
+    throw std::invalid_argument("sim engine: no GPU " + std::to_string(gpu));
   StreamState s;
   s.gpu = gpu;
   s.priority = priority;
@@ -156,7 +160,8 @@ OpId Engine::create(OpDesc desc) {
 void Engine::enqueue(OpId id, int part, StreamId stream, double launch_ns) {
   auto& I = *impl_;
   OpState& o = I.op(id);
-  if (part < 0 || static_cast<size_t>(part) >= o.parts.size() || o.parts[static_cast<size_t>(part)].enqueued) {
+  if (part < 0 || static_cast<size_t>(part) >= o.parts.size() ||
+      o.parts[static_cast<size_t>(part)].enqueued) {
     throw std::logic_error("sim engine: bad or repeated part " + std::to_string(part));
   }
   if (stream < 0 || static_cast<size_t>(stream) >= I.streams.size()) {
@@ -170,7 +175,8 @@ void Engine::enqueue(OpId id, int part, StreamId stream, double launch_ns) {
   p.enqueued = true;
   p.stream = stream;
   p.launch = launch_ns;
-  I.streams[static_cast<size_t>(stream)].queue.push_back({StreamItem::Type::part, id, part, -1, launch_ns});
+  I.streams[static_cast<size_t>(stream)].queue.push_back(
+      {StreamItem::Type::part, id, part, -1, launch_ns});
 }
 
 OpId Engine::submit(OpDesc desc, StreamId stream, double launch_ns) {
@@ -184,7 +190,8 @@ EventId Engine::record(StreamId stream, double launch_ns) {
   run_until(launch_ns);
   I.event_time.push_back(-1);
   EventId ev = static_cast<EventId>(I.event_time.size() - 1);
-  I.streams.at(static_cast<size_t>(stream)).queue.push_back({StreamItem::Type::record, -1, 0, ev, launch_ns});
+  I.streams.at(static_cast<size_t>(stream))
+      .queue.push_back({StreamItem::Type::record, -1, 0, ev, launch_ns});
   return ev;
 }
 
@@ -194,7 +201,8 @@ void Engine::wait(StreamId stream, EventId event, double launch_ns) {
   if (event < 0 || static_cast<size_t>(event) >= I.event_time.size()) {
     throw std::logic_error("sim engine: unknown event");
   }
-  I.streams.at(static_cast<size_t>(stream)).queue.push_back({StreamItem::Type::wait, -1, 0, event, launch_ns});
+  I.streams.at(static_cast<size_t>(stream))
+      .queue.push_back({StreamItem::Type::wait, -1, 0, event, launch_ns});
 }
 
 double Engine::event_time(EventId event) const {
@@ -294,7 +302,8 @@ struct Stepper {
       while (i < claims.size()) {
         size_t j = i;
         double want = 0;
-        while (j < claims.size() && claims[j].priority == claims[i].priority) want += claims[j++].demand;
+        while (j < claims.size() && claims[j].priority == claims[i].priority)
+          want += claims[j++].demand;
         const double share = want <= available ? 1.0 : (want > 0 ? available / want : 0.0);
         for (size_t k = i; k < j; ++k) {
           claims[k].op->parts[claims[k].part].sm_alloc = claims[k].demand * share;
@@ -322,7 +331,8 @@ struct Stepper {
           cap = std::min(cap, d.stream_bytes_per_ns / d.stream_bytes);
         }
       }
-      for (const auto& [r, bytes] : o.uses) cap = std::min(cap, I.capacity[static_cast<size_t>(r)] / bytes);
+      for (const auto& [r, bytes] : o.uses)
+        cap = std::min(cap, I.capacity[static_cast<size_t>(r)] / bytes);
       o.cap = cap;
       fluid.push_back(&o);
     }
@@ -355,7 +365,8 @@ struct Stepper {
       double level = kInf;
       for (const Filling& f : unfrozen) {
         level = std::min(level, f.op->cap * f.heaviest);
-        for (const auto& [r, bytes] : f.op->uses) slope[static_cast<size_t>(r)] += bytes / f.heaviest;
+        for (const auto& [r, bytes] : f.op->uses)
+          slope[static_cast<size_t>(r)] += bytes / f.heaviest;
       }
       for (size_t r = 0; r < slope.size(); ++r) {
         if (slope[r] > 0) level = std::min(level, std::max(0.0, residual[r]) / slope[r]);
@@ -367,10 +378,12 @@ struct Stepper {
       std::vector<Filling> rest;
       for (const Filling& f : unfrozen) {
         bool freeze = f.op->cap * f.heaviest <= level * (1 + 1e-12);
-        for (const auto& [r, bytes] : f.op->uses) freeze = freeze || saturated[static_cast<size_t>(r)];
+        for (const auto& [r, bytes] : f.op->uses)
+          freeze = freeze || saturated[static_cast<size_t>(r)];
         if (freeze) {
           f.op->rate = std::min(f.op->cap, level / f.heaviest);
-          for (const auto& [r, bytes] : f.op->uses) residual[static_cast<size_t>(r)] -= f.op->rate * bytes;
+          for (const auto& [r, bytes] : f.op->uses)
+            residual[static_cast<size_t>(r)] -= f.op->rate * bytes;
         } else {
           rest.push_back(f);
         }
@@ -390,8 +403,10 @@ struct Stepper {
       const OpState& o = *I.ops[static_cast<size_t>(id)];
       if (o.phase == OpPhase::latency) t = std::min(t, o.latency_end);
       if (o.phase == OpPhase::fluid) {
-        if (o.rate == kInf) t = std::min(t, now);
-        else if (o.rate > 0) t = std::min(t, now + o.remaining / o.rate);
+        if (o.rate == kInf)
+          t = std::min(t, now);
+        else if (o.rate > 0)
+          t = std::min(t, now + o.remaining / o.rate);
       }
     }
     return t;
@@ -411,9 +426,8 @@ struct Stepper {
       OpState& o = I.op(id);
       if (o.phase == OpPhase::latency && o.latency_end <= now) o.phase = OpPhase::fluid;
       // Rounding leaves a sliver of work at the completion time it was scheduled for.
-      const bool done = o.phase == OpPhase::fluid &&
-                        (o.rate == kInf || o.remaining <= 1e-9 ||
-                         (o.rate > 0 && o.remaining / o.rate <= 1e-3));
+      const bool done = o.phase == OpPhase::fluid && (o.rate == kInf || o.remaining <= 1e-9 ||
+                                                      (o.rate > 0 && o.remaining / o.rate <= 1e-3));
       if (!done) {
         still.push_back(id);
         continue;
@@ -433,7 +447,8 @@ struct Stepper {
       c.parts.push_back({o.desc.parts[k].gpu, p.stream, p.ready_time, now});
       auto& q = I.streams[static_cast<size_t>(p.stream)].queue;
       // The op is at the head of each of its streams.
-      if (!q.empty() && q.front().type == StreamItem::Type::part && q.front().op == id) q.pop_front();
+      if (!q.empty() && q.front().type == StreamItem::Type::part && q.front().op == id)
+        q.pop_front();
     }
     I.op_end[static_cast<size_t>(id)] = now;
     ++completed;
@@ -458,7 +473,8 @@ struct Stepper {
         if (dt > 0) {
           for (OpId id : I.active) {
             OpState& o = I.op(id);
-            if (o.phase == OpPhase::fluid && o.rate > 0 && o.rate != kInf) o.remaining -= o.rate * dt;
+            if (o.phase == OpPhase::fluid && o.rate > 0 && o.rate != kInf)
+              o.remaining -= o.rate * dt;
           }
           now = limit;
         }
@@ -480,7 +496,8 @@ void Engine::run_until(double t) {
 
 double Engine::run_until_done(OpId op) {
   auto& I = *impl_;
-  if (op < 0 || static_cast<size_t>(op) >= I.op_end.size()) throw std::logic_error("sim engine: unknown op");
+  if (op < 0 || static_cast<size_t>(op) >= I.op_end.size())
+    throw std::logic_error("sim engine: unknown op");
   Stepper s{I, now_, completed_, steps_, on_complete_};
   s.run(kInf, [&] { return I.op_end[static_cast<size_t>(op)] >= 0; });
   return I.op_end[static_cast<size_t>(op)];

@@ -13,7 +13,7 @@
 namespace c3::bench {
 
 struct BackendOptions {
-  int gpus = 1;                // GPUs driven by this process
+  int gpus = 1;                 // GPUs driven by this process
   std::string preset = "h100";  // sim: the node preset
   // Multi-process mode (torchrun/mpirun/srun): this process is `rank` of `world_size`, one GPU
   // each (local_rank picks it); the NCCL unique id goes through `store` ("file:/path" or
@@ -51,8 +51,8 @@ class Backend {
   virtual bool simulated() const = 0;
   // e.g. "8 x NVIDIA H100 80GB HBM3 (driver 580.x, NCCL 2.28.9)" or "simulated 2 x h100"
   virtual std::string description() const = 0;
-  virtual int gpus() const = 0;   // GPUs in the experiment (all ranks)
-  virtual int rank() const = 0;   // this process's rank (0 in single-process mode)
+  virtual int gpus() const = 0;  // GPUs in the experiment (all ranks)
+  virtual int rank() const = 0;  // this process's rank (0 in single-process mode)
   // "" if the case can run here, else one line saying why not (e.g. green contexts need
   // CUDA 12.4 driver support; dma_p2p needs 2 GPUs). The driver reports it and skips the case.
   virtual std::string check(const Case& c) const = 0;

@@ -24,9 +24,9 @@ const char* compute_kind_name(ComputeKind k);
 struct ComputeOp {
   ComputeKind kind = ComputeKind::gemm;
   int64_t m = 0, n = 0, k = 0;  // gemm
-  DType dtype = DType::bf16;     // gemm element type (triad/fma: fp32)
-  int64_t bytes = 0;             // triad: bytes per array
-  int64_t target_ns = 0;         // fma: target duration alone
+  DType dtype = DType::bf16;    // gemm element type (triad/fma: fp32)
+  int64_t bytes = 0;            // triad: bytes per array
+  int64_t target_ns = 0;        // fma: target duration alone
   // "gemm:8192x8192x8192:bf16", "triad:1G", "fma:500us"
   std::string label() const;
   // Floating-point operations (gemm 2MNK, triad 2 per element; fma: as sized by the backend).
@@ -81,7 +81,7 @@ struct Knobs {
   // i (a producer-consumer dependency, as when a GEMM's output is all-reduced). With
   // pipelined = false the two operations are independent (the plain C3 experiment).
   bool pipelined = false;
-  int chunks = 1;  // 1 = unsplit (pipelined: the baseline, compute then communication)
+  int chunks = 1;             // 1 = unsplit (pipelined: the baseline, compute then communication)
   std::string label() const;  // "prio=comm_high chunks=4", "" for defaults
 };
 

@@ -20,16 +20,16 @@ const char* scenario_name(Scenario s);
 Scenario scenario_of(double t_comp, double t_comm);
 
 struct C3Metrics {
-  double t_comp = 0, t_comm = 0;          // alone (medians)
-  double t_comp_c3 = 0, t_comm_c3 = 0;    // each op's own duration while concurrent
-  double t_c3 = 0;                        // concurrent wall: first launch to last completion
-  double t_serial = 0;                    // one after the other
-  double compute_slowdown = 0;            // T_comp,concurrent / T_comp - 1
+  double t_comp = 0, t_comm = 0;        // alone (medians)
+  double t_comp_c3 = 0, t_comm_c3 = 0;  // each op's own duration while concurrent
+  double t_c3 = 0;                      // concurrent wall: first launch to last completion
+  double t_serial = 0;                  // one after the other
+  double compute_slowdown = 0;          // T_comp,concurrent / T_comp - 1
   double comm_slowdown = 0;
-  double ideal_speedup = 0;               // (T_comp + T_comm) / max(T_comp, T_comm)
-  double realized_speedup = 0;            // (T_comp + T_comm) / T_c3
-  double fraction_of_ideal = 0;           // (realized - 1) / (ideal - 1)
-  double realized_over_ideal = 0;         // realized / ideal
+  double ideal_speedup = 0;        // (T_comp + T_comm) / max(T_comp, T_comm)
+  double realized_speedup = 0;     // (T_comp + T_comm) / T_c3
+  double fraction_of_ideal = 0;    // (realized - 1) / (ideal - 1)
+  double realized_over_ideal = 0;  // realized / ideal
   Scenario scenario = Scenario::balanced;
 };
 C3Metrics c3_metrics(double t_comp, double t_comm, double t_comp_c3, double t_comm_c3, double t_c3,

@@ -88,3 +88,5 @@ C3SIM_API int64_t operations_completed();
 // The clock the collector uses for its own timestamps when it attaches to this CUPTI: the
 // node's virtual host clock once started, CLOCK_MONOTONIC before (the two meet at start()).
 extern "C" C3SIM_API int64_t c3scope_trace_clock_ns(void);
+// Its name while the node runs, else nullptr (then the collector keeps its own clock).
+extern "C" C3SIM_API const char* c3scope_trace_clock_name(void);

@@ -27,7 +27,15 @@ PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int pe
 enum class HostDirection { h2d, d2h };
 PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection d);
 
-enum class Collective { allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv };
+enum class Collective {
+  allreduce,
+  allgather,
+  reducescatter,
+  alltoall,
+  broadcast,
+  reduce,
+  sendrecv
+};
 const char* collective_name(Collective c);
 enum class Algorithm { ring, tree };
 

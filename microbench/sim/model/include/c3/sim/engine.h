@@ -32,8 +32,8 @@ using EventId = int32_t;
 // One GPU's share of an operation. Byte counts are the totals the operation moves there.
 struct PartDemand {
   int gpu = 0;
-  double sm_demand = 0;   // SMs the part occupies alone (0: no SMs, e.g. a DMA copy)
-  double sm_work = 0;     // SM-nanoseconds of work: alone it takes sm_work / sm_demand
+  double sm_demand = 0;  // SMs the part occupies alone (0: no SMs, e.g. a DMA copy)
+  double sm_work = 0;    // SM-nanoseconds of work: alone it takes sm_work / sm_demand
   double hbm_bytes = 0;
   double link_out_bytes = 0;
   double link_in_bytes = 0;
@@ -54,9 +54,9 @@ struct PartDemand {
 };
 
 struct OpDesc {
-  std::string name;             // what the runtime reports (kernel name)
-  int kind = 0;                 // opaque to the engine (kernel, memcpy, ...)
-  double latency_ns = 0;        // fixed time before the data moves (protocol steps)
+  std::string name;       // what the runtime reports (kernel name)
+  int kind = 0;           // opaque to the engine (kernel, memcpy, ...)
+  double latency_ns = 0;  // fixed time before the data moves (protocol steps)
   std::vector<PartDemand> parts;
 };
 

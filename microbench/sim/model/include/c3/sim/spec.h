@@ -15,16 +15,16 @@ enum class Topology {
 // All rates are per second in the spec; the engine converts to per nanosecond.
 struct GpuSpec {
   std::string name;
-  int sms = 0;                     // streaming multiprocessors (CUs on AMD)
-  double clock_ghz = 0;            // boost clock
-  double fp32_flops = 0;           // dense, non-tensor
-  double tf32_flops = 0;           // dense tensor
-  double fp16_flops = 0;           // dense tensor
-  double bf16_flops = 0;           // dense tensor
-  double gemm_efficiency = 0;      // achievable fraction of tensor peak for large GEMMs
+  int sms = 0;                 // streaming multiprocessors (CUs on AMD)
+  double clock_ghz = 0;        // boost clock
+  double fp32_flops = 0;       // dense, non-tensor
+  double tf32_flops = 0;       // dense tensor
+  double fp16_flops = 0;       // dense tensor
+  double bf16_flops = 0;       // dense tensor
+  double gemm_efficiency = 0;  // achievable fraction of tensor peak for large GEMMs
   double hbm_bytes = 0;
-  double hbm_bytes_per_s = 0;      // peak
-  double hbm_efficiency = 0;       // achievable fraction of peak (STREAM-like)
+  double hbm_bytes_per_s = 0;  // peak
+  double hbm_efficiency = 0;   // achievable fraction of peak (STREAM-like)
   double l2_bytes = 0;
   // SMs a bandwidth-bound kernel needs to reach the achievable HBM bandwidth: below that, its
   // throughput scales with the SMs it has.
@@ -32,24 +32,24 @@ struct GpuSpec {
   int copy_engines = 0;
   double copy_engine_bytes_per_s = 0;  // one engine
   Topology topology = Topology::nvswitch;
-  int links = 0;                       // NVLink / Infinity Fabric links per GPU
-  double link_bytes_per_s = 0;         // one link, one direction
-  double link_efficiency = 0;          // achievable fraction for large transfers
-  double link_latency_ns = 0;          // one hop, small message
-  double pcie_bytes_per_s = 0;         // host link, one direction
+  int links = 0;                // NVLink / Infinity Fabric links per GPU
+  double link_bytes_per_s = 0;  // one link, one direction
+  double link_efficiency = 0;   // achievable fraction for large transfers
+  double link_latency_ns = 0;   // one hop, small message
+  double pcie_bytes_per_s = 0;  // host link, one direction
   // Occupancy limits per SM (CUDA compute capability tables).
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
   int registers_per_sm = 0;
   int shared_bytes_per_sm = 0;
   // Host and launch costs.
-  double launch_api_ns = 0;       // host time of one kernel launch call
-  double launch_latency_ns = 0;   // launch call to kernel start on an idle GPU
+  double launch_api_ns = 0;      // host time of one kernel launch call
+  double launch_latency_ns = 0;  // launch call to kernel start on an idle GPU
   // NCCL on this platform.
-  int nccl_channels = 0;                  // default channels (one CTA on one SM each)
-  double nccl_channel_bytes_per_s = 0;    // what one channel moves over the link
-  double nccl_step_latency_ns = 0;        // per algorithm step (LL small messages)
-  double nccl_base_latency_ns = 0;        // per collective call
+  int nccl_channels = 0;                // default channels (one CTA on one SM each)
+  double nccl_channel_bytes_per_s = 0;  // what one channel moves over the link
+  double nccl_step_latency_ns = 0;      // per algorithm step (LL small messages)
+  double nccl_base_latency_ns = 0;      // per collective call
 
   // Aggregate link bandwidth of one GPU in one direction (all links, achievable).
   double link_total_bytes_per_s() const { return links * link_bytes_per_s * link_efficiency; }
