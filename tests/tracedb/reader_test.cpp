@@ -124,3 +124,48 @@ TEST_F(ReaderErrors, OpensReadOnly) {
   auto r = Reader::open(file("ro.sqlite"));
   EXPECT_NE(sqlite3_exec(r->db(), "CREATE TABLE x (a);", nullptr, nullptr, nullptr), SQLITE_OK);
 }
+
+// A version-1 trace (before the c3bench tables) opens with those tables present and empty, as
+// TEMP tables of the reading connection, and the file itself is left as it was.
+TEST_F(ReaderErrors, MigratesVersion1OnRead) {
+  const std::string path = file("v1.sqlite");
+  {
+    auto w = Writer::create(path);
+    ProcessRow p;
+    p.pid = 42;
+    p.host = "h";
+    p.command_line = "x";
+    p.start_ns = 1;
+    p.trace_clock = "CLOCK_MONOTONIC";
+    w->insert(p);
+    w->close();
+  }
+  // Make it what a v1 writer left: no bench tables, version 1.
+  sql_file(path,
+           "DROP TABLE bench_result; DROP TABLE bench_run; PRAGMA user_version=1; "
+           "UPDATE meta SET value='1' WHERE key='schema_version';");
+  ASSERT_FALSE(migration_sql(1, true).empty());
+  EXPECT_TRUE(migration_sql(kSchemaVersion, true).empty());
+  auto r = Reader::open(path);
+  EXPECT_EQ(r->schema_version(), 1);
+  EXPECT_TRUE(r->has_table("bench_run"));
+  EXPECT_TRUE(r->has_table("bench_result"));
+  EXPECT_EQ(r->count("bench_result"), 0);
+  EXPECT_EQ(r->count("process"), 1);
+  // Every query of this build runs: a join over the migrated tables.
+  auto q = r->query("SELECT COUNT(*) FROM bench_result JOIN bench_run ON bench_run.id = run_id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 0);
+  r.reset();
+  // The file was not modified.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='bench_run'", -1,
+                               &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}

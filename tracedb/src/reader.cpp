@@ -136,6 +136,17 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
                         " to v" + std::to_string(kSchemaVersion) +
                         "): re-record it, or read it with the c3scope release that wrote it");
   }
+  if (r->version_ < kSchemaVersion) {
+    // Read-time migration (schema.h kMigrations): later tables as empty TEMP tables.
+    const std::string sql = migration_sql(r->version_, /*temp=*/true);
+    char* err = nullptr;
+    if (!sql.empty() && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "error";
+      sqlite3_free(err);
+      throw ReadError(ReadError::Kind::corrupt, "'" + path + "': cannot migrate schema v" +
+                                                    std::to_string(r->version_) + ": " + msg);
+    }
+  }
   return r;
 }
 
@@ -150,7 +161,9 @@ int64_t Reader::count(const std::string& table) const {
 }
 
 bool Reader::has_table(const std::string& name) const {
-  Query q(db_, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?1");
+  Query q(db_,
+          "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?1 "
+          "UNION ALL SELECT 1 FROM sqlite_temp_master WHERE type = 'table' AND name = ?1");
   q.bind(1, name);
   return q.step();
 }

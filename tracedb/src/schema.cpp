@@ -137,8 +137,15 @@ const CounterDesc kCounters[] = {
     {"flushes", "Periodic commits (C3SCOPE_FLUSH_MS)"},
 };
 
-std::string create_table_sql(const TableDesc& t) {
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + std::string(t.name) + " (";
+constexpr std::string_view kV2Tables[] = {"bench_run", "bench_result"};
+const Migration kMigrations[] = {
+    {2, "c3bench result tables (bench_run, bench_result)", kV2Tables},
+};
+
+std::string create_table_sql(const TableDesc& t, bool temp = false) {
+  std::string sql =
+      std::string(temp ? "CREATE TEMP TABLE IF NOT EXISTS " : "CREATE TABLE IF NOT EXISTS ") +
+      std::string(t.name) + " (";
   bool first = true;
   for (const auto& c : t.columns) {
     if (!first) sql += ", ";
@@ -195,6 +202,23 @@ std::string create_tables_sql() {
   return sql;
 }
 
+std::span<const Migration> migrations() {
+  return kMigrations;
+}
+
+std::string migration_sql(int from_version, bool temp) {
+  std::string sql;
+  for (const auto& m : kMigrations) {
+    if (m.to_version <= from_version) continue;
+    for (std::string_view name : m.new_tables) {
+      for (const auto& t : kTables) {
+        if (t.name == name) sql += create_table_sql(t, temp);
+      }
+    }
+  }
+  return sql;
+}
+
 std::string create_views_sql() {
   std::string sql;
   for (const auto& v : kViews) {
@@ -225,6 +249,14 @@ std::string schema_markdown() {
       "integer nanoseconds on the recording process's trace clock (see `process`); intervals "
       "are half-open `[start_ns, end_ns)`. Names of tables, columns and views are a contract: "
       "they change only with a schema version bump and a migration.\n\n";
+  md += "## Versions\n\n| version | change |\n|---|---|\n| 1 | first release |\n";
+  for (const auto& m : kMigrations) {
+    md += "| " + std::to_string(m.to_version) + " | " + cell(m.what) + " |\n";
+  }
+  md +=
+      "\nReaders open older files read-only and migrate them on the fly: the tables a later "
+      "version added appear as empty temporary tables of the reading connection, so every "
+      "query runs on any readable version; the file itself is never modified.\n\n";
   md += "## Tables\n\n";
   for (const auto& t : kTables) {
     md += "### `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + ".\n\n";

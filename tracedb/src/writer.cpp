@@ -216,10 +216,17 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
 
 Writer::Writer(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
+std::unique_ptr<Writer> Writer::borrow(sqlite3* db, const std::string& path) {
+  std::unique_ptr<Writer> w(new Writer(path, db));
+  w->owned_ = false;
+  return w;
+}
+
 Writer::~Writer() {
   for (auto& [t, s] : inserts_) sqlite3_finalize(s);
   sqlite3_finalize(stat_upsert_);
   sqlite3_finalize(meta_upsert_);
+  if (!owned_) return;
   if (db_ && in_txn_ && !closed_) {
     // Best effort: keep what was written so far.
     sqlite3_exec(db_, "COMMIT;", nullptr, nullptr, nullptr);
@@ -326,6 +333,9 @@ void Writer::set_stat(std::optional<int64_t> process_id, std::string_view name, 
 }
 
 void Writer::commit() {
+  if (!owned_)
+    throw WriteError(WriteError::Kind::other,
+                     "trace '" + path_ + "': a borrowed connection is committed by its owner");
   if (closed_) return;
   if (in_txn_) {
     exec("COMMIT;");
@@ -336,6 +346,9 @@ void Writer::commit() {
 }
 
 void Writer::close() {
+  if (!owned_)
+    throw WriteError(WriteError::Kind::other,
+                     "trace '" + path_ + "': a borrowed connection is closed by its owner");
   if (closed_) return;
   exec(create_indexes_sql());
   set_meta("clean_close", "1");

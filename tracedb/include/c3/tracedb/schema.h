@@ -4,8 +4,7 @@
 // generate the row struct the writer takes, the CREATE TABLE statement, the INSERT binding and
 // docs/schema.md (tests/tracedb/schema_doc_test.cpp fails when the doc and this file disagree).
 // Table and column names are a contract with the analyzer, the GUI, importers and users' SQL:
-// change them only with a schema version bump and a migration of older files (version 1 is the
-// first: none exist yet).
+// change them only with a schema version bump and a migration of older files (kMigrations).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +16,9 @@
 namespace c3::tracedb {
 
 // Version of the schema this build writes. Bump on any change to tables, columns or views.
-inline constexpr int kSchemaVersion = 1;
+//   1: first release (issue 1: collector).
+//   2: c3bench result tables bench_run, bench_result.
+inline constexpr int kSchemaVersion = 2;
 // Oldest schema version this build can read (older files get a "too old" error naming both).
 inline constexpr int kOldestReadableVersion = 1;
 
@@ -303,6 +304,62 @@ using OptText = std::optional<std::string>;
   X(value, I64, "INTEGER NOT NULL", "Counter value")                                             \
   X(detail, OptText, "TEXT", "First error message or offending position, when there is one")
 
+// Microbenchmark results (c3bench): one row per run, one per case of the run.
+#define C3_TABLE_BENCH_RUN(X)                                                                      \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Run id")                                                   \
+  X(started_at, Text, "TEXT NOT NULL", "When the run started (UTC, ISO 8601)")                     \
+  X(host, Text, "TEXT NOT NULL", "Host name")                                                      \
+  X(pid, I64, "INTEGER NOT NULL", "c3bench's process id (matches process.pid of its trace)")       \
+  X(rank, I64, "INTEGER NOT NULL", "Rank of this process (0 in single-process mode)")              \
+  X(command_line, Text, "TEXT NOT NULL", "The c3bench command line")                               \
+  X(backend, Text, "TEXT NOT NULL", "cuda or sim")                                                 \
+  X(simulated, I64, "INTEGER NOT NULL",                                                            \
+    "1 when the results are predictions of the simulated node, 0 for measurements")                \
+  X(description, Text, "TEXT NOT NULL", "GPUs, driver and NCCL versions, or the simulated preset") \
+  X(gpus, I64, "INTEGER NOT NULL", "GPUs in the experiment")                                       \
+  X(warmup, I64, "INTEGER NOT NULL", "Warm-up iterations per phase")                               \
+  X(iterations, I64, "INTEGER NOT NULL", "Timed iterations per phase")                             \
+  X(timing_overhead, Text, "TEXT NOT NULL", "What the backend's timing itself costs")              \
+  X(options_json, Text, "TEXT NOT NULL", "Every option of the run, as JSON")
+
+#define C3_TIME_STATS(X, prefix, what)                         \
+  X(prefix##_ns, OptReal, "REAL", "Median " what " (ns)")      \
+  X(prefix##_min_ns, OptReal, "REAL", "Minimum " what " (ns)") \
+  X(prefix##_max_ns, OptReal, "REAL", "Maximum " what " (ns)")
+
+#define C3_TABLE_BENCH_RESULT(X)                                                                \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                \
+  X(run_id, I64, "INTEGER NOT NULL", "bench_run.id")                                            \
+  X(case_id, I64, "INTEGER NOT NULL", "Case number within the run (NVTX payload of its range)") \
+  X(label, Text, "TEXT NOT NULL", "The case: compute + communication [knobs]")                  \
+  X(compute, OptText, "TEXT", "Compute operation, e.g. gemm:8192x8192x8192:bf16")               \
+  X(comm, OptText, "TEXT", "Communication operation, e.g. allreduce:64M")                       \
+  X(comm_bytes, OptI64, "INTEGER", "Message size S as nccl-tests counts it")                    \
+  X(knobs, Text, "TEXT NOT NULL", "Non-default knobs: prio, order, nch, ctas, smpart, chunks")  \
+  X(status, Text, "TEXT NOT NULL", "ok, or skipped when the backend cannot run the case")       \
+  X(skip_reason, OptText, "TEXT", "Why the case was skipped")                                   \
+  C3_TIME_STATS(X, t_comp, "compute time alone")                                                \
+  C3_TIME_STATS(X, t_comm, "communication time alone")                                          \
+  C3_TIME_STATS(X, t_comp_c3, "compute time while concurrent")                                  \
+  C3_TIME_STATS(X, t_comm_c3, "communication time while concurrent")                            \
+  C3_TIME_STATS(X, t_c3, "concurrent wall time, first launch to last completion")               \
+  C3_TIME_STATS(X, t_serial, "sequential wall time")                                            \
+  X(compute_slowdown, OptReal, "REAL", "T_comp,concurrent / T_comp - 1 (METRICS.md)")           \
+  X(comm_slowdown, OptReal, "REAL", "T_comm,concurrent / T_comm - 1")                           \
+  X(ideal_speedup, OptReal, "REAL", "(T_comp + T_comm) / max(T_comp, T_comm)")                  \
+  X(realized_speedup, OptReal, "REAL", "(T_comp + T_comm) / T_c3")                              \
+  X(fraction_of_ideal, OptReal, "REAL", "(realized - 1) / (ideal - 1)")                         \
+  X(realized_over_ideal, OptReal, "REAL", "realized / ideal")                                   \
+  X(scenario, OptText, "TEXT", "compute-long, comm-long or balanced")                           \
+  X(decomposition_loss_comp, OptReal, "REAL",                                                   \
+    "Chunked schedules: sum of the k compute chunks alone / unsplit compute alone - 1")         \
+  X(decomposition_loss_comm, OptReal, "REAL", "The same for the communication chunks")          \
+  X(schedule_speedup, OptReal, "REAL",                                                          \
+    "Pipelined schedules, k > 1: T_c3 of the k = 1 schedule / this T_c3 (FiCCO's speedup)")     \
+  X(algbw, OptReal, "REAL", "Collectives and copies: S / T_comm alone (bytes/s)")               \
+  X(busbw, OptReal, "REAL", "algbw times the nccl-tests bus factor (bytes/s)")                  \
+  X(iterations, I64, "INTEGER NOT NULL", "Timed iterations behind each statistic")
+
 // All tables in creation order: (sql name, C++ row type, columns macro, doc).
 #define C3_TABLES(T)                                                                               \
   T(meta, MetaRow, C3_TABLE_META,                                                                  \
@@ -328,7 +385,11 @@ using OptText = std::optional<std::string>;
   T(api_call, ApiCallRow, C3_TABLE_API_CALL,                                                       \
     "CUDA runtime and driver API calls (recorded with --cuda-api / C3SCOPE_CUDA_API=1)")           \
   T(stats, StatsRow, C3_TABLE_STATS,                                                               \
-    "Named counters: dropped records, buffers, errors, collector overhead, malformed input")
+    "Named counters: dropped records, buffers, errors, collector overhead, malformed input")       \
+  T(bench_run, BenchRunRow, C3_TABLE_BENCH_RUN,                                                    \
+    "c3bench runs: backend, devices (or the simulated preset), options")                           \
+  T(bench_result, BenchResultRow, C3_TABLE_BENCH_RESULT,                                           \
+    "c3bench results, one row per case: times alone, concurrent and serial, and the C3 metrics")
 
 // ---------------------------------------------------------------------------------------------
 // Generated row structs.
@@ -377,6 +438,19 @@ std::span<const IndexDesc> indexes();
 // CREATE statements for every table and view (indexes come separately; the writer creates them
 // when it closes so that inserts stay fast).
 std::string create_tables_sql();
+
+// What each schema version added. Readers migrate older files on open: a version-v file gets
+// the tables added after v as empty TEMP tables of its read-only connection, so every query of
+// this build runs on it unchanged (the file itself is never modified). Adding tables is the
+// only kind of change so far; a change to existing columns would need more than this.
+struct Migration {
+  int to_version;
+  std::string_view what;
+  std::span<const std::string_view> new_tables;
+};
+std::span<const Migration> migrations();
+// SQL creating the tables a version-`from` file lacks (TEMP tables when `temp`).
+std::string migration_sql(int from_version, bool temp);
 std::string create_views_sql();
 std::string create_indexes_sql();
 

@@ -45,6 +45,10 @@ class Writer {
  public:
   // Creates `path` (must not exist), the schema and meta rows, and opens a transaction.
   static std::unique_ptr<Writer> create(const std::string& path, const WriterOptions& options = {});
+  // A writer over a connection someone else owns (the collector's, lent by
+  // c3scope_trace_append): inserts go into the owner's open transaction; commit() and close()
+  // are not allowed, and the destructor leaves the connection as it is.
+  static std::unique_ptr<Writer> borrow(sqlite3* db, const std::string& path);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -71,6 +75,10 @@ class Writer {
   const std::string& path() const {
     return path_;
   }
+  // The connection (for c3scope_trace_append, which lends it to the traced program).
+  sqlite3* handle() const {
+    return db_;
+  }
   int64_t rows_written() const {
     return rows_;
   }
@@ -90,6 +98,7 @@ class Writer {
   std::unordered_map<std::string, int64_t> strings_;
   bool in_txn_ = false;
   bool closed_ = false;
+  bool owned_ = true;
   int64_t rows_ = 0;
 };
 
