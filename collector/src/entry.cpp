@@ -21,6 +21,8 @@
 #include <cstring>
 #include <string>
 
+#include "c3/tracedb/schema.h"
+#include "c3scope/trace_append.h"
 #include "log.h"
 #include "nvtx_injection.h"
 #include "recorder.h"
@@ -169,4 +171,13 @@ C3_EXPORT int execle(const char* path, const char* arg, ...) {
   const bool ok = collect_exec_args(arg, ap, argv, &envp);
   va_end(ap);
   return ok ? execve(path, argv, envp) : -1;
+}
+
+C3_EXPORT int c3scope_trace_append(int schema_version, c3scope_trace_append_cb fn, void* ctx) {
+  if (schema_version != c3::tracedb::kSchemaVersion) return C3SCOPE_APPEND_SCHEMA_MISMATCH;
+  if (fn == nullptr) return C3SCOPE_APPEND_FAILED;
+  const int rc = c3::collector::Recorder::instance().append_to_trace(fn, ctx);
+  static_assert(c3::collector::Recorder::kAppendNoTrace == C3SCOPE_APPEND_NO_TRACE);
+  static_assert(c3::collector::Recorder::kAppendFailed == C3SCOPE_APPEND_FAILED);
+  return rc;
 }

@@ -458,6 +458,42 @@ void Recorder::restart_after_failed_exec() {
   ++s->exec_generation;
 }
 
+int Recorder::append_to_trace(int (*fn)(void* db, const char* path, void* ctx), void* ctx) {
+  if (!initialized_.load(std::memory_order_acquire)) init();
+  State* s = state_;
+  if (s->get_phase() == Phase::idle) submit(std::monostate{});  // starts the trace
+  // The writer creates the file first thing; wait for it (or its failure).
+  const int64_t deadline = steady_ns() + 10 * int64_t{1000000000};
+  for (;;) {
+    const Phase p = s->get_phase();
+    if (p != Phase::running) return kAppendNoTrace;
+    {
+      std::lock_guard<std::mutex> io(s->io_mu);
+      if (s->trace_writer) {
+        tracedb::Writer& w = s->trace_writer->db_writer();
+        auto* db = w.handle();
+        try {
+          w.exec("SAVEPOINT c3scope_append;");
+        } catch (const std::exception& e) {
+          warn("cannot append to the trace: %s", e.what());
+          return kAppendFailed;
+        }
+        const int rc = fn(db, w.path().c_str(), ctx);
+        try {
+          if (rc != 0) w.exec("ROLLBACK TO c3scope_append;");
+          w.exec("RELEASE c3scope_append;");
+        } catch (const std::exception& e) {
+          warn("cannot append to the trace: %s", e.what());
+          return kAppendFailed;
+        }
+        return rc == 0 ? 0 : kAppendFailed;
+      }
+    }
+    if (steady_ns() > deadline) return kAppendNoTrace;
+    ::usleep(1000);
+  }
+}
+
 std::string Recorder::trace_path() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->trace_path;

@@ -112,6 +112,14 @@ class Recorder {
   // Writes the trace path when one was created ("" otherwise).
   std::string trace_path() const;
 
+  // c3scope_trace_append: runs fn(db, path, ctx) on the calling thread with the trace's SQLite
+  // connection, inside a savepoint of the writer's open transaction, while the writer waits.
+  // Starts the trace if nothing has yet. fn returning non-zero rolls its rows back.
+  // Returns 0, or kAppendNoTrace / kAppendFailed.
+  static constexpr int kAppendNoTrace = -2;
+  static constexpr int kAppendFailed = -3;
+  int append_to_trace(int (*fn)(void* db, const char* path, void* ctx), void* ctx);
+
   // Internal entry points for the C callbacks of entry.cpp.
   void on_fork_prepare();
   void on_fork_parent();

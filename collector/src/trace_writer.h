@@ -47,6 +47,8 @@ class TraceWriter {
 
   const std::string& path() const { return writer_->path(); }
   int64_t rows() const { return writer_->rows_written(); }
+  // The underlying writer (for c3scope_trace_append, which lends its connection).
+  tracedb::Writer& db_writer() { return *writer_; }
 
   // Decodes and writes every record of one CUPTI buffer (also used by the benchmark).
   void write_cupti_buffer(const uint8_t* data, size_t valid, const CuptiApi& api,

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "c3/tracedb/schema.h"
 #include "harness.h"
 
 using namespace c3::e2e;
@@ -71,8 +72,10 @@ TEST(Cli, InfoSummarizesARecordedTrace) {
   ASSERT_EQ(rec.traces.size(), 1u);
   RunResult r = cli({"info", rec.traces[0]});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* want : {"schema v1", "C3Fake H100 0, 132 SMs, cc 9.0", "collective 7",
-                           "communicator 2", "CUPTI: recording", "nccl_calls=14"}) {
+  const std::string version = "schema v" + std::to_string(c3::tracedb::kSchemaVersion) + ",";
+  for (const std::string& want : {version, std::string("C3Fake H100 0, 132 SMs, cc 9.0"),
+                                  std::string("collective 7"), std::string("communicator 2"),
+                                  std::string("CUPTI: recording"), std::string("nccl_calls=14")}) {
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
@@ -118,6 +121,7 @@ TEST(Collector, ExportsOnlyItsEntryPoints) {
   pclose(p);
   std::set<std::string> want = {"InitializeInjection",
                                 "InitializeInjectionNvtx2",
+                                "c3scope_trace_append",
                                 "execve",
                                 "execv",
                                 "execvp",
