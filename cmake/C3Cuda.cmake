@@ -27,12 +27,13 @@ if(C3_WITH_CUDA STREQUAL "ON" OR C3_WITH_CUDA STREQUAL "AUTO")
   endif()
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    enable_language(CUDA)
-    set(C3_CUDA_ENABLED ON)
+    # Before enable_language, which otherwise picks nvcc's default (sm_75 with nvcc 13): Hopper
+    # native code plus its PTX, which any newer GPU can JIT.
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "")
-      # Hopper native code plus PTX that any newer GPU can JIT.
       set(CMAKE_CUDA_ARCHITECTURES 90)
     endif()
+    enable_language(CUDA)
+    set(C3_CUDA_ENABLED ON)
     set(CMAKE_CUDA_STANDARD 17)
   elseif(C3_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "C3_WITH_CUDA=ON but no CUDA compiler (nvcc) was found")

@@ -61,6 +61,15 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
   }
   out << "\n";
 
+  auto bench = r.query(
+      "SELECT r.id, r.backend, r.simulated, r.description, COUNT(b.id), SUM(b.status = 'ok') "
+      "FROM bench_run r LEFT JOIN bench_result b ON b.run_id = r.id GROUP BY r.id ORDER BY r.id");
+  while (bench.step()) {
+    out << "  c3bench run " << bench.i64(0) << ": " << bench.i64(4) << " cases (" << bench.i64(5)
+        << " run) on the " << bench.text(1) << " backend, " << bench.text(3)
+        << (bench.i64(2) ? " -- simulated: predictions, not measurements" : "") << "\n";
+  }
+
   auto span = r.query(
       "SELECT MIN(start_ns), MAX(end_ns), COUNT(*) FROM (SELECT start_ns, end_ns FROM kernel "
       "UNION ALL SELECT start_ns, end_ns FROM memcpy UNION ALL SELECT start_ns, end_ns FROM "

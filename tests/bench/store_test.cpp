@@ -158,6 +158,7 @@ TEST(TcpStore, SeparateProcesses) {
   constexpr int kWorld = 4;
   std::vector<pid_t> children;
   // Fork before rank 0 starts its server thread: the children are single-threaded copies.
+  std::fflush(nullptr);
   for (int r = 1; r < kWorld; ++r) {
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
@@ -169,8 +170,7 @@ TEST(TcpStore, SeparateProcesses) {
       } catch (...) {
         code = 3;
       }
-      std::fflush(nullptr);
-      ::_exit(code);
+      ::_exit(code);  // no exit(): the parent's stdio buffers and gtest state are not ours
     }
     children.push_back(pid);
   }
@@ -180,7 +180,7 @@ TEST(TcpStore, SeparateProcesses) {
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: wrong value, 3: exception";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "2: wrong value, 3: exception";
   }
 }
 

@@ -41,6 +41,9 @@ std::string job_path() {
 std::string c3scope_path() {
   return std::string(C3_BINARY_DIR) + "/bin/c3scope";
 }
+std::string c3bench_path() {
+  return std::string(C3_BINARY_DIR) + "/bin/c3bench";
+}
 
 RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
               const RunOptions& o) {

@@ -61,6 +61,7 @@ class TempDir {
 std::string collector_path();
 std::string job_path();      // c3_gpu_job
 std::string c3scope_path();  // the CLI
+std::string c3bench_path();
 
 RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
               const RunOptions& options = {});

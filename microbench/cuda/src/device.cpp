@@ -41,7 +41,9 @@ FillType fill_type(DType t) {
   return FillType::f32;
 }
 
-size_t fill_size(FillType t) { return t == FillType::f32 ? 4 : 2; }
+size_t fill_size(FillType t) {
+  return t == FillType::f32 ? 4 : 2;
+}
 
 void create_event(cudaEvent_t* e, unsigned flags = cudaEventDefault) {
   C3_CUDA(cudaEventCreateWithFlags(e, flags));
@@ -115,7 +117,9 @@ DeviceState::DeviceState(int device, const GreenApi* green, bool verbose)
   }
 }
 
-DeviceState::~DeviceState() { teardown(); }
+DeviceState::~DeviceState() {
+  teardown();
+}
 
 void DeviceState::teardown() {
   cudaDeviceSynchronize();
@@ -362,8 +366,7 @@ const GemmPlan& DeviceState::plan_for(const ComputeOp& op) {
 }
 
 void DeviceState::finish_prepare(const Case& c, const CaseLayout& L, ncclComm_t comm, int rank,
-                                 int nranks, void* peer_dst, int peer_device,
-                                 const FmaTable& fma) {
+                                 int nranks, void* peer_dst, int peer_device, const FmaTable& fma) {
   StreamSet* ss = prep_.streams;
   Prepared p;
   p.streams = ss;

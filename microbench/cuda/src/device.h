@@ -45,8 +45,9 @@ struct StreamSet {
   // Pipelined schedule: comm chunk i waits for chunk_done[i] (compute context, no timing).
   std::vector<cudaEvent_t> chunk_done;
   // Partitioned concurrent phases: the wall time is taken on a primary-context stream that
-  // forks both green streams and joins them, since elapsed times between events of different
-  // contexts are not something the driver documents.
+  // forks both green streams and joins them. The driver documents cross-context stream waits
+  // but not elapsed times between events of different contexts (they did work on an H200 with
+  // driver 580), so the wall never depends on them.
   cudaStream_t anchor = nullptr;
   cudaEvent_t anchor_start = nullptr, anchor_end = nullptr;
 
@@ -145,7 +146,7 @@ class DeviceState {
   } prep_;
 };
 
-// Milliseconds-free formatting for messages: "1.5 GiB".
+// Sizes in messages: "1.5 GiB".
 std::string human_bytes(double bytes);
 
 }  // namespace c3::bench::cuda

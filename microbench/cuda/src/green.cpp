@@ -5,18 +5,23 @@
 namespace c3::bench::cuda {
 namespace {
 
-constexpr unsigned kMinDriver = 12040;  // green contexts appeared in CUDA 12.4
+constexpr int kMinDriver = 12040;  // green contexts appeared in CUDA 12.4
 
+// Each entry point is asked for in the ABI of the cuda.h we were compiled with (the prototypes
+// in green.h come from it); asking for 12.4 would miss cuGreenCtxStreamCreate, which came in
+// 12.5.
 template <typename Fn>
 bool lookup(const char* symbol, Fn* fn, std::string* reason) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
   cudaError_t e =
-      cudaGetDriverEntryPointByVersion(symbol, &p, kMinDriver, cudaEnableDefault, &status);
+      cudaGetDriverEntryPointByVersion(symbol, &p, CUDA_VERSION, cudaEnableDefault, &status);
   if (e != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr) {
     cudaGetLastError();
     if (reason->empty()) {
-      *reason = std::string("the driver has no ") + symbol +
+      *reason = std::string("the driver has no ") + symbol + " for CUDA " +
+                std::to_string(CUDA_VERSION / 1000) + "." +
+                std::to_string(CUDA_VERSION % 1000 / 10) +
                 (e != cudaSuccess ? std::string(" (") + cudaGetErrorString(e) + ")" : "");
     }
     return false;
@@ -34,7 +39,7 @@ GreenApi::GreenApi() {
     reason_ = "cannot read the driver version";
     return;
   }
-  if (driver < static_cast<int>(kMinDriver)) {
+  if (driver < kMinDriver) {
     reason_ = "the driver supports CUDA " + std::to_string(driver / 1000) + "." +
               std::to_string(driver % 1000 / 10);
     return;
@@ -67,7 +72,7 @@ GreenApi::Split GreenApi::split(int device, int pct, CUdevResource* compute,
                                 CUdevResource* rest) const {
   if (!available()) throw std::runtime_error(reason_);
   if (pct < 1 || pct > 99) {
-    throw std::runtime_error("sm_partition_pct " + std::to_string(pct) + " is not in 1..99");
+    throw std::out_of_range("sm_partition_pct " + std::to_string(pct) + " is not in 1..99");
   }
   CUdevice dev = 0;
   check(device_get(&dev, device), "cuDeviceGet");
@@ -81,15 +86,15 @@ GreenApi::Split GreenApi::split(int device, int pct, CUdevResource* compute,
   check(sm_resource_split_by_count(compute, &groups, &all, rest, 0, want),
         "cuDevSmResourceSplitByCount");
   if (groups != 1) {
-    throw std::runtime_error("cannot give " + std::to_string(want) + " of " +
-                             std::to_string(s.total_sms) + " SMs to compute");
+    throw std::out_of_range("cannot give " + std::to_string(want) + " of " +
+                            std::to_string(s.total_sms) + " SMs to compute");
   }
   s.compute_sms = compute->sm.smCount;
   s.comm_sms = rest->sm.smCount;
   if (s.comm_sms == 0) {
-    throw std::runtime_error(std::to_string(pct) + "% of " + std::to_string(s.total_sms) +
-                             " SMs rounds up to " + std::to_string(s.compute_sms) +
-                             ", leaving none for communication");
+    throw std::out_of_range(std::to_string(pct) + "% of " + std::to_string(s.total_sms) +
+                            " SMs rounds up to " + std::to_string(s.compute_sms) +
+                            ", leaving none for communication");
   }
   return s;
 }

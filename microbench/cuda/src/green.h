@@ -21,7 +21,8 @@ class GreenApi {
     unsigned total_sms = 0, compute_sms = 0, comm_sms = 0;
   };
   // What a partition of `pct` % would give on `device` (the driver rounds the compute side up
-  // to its granularity, 8 SMs on Hopper); throws std::runtime_error with the reason.
+  // to its granularity, 8 SMs on Hopper). Throws std::out_of_range when pct cannot be honoured
+  // (outside 1..99, or no SM left for communication), std::runtime_error when the driver fails.
   Split plan(int device, int pct) const;
 
   // Throws std::runtime_error("<call>: <driver error>") unless r is CUDA_SUCCESS.

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cupti.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <optional>
 

@@ -258,6 +258,15 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
       }
       cc.desc.parts.push_back(d);
     }
+    if (c == Collective::sendrecv && cc.desc.parts.size() == 2) {
+      // One direction: the sender reads and sends, the receiver receives and writes.
+      for (int k = 0; k < 2; ++k) {
+        PartDemand& d = cc.desc.parts[static_cast<size_t>(k)];
+        (k == 0 ? d.link_in_bytes : d.link_out_bytes) = 0;
+        d.hbm_bytes = s.sent;
+        if (k == 1) d.sm_driven_bytes = 0;
+      }
+    }
     cc.alone_ns = alone_ns(g, cc.desc.parts[0], cc.desc.latency_ns);
     return cc;
   };

@@ -13,7 +13,7 @@
 namespace c3::bench {
 
 struct BackendOptions {
-  int gpus = 1;                 // GPUs driven by this process
+  int gpus = 1;                 // GPUs driven by this process (single-process mode only)
   std::string preset = "h100";  // sim: the node preset
   // Multi-process mode (torchrun/mpirun/srun): this process is `rank` of `world_size`, one GPU
   // each (local_rank picks it); the NCCL unique id goes through `store` ("file:/path" or
@@ -49,7 +49,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cuda" or "sim"
   virtual bool simulated() const = 0;
-  // e.g. "8 x NVIDIA H100 80GB HBM3 (driver 580.x, NCCL 2.28.9)" or "simulated 2 x h100"
+  // e.g. "8 x NVIDIA H100 80GB HBM3 (CUDA driver 13.0, NCCL 2.28.9)" or "simulated 2 x ..."
   virtual std::string description() const = 0;
   virtual int gpus() const = 0;  // GPUs in the experiment (all ranks)
   virtual int rank() const = 0;  // this process's rank (0 in single-process mode)

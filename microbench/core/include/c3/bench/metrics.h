@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,9 @@ struct C3Metrics {
   double t_c3 = 0;                      // concurrent wall: first launch to last completion
   double t_serial = 0;                  // one after the other
   double compute_slowdown = 0;          // T_comp,concurrent / T_comp - 1
-  double comm_slowdown = 0;
+  // Not defined for pipelined schedules: there the communication's span includes its waits for
+  // the compute chunks it depends on, which is not interference (the runner clears it).
+  std::optional<double> comm_slowdown;
   double ideal_speedup = 0;        // (T_comp + T_comm) / max(T_comp, T_comm)
   double realized_speedup = 0;     // (T_comp + T_comm) / T_c3
   double fraction_of_ideal = 0;    // (realized - 1) / (ideal - 1)

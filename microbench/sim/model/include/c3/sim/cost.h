@@ -43,7 +43,8 @@ enum class Algorithm { ring, tree };
 // counts it (busbw_factor applies), `channels` CTAs per rank (0: the platform default). One
 // part per rank. The algorithm is the faster of ring and tree alone (what NCCL's tuner does for
 // AllReduce); other collectives use rings. A 1-rank collective is a local copy when
-// `in_place` is false, else nothing.
+// `in_place` is false, else nothing. Send/Recv takes exactly two ranks, sender first: the
+// sender's part sends, the receiver's part receives.
 struct CollectiveCost {
   OpDesc desc;
   Algorithm algorithm = Algorithm::ring;

@@ -1,0 +1,67 @@
+// c3bench's outputs: the aligned table (nccl-tests-like columns) on stdout, JSON (--json) and the
+// bench_run / bench_result tables of a trace database (--db).
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c3/bench/runner.h"
+
+namespace c3::tracedb {
+class Writer;
+}
+
+namespace c3::bench {
+
+struct RunInfo {
+  std::string started_at;  // UTC, ISO 8601 (utc_now() at start)
+  std::string backend;
+  bool simulated = false;
+  std::string description;
+  std::string timing_overhead;
+  std::string command_line;
+  std::string options_json;
+  int gpus = 1;
+  int rank = 0;
+  int warmup = 0;
+  int iterations = 0;
+};
+
+// Table: a header, then one line per result as it arrives.
+class TablePrinter {
+ public:
+  TablePrinter(FILE* out, const RunInfo& info);
+  void header();
+  void row(const Result& r);
+  void footer(const std::vector<Result>& results);
+
+ private:
+  FILE* out_;
+  RunInfo info_;
+};
+
+// JSON document of a whole run (schema "c3bench/1", documented in docs/c3bench.md).
+std::string to_json(const RunInfo& info, const std::vector<Result>& results);
+
+// "2026-11-30T01:02:03Z"
+std::string utc_now();
+
+// Inserts the run's bench_run row and its bench_result rows (no commit).
+void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results);
+
+// Adds the run to the trace the collector writes for this process (c3scope_trace_append), when
+// it runs under the collector. recorded: the collector is there; appended: the rows are in.
+struct AppendResult {
+  bool recorded = false;
+  bool appended = false;
+  std::string error;
+};
+AppendResult append_to_trace(const RunInfo& info, const std::vector<Result>& results);
+
+// Writes the run into `path` (created, never overwritten): a trace database holding the
+// bench tables. Throws tracedb::WriteError.
+void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results);
+
+}  // namespace c3::bench

@@ -1,0 +1,553 @@
+// NCCL for the simulated node (libnccl.so.2 with nccl.h's signatures, NCCL 2.28). Communicators
+// span the node's simulated GPUs in this process; each collective becomes one operation of the
+// node with a part per rank (c3sim/node.h), costed by the model (c3/sim/cost.h), so ranks
+// rendezvous, hold their SMs while they wait and finish together, as NCCL kernels do. The
+// collector interposes these functions exactly as it does the real NCCL's.
+//
+// Semantics kept from NCCL: ranks of a communicator are matched by call order (per-communicator
+// sequence numbers; Send/Recv per peer and direction); calls inside ncclGroupStart/End are
+// issued at the outermost ncclGroupEnd; channels default to the platform's and follow
+// NCCL_MIN/MAX_NCHANNELS and ncclConfig_t minCTAs/maxCTAs; a 1-rank collective out of place is
+// a copy-engine copy and in place is nothing.
+#include <nccl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "c3/sim/cost.h"
+#include "c3fake/gpu.h"
+#include "c3sim/node.h"
+
+#define C3_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace c3::simnccl {
+namespace {
+
+struct Comm;
+
+struct Clique {
+  std::string key;
+  int nranks = 0;
+  std::vector<Comm*> ranks;  // by rank; filled as ranks join
+  // Operations some ranks have issued and others not yet: (sequence key) -> node collective.
+  std::map<std::string, std::pair<int64_t, int>> pending;  // key -> (collective, ranks issued)
+  int64_t splits = 0;
+};
+
+struct Comm {
+  std::shared_ptr<Clique> clique;
+  int rank = 0;
+  int nranks = 0;
+  int device = 0;
+  int channels = 0;
+  int64_t coll_seq = 0;
+  std::map<std::pair<int, int>, int64_t> p2p_seq;  // (from, to) -> count
+  int64_t split_calls = 0;
+  bool finalized = false;
+};
+
+struct Op {
+  sim::Collective kind = sim::Collective::allreduce;
+  Comm* comm = nullptr;
+  void* stream = nullptr;
+  int64_t bytes = 0;  // S as nccl-tests counts it
+  bool in_place = false;
+  std::string label;  // kernel name suffix: "Sum_f32"
+  int peer = -1;      // Send/Recv
+  bool is_send = false;
+};
+
+std::mutex g_mu;
+std::map<std::string, std::shared_ptr<Clique>> g_cliques;
+std::atomic<uint64_t> g_unique_ids{1};
+thread_local int t_group_depth = 0;
+thread_local std::vector<Op> t_group_ops;
+thread_local std::string t_last_error;
+
+size_t type_size(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+      return 8;
+    case ncclNumTypes:
+      break;
+  }
+  return 0;
+}
+
+const char* type_tag(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+      return "i8";
+    case ncclUint8:
+      return "u8";
+    case ncclInt32:
+      return "i32";
+    case ncclUint32:
+      return "u32";
+    case ncclInt64:
+      return "i64";
+    case ncclUint64:
+      return "u64";
+    case ncclFloat16:
+      return "f16";
+    case ncclFloat32:
+      return "f32";
+    case ncclFloat64:
+      return "f64";
+    case ncclBfloat16:
+      return "bf16";
+    case ncclFloat8e4m3:
+      return "f8e4m3";
+    case ncclFloat8e5m2:
+      return "f8e5m2";
+    case ncclNumTypes:
+      break;
+  }
+  return "unknown";
+}
+
+const char* op_tag(ncclRedOp_t op) {
+  switch (op) {
+    case ncclSum:
+      return "Sum";
+    case ncclProd:
+      return "Prod";
+    case ncclMax:
+      return "MinMax";
+    case ncclMin:
+      return "MinMax";
+    case ncclAvg:
+      return "SumPostDiv";
+    case ncclNumOps:
+    case ncclMaxRedOp:
+      break;
+  }
+  return "PreMulSum";
+}
+
+ncclResult_t fail(ncclResult_t r, const std::string& why) {
+  t_last_error = why;
+  return r;
+}
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : 0;
+}
+
+// NCCL_MIN/MAX_NCHANNELS and the config's CTA bounds applied to the platform default.
+int channels_for(const ncclConfig_t* config) {
+  int ch = simgpu::spec().gpu.nccl_channels;
+  int lo = env_int("NCCL_MIN_NCHANNELS"), hi = env_int("NCCL_MAX_NCHANNELS");
+  if (config != nullptr) {
+    if (config->minCTAs != NCCL_CONFIG_UNDEF_INT && config->minCTAs > 0)
+      lo = std::max(lo, config->minCTAs);
+    if (config->maxCTAs != NCCL_CONFIG_UNDEF_INT && config->maxCTAs > 0)
+      hi = hi > 0 ? std::min(hi, config->maxCTAs) : config->maxCTAs;
+  }
+  if (lo > 0) ch = std::max(ch, lo);
+  if (hi > 0) ch = std::min(ch, hi);
+  return std::max(1, ch);
+}
+
+std::string id_key(const ncclUniqueId& id) {
+  return std::string(id.internal, sizeof id.internal);
+}
+
+ncclResult_t join(ncclComm_t* out, int nranks, const std::string& key, int rank, int device,
+                  const ncclConfig_t* config) {
+  if (out == nullptr || nranks < 1 || rank < 0 || rank >= nranks) {
+    return fail(ncclInvalidArgument, "invalid communicator arguments");
+  }
+  if (!simgpu::started()) return fail(ncclInvalidUsage, "the simulated node is not started");
+  if (device < 0 || device >= simgpu::spec().gpus)
+    return fail(ncclInvalidArgument, "no such simulated GPU");
+  std::lock_guard lock(g_mu);
+  auto& clique = g_cliques[key];
+  if (!clique) {
+    clique = std::make_shared<Clique>();
+    clique->key = key;
+    clique->nranks = nranks;
+    clique->ranks.assign(static_cast<size_t>(nranks), nullptr);
+  }
+  if (clique->nranks != nranks || clique->ranks[static_cast<size_t>(rank)] != nullptr) {
+    return fail(ncclInvalidUsage, "rank joined twice or with another size");
+  }
+  auto* c = new Comm;
+  c->clique = clique;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->device = device;
+  c->channels = channels_for(config);
+  clique->ranks[static_cast<size_t>(rank)] = c;
+  *out = reinterpret_cast<ncclComm_t>(c);
+  return ncclSuccess;
+}
+
+Comm* comm_of(ncclComm_t c) {
+  return reinterpret_cast<Comm*>(c);
+}
+
+std::string kernel_name(const Op& op, sim::Algorithm algo) {
+  const char* coll = sim::collective_name(op.kind);
+  if (op.kind == sim::Collective::sendrecv)
+    return "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+  // NCCL's protocol choice by size per rank, roughly: LL for small, LL128 mid, Simple large.
+  const int64_t per_rank = op.bytes / std::max(1, op.comm->nranks);
+  const char* proto = per_rank < (64 << 10) ? "LL" : per_rank < (8 << 20) ? "LL128" : "SIMPLE";
+  return std::string("ncclDevKernel_") + coll + "_" + op.label + "_" +
+         (algo == sim::Algorithm::tree ? "TREE" : "RING") + "_" + proto +
+         "(ncclDevKernelArgsStorage<4096ul>)";
+}
+
+// Issues one rank's part of an operation; the first rank to arrive creates it in the node.
+ncclResult_t issue(const Op& op) {
+  Comm* c = op.comm;
+  Clique& q = *c->clique;
+  std::string seq_key;
+  std::vector<int> gpus;
+  int part = c->rank;
+  if (op.kind == sim::Collective::sendrecv) {
+    // A send from a to b pairs with b's receive from a, in order.
+    const int from = op.is_send ? c->rank : op.peer;
+    const int to = op.is_send ? op.peer : c->rank;
+    const int64_t n = c->p2p_seq[{from, to}]++;
+    seq_key = "p2p/" + std::to_string(from) + ">" + std::to_string(to) + "/" + std::to_string(n);
+    Comm* a = q.ranks[static_cast<size_t>(from)];
+    Comm* b = q.ranks[static_cast<size_t>(to)];
+    if (a == nullptr || b == nullptr)
+      return fail(ncclInvalidUsage, "peer has not joined the communicator");
+    gpus = {a->device, b->device};
+    part = op.is_send ? 0 : 1;
+  } else {
+    seq_key = "coll/" + std::to_string(c->coll_seq++);
+    for (Comm* r : q.ranks) {
+      if (r == nullptr) return fail(ncclInvalidUsage, "not every rank has joined the communicator");
+      gpus.push_back(r->device);
+    }
+  }
+  if (gpus.size() == 1 && op.in_place) return ncclSuccess;  // nothing to move
+  auto it = q.pending.find(seq_key);
+  if (it == q.pending.end()) {
+    const sim::NodeSpec& node = simgpu::spec();
+    sim::CollectiveCost cost = sim::collective(node.gpu, node.gpu.topology, op.kind, gpus, op.bytes,
+                                               c->channels, op.in_place);
+    simgpu::CollectiveLaunch how;
+    how.is_copy = gpus.size() == 1;
+    how.kernel_name = kernel_name(op, cost.algorithm);
+    how.grid = static_cast<unsigned>(c->channels);
+    how.block = 512;  // NCCL_NTHREADS default on recent GPUs
+    const int64_t id = simgpu::collective_create(cost.desc, how);
+    it = q.pending.emplace(seq_key, std::make_pair(id, 0)).first;
+  }
+  try {
+    simgpu::collective_enqueue(it->second.first, part, op.stream);
+  } catch (const std::exception& e) {
+    return fail(ncclInvalidArgument, e.what());
+  }
+  if (++it->second.second == static_cast<int>(gpus.size())) q.pending.erase(it);
+  return ncclSuccess;
+}
+
+ncclResult_t submit(Op op) {
+  if (op.comm == nullptr) return fail(ncclInvalidArgument, "null communicator");
+  if (op.comm->finalized) return fail(ncclInvalidUsage, "communicator finalized");
+  if (t_group_depth > 0) {
+    t_group_ops.push_back(std::move(op));
+    return ncclSuccess;
+  }
+  std::lock_guard lock(g_mu);
+  return issue(op);
+}
+
+Op make(sim::Collective kind, ncclComm_t comm, cudaStream_t stream, int64_t bytes, bool in_place,
+        ncclDataType_t t, const char* red) {
+  Op op;
+  op.kind = kind;
+  op.comm = comm_of(comm);
+  op.stream = stream;
+  op.bytes = bytes;
+  op.in_place = in_place;
+  op.label = std::string(red) + "_" + type_tag(t);
+  return op;
+}
+
+int64_t total(size_t count, ncclDataType_t t) {
+  return static_cast<int64_t>(count * type_size(t));
+}
+
+}  // namespace
+}  // namespace c3::simnccl
+
+using namespace c3::simnccl;
+using c3::sim::Collective;
+
+C3_NCCL_EXPORT ncclResult_t ncclGetVersion(int* version) {
+  if (version == nullptr) return ncclInvalidArgument;
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  if (id == nullptr) return ncclInvalidArgument;
+  std::memset(id, 0, sizeof *id);
+  std::snprintf(id->internal, sizeof id->internal, "c3sim-%d-%llu", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(g_unique_ids++));
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT const char* ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error";
+    case ncclSystemError:
+      return "unhandled system error";
+    case ncclInternalError:
+      return "internal error";
+    case ncclInvalidArgument:
+      return "invalid argument";
+    case ncclInvalidUsage:
+      return "invalid usage";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    case ncclNumResults:
+      break;
+  }
+  return "unknown result code";
+}
+
+C3_NCCL_EXPORT const char* ncclGetLastError(ncclComm_t) {
+  return t_last_error.c_str();
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id,
+                                             int rank) {
+  return join(comm, nranks, id_key(id), rank, c3fake_get_device(), nullptr);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id,
+                                                   int rank, ncclConfig_t* config) {
+  return join(comm, nranks, id_key(id), rank, c3fake_get_device(), config);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank,
+                                                     int nId, ncclUniqueId* ids,
+                                                     ncclConfig_t* config) {
+  if (ids == nullptr || nId < 1) return ncclInvalidArgument;
+  return join(comm, nranks, id_key(ids[0]), rank, c3fake_get_device(), config);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  if (comms == nullptr || ndev < 1) return ncclInvalidArgument;
+  ncclUniqueId id;
+  ncclGetUniqueId(&id);
+  for (int i = 0; i < ndev; ++i) {
+    ncclResult_t r = join(&comms[i], ndev, id_key(id), i, devlist ? devlist[i] : i, nullptr);
+    if (r != ncclSuccess) return r;
+  }
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                                          ncclConfig_t* config) {
+  Comm* c = comm_of(comm);
+  if (c == nullptr || newcomm == nullptr) return ncclInvalidArgument;
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    *newcomm = nullptr;
+    return ncclSuccess;
+  }
+  // Ranks of the parent that split with the same color form the child, ordered by key then
+  // parent rank; every rank computes the same membership from the parent's ranks' choices, which
+  // in one process are known only once all have called: children are sized by the parent here.
+  const std::string child =
+      c->clique->key + "/split" + std::to_string(c->split_calls++) + "/" + std::to_string(color);
+  (void)key;
+  return join(newcomm, c->nranks, child, c->rank, c->device, config);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int*, int, ncclComm_t* newcomm,
+                                           ncclConfig_t* config, int) {
+  Comm* c = comm_of(comm);
+  if (c == nullptr || newcomm == nullptr) return ncclInvalidArgument;
+  const std::string child = c->clique->key + "/shrink" + std::to_string(c->split_calls++);
+  return join(newcomm, c->nranks, child, c->rank, c->device, config);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (comm == nullptr) return ncclInvalidArgument;
+  comm_of(comm)->finalized = true;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  Comm* c = comm_of(comm);
+  if (c == nullptr) return ncclSuccess;
+  std::lock_guard lock(g_mu);
+  c->clique->ranks[static_cast<size_t>(c->rank)] = nullptr;
+  delete c;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  return ncclCommDestroy(comm);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) return ncclInvalidArgument;
+  *count = comm_of(comm)->nranks;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  if (comm == nullptr || device == nullptr) return ncclInvalidArgument;
+  *device = comm_of(comm)->device;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) return ncclInvalidArgument;
+  *rank = comm_of(comm)->rank;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
+  if (comm == nullptr || error == nullptr) return ncclInvalidArgument;
+  *error = ncclSuccess;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void*, ncclDataType_t,
+                                                     ncclScalarResidence_t, ncclComm_t) {
+  if (op == nullptr) return ncclInvalidArgument;
+  *op = static_cast<ncclRedOp_t>(ncclNumOps);
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t, ncclComm_t) {
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclGroupStart() {
+  ++t_group_depth;
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
+  if (t_group_depth == 0) return ncclInvalidUsage;
+  if (--t_group_depth > 0) return ncclSuccess;
+  std::vector<Op> ops;
+  ops.swap(t_group_ops);
+  std::lock_guard lock(g_mu);
+  for (const Op& op : ops) {
+    ncclResult_t r = issue(op);
+    if (r != ncclSuccess) return r;
+  }
+  return ncclSuccess;
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count,
+                                          ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm,
+                                          cudaStream_t stream) {
+  return submit(
+      make(Collective::allreduce, comm, stream, total(count, t), send == recv, t, op_tag(op)));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count,
+                                          ncclDataType_t t, int, ncclComm_t comm,
+                                          cudaStream_t stream) {
+  return submit(make(Collective::broadcast, comm, stream, total(count, t), send == recv, t, "Sum"));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t t, int root,
+                                      ncclComm_t comm, cudaStream_t stream) {
+  return ncclBroadcast(buff, buff, count, t, root, comm, stream);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t t,
+                                       ncclRedOp_t op, int, ncclComm_t comm, cudaStream_t stream) {
+  return submit(
+      make(Collective::reduce, comm, stream, total(count, t), send == recv, t, op_tag(op)));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclAllGather(const void* send, void* recv, size_t sendcount,
+                                          ncclDataType_t t, ncclComm_t comm, cudaStream_t stream) {
+  const int n = comm ? comm_of(comm)->nranks : 1;
+  return submit(
+      make(Collective::allgather, comm, stream, total(sendcount, t) * n, send == recv, t, "Sum"));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t recvcount,
+                                              ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm,
+                                              cudaStream_t stream) {
+  const int n = comm ? comm_of(comm)->nranks : 1;
+  return submit(make(Collective::reducescatter, comm, stream, total(recvcount, t) * n, send == recv,
+                     t, op_tag(op)));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclAlltoAll(const void* send, void* recv, size_t count,
+                                         ncclDataType_t t, ncclComm_t comm, cudaStream_t stream) {
+  const int n = comm ? comm_of(comm)->nranks : 1;
+  return submit(
+      make(Collective::alltoall, comm, stream, total(count, t) * n, send == recv, t, "Sum"));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclGather(const void* send, void* recv, size_t count, ncclDataType_t t,
+                                       int, ncclComm_t comm, cudaStream_t stream) {
+  const int n = comm ? comm_of(comm)->nranks : 1;
+  return submit(
+      make(Collective::allgather, comm, stream, total(count, t) * n, send == recv, t, "Sum"));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclScatter(const void* send, void* recv, size_t count,
+                                        ncclDataType_t t, int, ncclComm_t comm,
+                                        cudaStream_t stream) {
+  return submit(make(Collective::broadcast, comm, stream, total(count, t), send == recv, t, "Sum"));
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclSend(const void*, size_t count, ncclDataType_t t, int peer,
+                                     ncclComm_t comm, cudaStream_t stream) {
+  Op op = make(Collective::sendrecv, comm, stream, total(count, t), false, t, "Sum");
+  op.peer = peer;
+  op.is_send = true;
+  if (op.comm && (peer < 0 || peer >= op.comm->nranks))
+    return fail(ncclInvalidArgument, "bad peer");
+  return submit(op);
+}
+
+C3_NCCL_EXPORT ncclResult_t ncclRecv(void*, size_t count, ncclDataType_t t, int peer,
+                                     ncclComm_t comm, cudaStream_t stream) {
+  Op op = make(Collective::sendrecv, comm, stream, total(count, t), false, t, "Sum");
+  op.peer = peer;
+  op.is_send = false;
+  if (op.comm && (peer < 0 || peer >= op.comm->nranks))
+    return fail(ncclInvalidArgument, "bad peer");
+  return submit(op);
+}
