@@ -71,6 +71,10 @@ class CudaBackend final : public Backend {
   int nranks() const { return multi() ? opts_.world_size : pool_->size(); }
   int rank_of(int local) const { return multi() ? opts_.rank : local; }
   CommSet& comms_for(const Knobs& k);
+  // Multi-process mode: each field the maximum over all ranks (a small NCCL AllReduce on the
+  // default communicator, after the phase and outside its timing), as nccl-tests reports the
+  // slowest rank.
+  PhaseTiming max_over_ranks(const PhaseTiming& t);
   void destroy(CommSet& set, bool abort);
   void fail(const std::string& why);
   void shutdown();
@@ -87,6 +91,8 @@ class CudaBackend final : public Backend {
   int prepared_id_ = -1;
   std::string prepared_label_;
   std::string broken_;
+  double* timing_buf_ = nullptr;  // device buffer of max_over_ranks (on the rank's GPU)
+  cudaStream_t timing_stream_ = nullptr;
 };
 
 CudaBackend::CudaBackend(const BackendOptions& o) : opts_(o) {
@@ -153,6 +159,14 @@ void CudaBackend::shutdown() {
       pool_->run([&](int i) { dev_[static_cast<size_t>(i)].reset(); });
     } catch (...) {
     }
+  }
+  if (timing_stream_ != nullptr) {
+    cudaSetDevice(pool_ ? pool_->device(0) : 0);
+    cudaStreamSynchronize(timing_stream_);
+    cudaStreamDestroy(timing_stream_);
+    cudaFree(timing_buf_);
+    timing_stream_ = nullptr;
+    timing_buf_ = nullptr;
   }
   for (auto& [key, set] : comms_) destroy(set, !broken_.empty());
   comms_.clear();
@@ -360,6 +374,34 @@ PhaseTiming CudaBackend::run(Phase phase, const Case& c) {
     out.comm_ns = std::max(out.comm_ns, g.comm_ns);
     out.wall_ns = std::max(out.wall_ns, g.wall_ns);
   }
+  if (multi()) {
+    try {
+      out = max_over_ranks(out);
+    } catch (const std::exception& e) {
+      fail(e.what());
+      throw;
+    }
+  }
+  return out;
+}
+
+PhaseTiming CudaBackend::max_over_ranks(const PhaseTiming& t) {
+  CommSet& set = comms_for(Knobs{});
+  C3_CUDA(cudaSetDevice(pool_->device(0)));
+  if (timing_buf_ == nullptr) {
+    C3_CUDA(cudaStreamCreateWithFlags(&timing_stream_, cudaStreamNonBlocking));
+    C3_CUDA(cudaMalloc(reinterpret_cast<void**>(&timing_buf_), 3 * sizeof(double)));
+  }
+  double h[3] = {t.comp_ns, t.comm_ns, t.wall_ns};
+  C3_CUDA(cudaMemcpyAsync(timing_buf_, h, sizeof h, cudaMemcpyHostToDevice, timing_stream_));
+  C3_NCCL(ncclAllReduce(timing_buf_, timing_buf_, 3, ncclFloat64, ncclMax, set.comms[0],
+                        timing_stream_));
+  C3_CUDA(cudaMemcpyAsync(h, timing_buf_, sizeof h, cudaMemcpyDeviceToHost, timing_stream_));
+  C3_CUDA(cudaStreamSynchronize(timing_stream_));
+  PhaseTiming out;
+  out.comp_ns = h[0];
+  out.comm_ns = h[1];
+  out.wall_ns = h[2];
   return out;
 }
 
