@@ -134,13 +134,16 @@ int main(int argc, char** argv) {
   const Result m = c3_mix(ops);
   const double b_rate = static_cast<double>(b.ops) / b.seconds;
   const double m_rate = static_cast<double>(m.ops) / m.seconds;
-  std::printf("baseline (1 stream, no sharing): %lld ops in %.3f s: %.0f ops/s (%.1f ms simulated)\n",
-              static_cast<long long>(b.ops), b.seconds, b_rate, b.simulated_ns / 1e6);
-  std::printf("C3 mix (8 GPUs, GEMM/triad + AllReduce/DMA): %lld ops in %.3f s: %.0f ops/s (%.1f ms "
-              "simulated)\n",
-              static_cast<long long>(m.ops), m.seconds, m_rate, m.simulated_ns / 1e6);
-  std::printf("ratio: the C3 mix costs %.2fx the baseline per operation; 1M mixed operations take "
-              "%.2f s (target < 5 s on one core)\n",
-              b_rate / m_rate, 1e6 / m_rate);
+  std::printf(
+      "baseline (1 stream, no sharing): %lld ops in %.3f s: %.0f ops/s (%.1f ms simulated)\n",
+      static_cast<long long>(b.ops), b.seconds, b_rate, b.simulated_ns / 1e6);
+  std::printf(
+      "C3 mix (8 GPUs, GEMM/triad + AllReduce/DMA): %lld ops in %.3f s: %.0f ops/s (%.1f ms "
+      "simulated)\n",
+      static_cast<long long>(m.ops), m.seconds, m_rate, m.simulated_ns / 1e6);
+  std::printf(
+      "ratio: the C3 mix costs %.2fx the baseline per operation; 1M mixed operations take "
+      "%.2f s (target < 5 s on one core)\n",
+      b_rate / m_rate, 1e6 / m_rate);
   return 0;
 }

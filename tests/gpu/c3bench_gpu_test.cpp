@@ -30,10 +30,27 @@ TEST(GpuC3bench, CudaBackendRecordedSweep) {
   TempDir dir;
   const std::string json = dir.path() + "/results.json";
   // 3 comms x 3 schedules = 9 cases; 2 warm-up + 5 timed iterations per phase.
-  RunResult r = run({c3bench_path(), "--backend", "cuda", "--gpus", "1", "--compute",
-                     "gemm:8192x8192x8192:bf16", "--comm", "dma_d2d:1G", "--comm", "sm_copy:1G",
-                     "--comm", "allreduce:384M", "--schedule", "independent,chunks=1,4", "-w", "2",
-                     "-n", "5", "--json", json},
+  RunResult r = run({c3bench_path(),
+                     "--backend",
+                     "cuda",
+                     "--gpus",
+                     "1",
+                     "--compute",
+                     "gemm:8192x8192x8192:bf16",
+                     "--comm",
+                     "dma_d2d:1G",
+                     "--comm",
+                     "sm_copy:1G",
+                     "--comm",
+                     "allreduce:384M",
+                     "--schedule",
+                     "independent,chunks=1,4",
+                     "-w",
+                     "2",
+                     "-n",
+                     "5",
+                     "--json",
+                     json},
                     dir.path(), injected(Inject::record_cli));
   std::printf("%s", r.out.c_str());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -54,10 +71,11 @@ TEST(GpuC3bench, CudaBackendRecordedSweep) {
   std::printf("c3bench check: timing overhead: %s\n", overhead.c_str());
 
   // NVTX: 9 case ranges and 36 phase ranges in domain c3bench, payload = case id.
-  EXPECT_EQ(scalar(*t,
-                   "SELECT COUNT(*) FROM nvtx_range WHERE domain = 'c3bench' AND name LIKE 'case %' "
-                   "AND payload_int BETWEEN 1 AND 9"),
-            9);
+  EXPECT_EQ(
+      scalar(*t,
+             "SELECT COUNT(*) FROM nvtx_range WHERE domain = 'c3bench' AND name LIKE 'case %' "
+             "AND payload_int BETWEEN 1 AND 9"),
+      9);
   EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM nvtx_range WHERE domain = 'c3bench' AND depth = 1"),
             36);
 
@@ -69,10 +87,13 @@ TEST(GpuC3bench, CudaBackendRecordedSweep) {
   for (const std::string& line : column(
            *t,
            "SELECT 'seq ' || c.seq || ' bytes ' || c.bytes || ' at ' || (c.host_start_ns - (SELECT "
-           "MIN(host_start_ns) FROM collective)) || ' ns in ' || IFNULL((SELECT group_concat(n.name, ' / "
+           "MIN(host_start_ns) FROM collective)) || ' ns in ' || IFNULL((SELECT "
+           "group_concat(n.name, ' / "
            "') FROM nvtx_range n WHERE n.domain = 'c3bench' AND n.start_ns <= c.host_start_ns AND "
-           "c.host_start_ns <= n.end_ns), '?') || '; copies/kernels starting within 1 ms: ' || (SELECT "
-           "COUNT(*) FROM gpu_activity g WHERE g.start_ns BETWEEN c.host_start_ns AND c.host_start_ns + "
+           "c.host_start_ns <= n.end_ns), '?') || '; copies/kernels starting within 1 ms: ' || "
+           "(SELECT "
+           "COUNT(*) FROM gpu_activity g WHERE g.start_ns BETWEEN c.host_start_ns AND "
+           "c.host_start_ns + "
            "1000000) FROM collective c WHERE c.id NOT IN (SELECT collective_id FROM "
            "collective_activity)")) {
     std::printf("c3bench check: NCCL call without linked GPU work: %s\n", line.c_str());
@@ -86,8 +107,10 @@ TEST(GpuC3bench, CudaBackendRecordedSweep) {
 
   // The copy engine's 1 GiB copies (2 unsplit cases x 3 phases x 7 iterations) and the 4-chunk
   // case's 256 MiB copies.
-  const int64_t big = scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2D' AND bytes = 1073741824");
-  const int64_t quarter = scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2D' AND bytes = 268435456");
+  const int64_t big =
+      scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2D' AND bytes = 1073741824");
+  const int64_t quarter =
+      scalar(*t, "SELECT COUNT(*) FROM memcpy WHERE copy_kind = 'D2D' AND bytes = 268435456");
   std::printf("c3bench check: memcpy rows 1 GiB %lld (want 42), 256 MiB %lld (want 84)\n",
               static_cast<long long>(big), static_cast<long long>(quarter));
   EXPECT_EQ(big, 42);
@@ -102,20 +125,21 @@ TEST(GpuC3bench, CudaBackendRecordedSweep) {
       "k.end_ns <= n.end_ns");
   ASSERT_TRUE(q.step());
   const double cupti_ns = static_cast<double>(q.i64(0)) / 7.0;
-  std::printf("c3bench check: GEMM 8192^3 bf16 T_comp %.1f us (CUDA events, median) vs %.1f us "
-              "(CUPTI kernels, mean)\n",
-              events_ns / 1e3, cupti_ns / 1e3);
+  std::printf(
+      "c3bench check: GEMM 8192^3 bf16 T_comp %.1f us (CUDA events, median) vs %.1f us "
+      "(CUPTI kernels, mean)\n",
+      events_ns / 1e3, cupti_ns / 1e3);
   EXPECT_NEAR(cupti_ns, events_ns, 0.1 * events_ns + 20000);
 
   // Interference figures for the notes (not asserted: they are what the hardware does).
   for (const auto& res : doc.at("results")) {
     if (res.at("knobs").get<std::string>().empty() && res.contains("compute_slowdown")) {
-      std::printf("c3bench check: %s: compute slowdown %+.1f%%, comm slowdown %+.1f%%, "
-                  "fraction of ideal %.2f\n",
-                  res.at("label").get<std::string>().c_str(),
-                  100 * res.at("compute_slowdown").get<double>(),
-                  100 * res.at("comm_slowdown").get<double>(),
-                  res.at("fraction_of_ideal").get<double>());
+      std::printf(
+          "c3bench check: %s: compute slowdown %+.1f%%, comm slowdown %+.1f%%, "
+          "fraction of ideal %.2f\n",
+          res.at("label").get<std::string>().c_str(),
+          100 * res.at("compute_slowdown").get<double>(),
+          100 * res.at("comm_slowdown").get<double>(), res.at("fraction_of_ideal").get<double>());
     }
   }
 }

@@ -77,12 +77,19 @@ TEST(SimEngine, AnOperationAloneTakesItsRooflineTime) {
 }
 
 TEST(SimEngine, TwoIdenticalBandwidthBoundKernelsEachTakeAboutTwiceAsLong) {
+  // Kernels that leave room on each SM for the other's CTAs run together and split HBM.
   const NodeSpec n = node();
-  PartDemand t = triad(n.gpu, 0, int64_t{512} << 20);
+  PartDemand t = triad(n.gpu, 0, int64_t{512} << 20, 0.5);
   Timeline r = run_concurrently(n, {one(t, "a"), one(t, "b")});
   const double alone = alone_ns(n.gpu, t);
   EXPECT_NEAR(dur(r, 0) / alone, 2.0, 0.02);
   EXPECT_NEAR(dur(r, 1) / alone, 2.0, 0.02);
+  // Kernels that fill the SMs cannot share them: the second starts when the first ends.
+  PartDemand full = triad(n.gpu, 0, int64_t{512} << 20);
+  Timeline s = run_concurrently(n, {one(full, "a"), one(full, "b")});
+  EXPECT_NEAR(dur(s, 0) / alone, 1.0, 0.01);
+  EXPECT_NEAR(dur(s, 1) / alone, 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(s.ready[1], s.end[0]);
 }
 
 TEST(SimEngine, DmaCopyAndComputeBoundKernelBarelySlowEachOther) {
@@ -95,15 +102,19 @@ TEST(SimEngine, DmaCopyAndComputeBoundKernelBarelySlowEachOther) {
 }
 
 TEST(SimEngine, SmBasedCopySlowsComputeMoreThanDmaCopy) {
-  // The DMA papers' point: moving the same bytes with SMs takes SMs from compute.
+  // The DMA papers' point: moving the same bytes with SMs takes SMs from compute. The copy is
+  // launched first, so it holds its SMs when the GEMM arrives.
   const NodeSpec n = node();
   const int64_t bytes = int64_t{1} << 30;
   PartDemand g = gemm(n.gpu, 0, 8192, 8192, 8192, Precision::bf16);
-  Timeline with_dma = run_concurrently(n, {one(g), one(dma_copy(n.gpu, n.gpu.topology, 0, bytes))});
-  Timeline with_sm = run_concurrently(n, {one(g), one(sm_copy(n.gpu, 0, bytes, 32))});
+  Timeline with_dma = run_concurrently(n, {one(dma_copy(n.gpu, n.gpu.topology, 0, bytes)), one(g)});
+  Timeline with_sm = run_concurrently(n, {one(sm_copy(n.gpu, 0, bytes, 32)), one(g)});
   const double alone = alone_ns(n.gpu, g);
-  EXPECT_LT(dur(with_dma, 0) / alone - 1, 0.01);
-  EXPECT_GT(dur(with_sm, 0) / alone - 1, 0.05);
+  EXPECT_LT(dur(with_dma, 1) / alone - 1, 0.01);
+  EXPECT_GT(dur(with_sm, 1) / alone - 1, 0.05);
+  // A same-GPU cudaMemcpyAsync is a copy kernel on every SM: the GEMM waits for it.
+  Timeline with_d2d = run_concurrently(n, {one(runtime_d2d_copy(n.gpu, 0, bytes)), one(g)});
+  EXPECT_DOUBLE_EQ(with_d2d.ready[1], with_d2d.end[0]);
 }
 
 TEST(SimEngine, CollectiveHoldsSmsWhileWaitingAndEndsTogetherOnEveryRank) {
@@ -147,39 +158,51 @@ TEST(SimEngine, SameStreamRunsInOrderAndEventsOrderStreams) {
   EXPECT_DOUBLE_EQ(e.event_time(ev), done[1].parts[0].end);
 }
 
-TEST(SimEngine, PriorityDecidesWhoGetsTheSmsAndPartitionsIsolate) {
-  // 8 channels: the collective is bound by its CTAs, so losing SMs slows it (with the default
-  // channel count it is link bound and has SMs to spare).
+TEST(SimEngine, SmsGoByPriorityThenArrivalWithoutPreemptionAndPartitionsIsolate) {
   const NodeSpec n = node(2);
   CollectiveCost ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0, 1},
                                  int64_t{512} << 20, 8, false);
   PartDemand g = gemm(n.gpu, 0, 16384, 8192, 8192, Precision::bf16);
-  auto slowdowns = [&](int comm_priority, bool partition) {
+  const double gemm_alone = alone_ns(n.gpu, g);
+  struct Ends {
+    double gemm, comm;
+  };
+  // The GEMM is launched at 0; the collective at `comm_at` with `comm_priority`.
+  auto run = [&](int comm_priority, double comm_at, bool partition) {
     Engine e(n);
     int compute_part = -1;
     if (partition) compute_part = e.add_partition(0, n.gpu.sms - ar.desc.parts[0].sm_demand);
     StreamId sc = e.add_stream(0, 0, compute_part);
     StreamId s0 = e.add_stream(0, comm_priority), s1 = e.add_stream(1, comm_priority);
-    std::vector<double> d(2);
-    e.on_complete([&](const CompletedOp& c) {
-      d[c.desc->name == "gemm" ? 0 : 1] = c.parts[0].end - c.parts[0].ready;
-    });
-    OpDesc gd = one(g, "gemm");
-    e.submit(gd, sc, 0);
+    Ends r{};
+    e.on_complete(
+        [&](const CompletedOp& c) { (c.desc->name == "gemm" ? r.gemm : r.comm) = c.parts[0].end; });
+    e.submit(one(g, "gemm"), sc, 0);
     OpId id = e.create(ar.desc);
-    e.enqueue(id, 0, s0, 0);
-    e.enqueue(id, 1, s1, 0);
+    e.enqueue(id, 0, s0, comm_at);
+    e.enqueue(id, 1, s1, comm_at);
     e.run_until_idle();
-    return std::make_pair(d[0] / alone_ns(n.gpu, g) - 1, d[1] / ar.alone_ns - 1);
+    return r;
   };
-  auto [comp_eq, comm_eq] = slowdowns(0, false);
-  auto [comp_hi, comm_hi] = slowdowns(1, false);
-  auto [comp_part, comm_part] = slowdowns(0, true);
-  EXPECT_GT(comp_eq, 0.01);
-  EXPECT_GT(comm_eq, 0.01);
-  EXPECT_NEAR(comm_hi, 0.0, 0.01) << "high priority communication keeps its SMs";
-  EXPECT_GE(comp_hi, comp_eq) << "and compute pays for it";
-  EXPECT_NEAR(comm_part, 0.0, 0.01) << "a partition of its own isolates the communication";
+  const double lat = n.gpu.launch_latency_ns;
+  // Equal priority, launched together: the GEMM came first, takes every SM, and the
+  // collective waits for it.
+  Ends eq = run(0, 0, false);
+  EXPECT_NEAR(eq.gemm, lat + gemm_alone, 1e-6 * gemm_alone);
+  EXPECT_NEAR(eq.comm, eq.gemm + ar.alone_ns, 1e-6 * eq.comm);
+  // Higher priority, launched together: the collective is served first and keeps its SMs;
+  // the GEMM runs on the rest meanwhile.
+  Ends hi = run(1, 0, false);
+  EXPECT_NEAR(hi.comm, lat + ar.alone_ns, 1e-6 * hi.comm);
+  EXPECT_GT(hi.gemm, eq.gemm);
+  // Higher priority, launched once the GEMM runs: priorities do not preempt, it waits.
+  Ends late = run(1, 100000, false);
+  EXPECT_NEAR(late.comm, eq.comm, 1e-6 * eq.comm);
+  // A partition of its own isolates the collective: both run from the start.
+  Ends part = run(0, 0, true);
+  EXPECT_NEAR(part.comm, lat + ar.alone_ns, 1e-6 * part.comm);
+  EXPECT_GT(part.gemm, eq.gemm);
+  EXPECT_LT(part.gemm, eq.comm);
 }
 
 TEST(SimEngine, ResultsAreBitIdenticalAcrossRuns) {

@@ -283,7 +283,7 @@ class SimBackend final : public Backend {
       case ComputeKind::triad:
         kern.demand = sim::triad(spec_.gpu, g, op.bytes);
         kern.name = "c3sim_triad";
-        kern.grid[0] = static_cast<unsigned>(spec_.gpu.sms * 4);
+        kern.grid[0] = static_cast<unsigned>(spec_.gpu.sms * 8);  // full occupancy, as on a GPU
         break;
       case ComputeKind::fma:
         kern.demand = sim::fma_loop(spec_.gpu, g, static_cast<double>(op.target_ns));
@@ -353,7 +353,7 @@ class SimBackend final : public Backend {
           cp.demand = sim::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes, peer);
         } else {
           cp.kind = simgpu::CopyKind::d2d;
-          cp.demand = sim::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes);
+          cp.demand = sim::runtime_d2d_copy(spec_.gpu, g, op.bytes);
         }
         simgpu::copy(s, cp);
       }

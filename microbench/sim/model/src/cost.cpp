@@ -27,6 +27,11 @@ double one_ce_cap(const GpuSpec& g) {
 double pcie_cap(const GpuSpec& g) {
   return g.pcie_bytes_per_s / 1e9;
 }
+// The fraction of an SM one CTA of `threads` threads takes (thread slots).
+double cta_occupancy(const GpuSpec& g, int threads) {
+  return std::min(1.0, static_cast<double>(threads) / g.max_threads_per_sm);
+}
+
 // What one SM can stream from HBM: the achievable bandwidth needs sms_to_saturate_hbm SMs.
 double hbm_per_sm(const GpuSpec& g) {
   return hbm_cap(g) / g.sms_to_saturate_hbm;
@@ -70,11 +75,13 @@ PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Prec
   return d;
 }
 
-PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array) {
+PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array, double occupancy) {
   if (bytes_per_array <= 0) throw std::invalid_argument("triad: size must be positive");
+  if (occupancy <= 0 || occupancy > 1) throw std::invalid_argument("triad: occupancy in (0, 1]");
   PartDemand d;
   d.gpu = gpu;
   d.sm_demand = g.sms;
+  d.sm_occupancy = occupancy;
   const double elements = static_cast<double>(bytes_per_array) / 4.0;
   d.sm_work = 2.0 * elements / (g.fp32_flops / 1e9 / g.sms);
   d.hbm_bytes = 3.0 * static_cast<double>(bytes_per_array);  // two reads, one write
@@ -98,6 +105,7 @@ PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_
   PartDemand d;
   d.gpu = gpu;
   d.sm_demand = std::min(ctas, g.sms);
+  d.sm_occupancy = cta_occupancy(g, kCopyThreads);
   const double b = static_cast<double>(bytes);
   if (peer_gpu < 0) {
     d.hbm_bytes = 2.0 * b;
@@ -113,6 +121,17 @@ PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_
     d.sm_driven_bytes = b;
     d.bytes_per_sm_ns = g.nccl_channel_bytes_per_s / 1e9;
   }
+  return d;
+}
+
+PartDemand runtime_d2d_copy(const GpuSpec& g, int gpu, int64_t bytes) {
+  if (bytes <= 0) throw std::invalid_argument("d2d copy: bytes must be positive");
+  PartDemand d;
+  d.gpu = gpu;
+  d.sm_demand = g.sms;
+  d.hbm_bytes = 2.0 * static_cast<double>(bytes);
+  d.sm_driven_bytes = d.hbm_bytes;
+  d.bytes_per_sm_ns = hbm_per_sm(g);
   return d;
 }
 
@@ -204,10 +223,11 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
   CollectiveCost out;
   out.desc.name = collective_name(c);
   if (n == 1) {
-    // One rank: NCCL copies send to receive buffer with the copy engine, or does nothing.
+    // One rank: NCCL copies the send buffer to the receive buffer (cudaMemcpyAsync), or does
+    // nothing.
     PartDemand d;
     d.gpu = ranks[0];
-    if (!in_place && bytes > 0) d = dma_copy(g, t, ranks[0], bytes);
+    if (!in_place && bytes > 0) d = runtime_d2d_copy(g, ranks[0], bytes);
     out.desc.parts.push_back(d);
     out.alone_ns = alone_ns(g, d);
     return out;
@@ -246,6 +266,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
       PartDemand d;
       d.gpu = r;
       d.sm_demand = ch;
+      d.sm_occupancy = cta_occupancy(g, kNcclThreads);
       d.link_out_bytes = s.sent;
       d.link_in_bytes = s.sent;
       d.hbm_bytes = 2 * s.sent + s.reduced;

@@ -35,7 +35,9 @@ struct PartState {
   bool enqueued = false;
   bool ready = false;
   double ready_time = 0;
-  double sm_alloc = 0;  // SMs granted in the current allocation
+  double start = -1;             // first SMs granted (ready_time for parts without SMs)
+  std::vector<uint16_t> sm_ids;  // SMs (of its stream's partition) it occupies; kept to the end
+  double sm_alloc() const { return static_cast<double>(sm_ids.size()); }
 };
 
 enum class OpPhase { waiting, latency, fluid, done };
@@ -59,6 +61,10 @@ struct Engine::Impl {
   const NodeSpec& spec;
   std::vector<double> capacity;       // kResPerGpu per GPU
   std::vector<double> partition_sms;  // SMs of each partition
+  // Occupied fraction of each SM of each partition (sum of the resident kernels' occupancy),
+  // and whether SMs were freed or parts became ready there since the last placement.
+  std::vector<std::vector<double>> sm_used;
+  std::vector<char> partition_dirty;
   std::vector<int> partition_gpu;
   std::vector<StreamState> streams;
   std::vector<std::unique_ptr<OpState>> ops;  // reset once done
@@ -78,6 +84,8 @@ struct Engine::Impl {
       c[kPcie] = g.pcie_bytes_per_s / 1e9;
       partition_sms.push_back(g.sms);  // partition i is GPU i's default partition
       partition_gpu.push_back(i);
+      sm_used.emplace_back(static_cast<size_t>(g.sms), 0.0);
+      partition_dirty.push_back(0);
     }
     launch_latency = g.launch_latency_ns;
   }
@@ -120,14 +128,24 @@ Engine::~Engine() {
 
 int Engine::add_partition(int gpu, double sms) {
   auto& I = *impl_;
-  if (gpu < 0 || gpu >= spec_.gpus || sms <= 0 ||
-      sms >= I.partition_sms[static_cast<size_t>(gpu)]) {
+  const double whole = std::round(sms);
+  if (gpu < 0 || gpu >= spec_.gpus || whole < 1 ||
+      whole >= I.partition_sms[static_cast<size_t>(gpu)]) {
     throw std::invalid_argument("sim engine: cannot carve " + std::to_string(sms) +
                                 " SMs out of GPU " + std::to_string(gpu));
   }
-  I.partition_sms[static_cast<size_t>(gpu)] -= sms;
-  I.partition_sms.push_back(sms);
+  // The SMs come off the end of the GPU's default partition, which must not be running on them.
+  auto& from = I.sm_used[static_cast<size_t>(gpu)];
+  const size_t keep = from.size() - static_cast<size_t>(whole);
+  for (size_t i = keep; i < from.size(); ++i) {
+    if (from[i] > 0) throw std::logic_error("sim engine: partition carved out of busy SMs");
+  }
+  from.resize(keep);
+  I.partition_sms[static_cast<size_t>(gpu)] -= whole;
+  I.partition_sms.push_back(whole);
   I.partition_gpu.push_back(gpu);
+  I.sm_used.emplace_back(static_cast<size_t>(whole), 0.0);
+  I.partition_dirty.push_back(0);
   return static_cast<int>(I.partition_sms.size() - 1);
 }
 
@@ -254,15 +272,13 @@ struct Stepper {
           }
           p.ready = true;
           p.ready_time = now;
-          if (o.ready_parts++ == 0) I.active.push_back(head.op);
-          if (o.ready_parts == static_cast<int>(o.parts.size())) {
-            if (o.desc.latency_ns > 0) {
-              o.phase = OpPhase::latency;
-              o.latency_end = now + o.desc.latency_ns;
-            } else {
-              o.phase = OpPhase::fluid;
-            }
+          if (o.desc.parts[static_cast<size_t>(head.part)].sm_demand > 0) {
+            I.partition_dirty[static_cast<size_t>(st.partition)] = 1;
+          } else {
+            p.start = now;
           }
+          if (o.ready_parts++ == 0) I.active.push_back(head.op);
+          // It runs once every part is ready and has its SMs (allocate()).
           progress = true;
           break;
         }
@@ -270,46 +286,111 @@ struct Stepper {
     }
   }
 
-  // Step 1 (SMs) and step 2 (bandwidth) of the header comment.
-  void allocate() {
-    ++steps;
-    // SMs: per partition, by priority class, proportional to demand within a class.
-    struct Claim {
+  // Step 1 of the header comment: SMs go to ready parts that lack them, highest priority first,
+  // then in the order they became ready (then launched); each takes the least occupied SMs
+  // that still have room for its CTAs. Nothing is taken back from a running part.
+  void place_waiting_parts() {
+    struct Want {
       OpState* op;
       size_t part;
       int priority;
-      double demand;
+      double ready;
+      double launch;
+      OpId id;
     };
-    std::vector<std::vector<Claim>> by_partition(I.partition_sms.size());
-    for (OpId id : I.active) {
-      OpState& o = I.op(id);
-      for (size_t k = 0; k < o.parts.size(); ++k) {
-        PartState& p = o.parts[k];
-        p.sm_alloc = 0;
-        const double d = o.desc.parts[k].sm_demand;
-        if (!p.ready || d <= 0) continue;
-        const auto& st = I.streams[static_cast<size_t>(p.stream)];
-        by_partition[static_cast<size_t>(st.partition)].push_back({&o, k, st.priority, d});
+    for (size_t pi = 0; pi < I.sm_used.size(); ++pi) {
+      if (!I.partition_dirty[pi]) continue;
+      I.partition_dirty[pi] = 0;
+      std::vector<Want> wants;
+      for (OpId id : I.active) {
+        OpState& o = I.op(id);
+        for (size_t k = 0; k < o.parts.size(); ++k) {
+          PartState& p = o.parts[k];
+          const PartDemand& d = o.desc.parts[k];
+          if (!p.ready || d.sm_demand <= 0) continue;
+          if (static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition) != pi)
+            continue;
+          if (p.sm_ids.size() >= sm_count(d, pi)) continue;
+          wants.push_back({&o, k, I.streams[static_cast<size_t>(p.stream)].priority, p.ready_time,
+                           p.launch, id});
+        }
+      }
+      if (wants.empty()) continue;
+      std::stable_sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) {
+        if (a.priority != b.priority) return a.priority > b.priority;
+        if (a.ready != b.ready) return a.ready < b.ready;
+        if (a.launch != b.launch) return a.launch < b.launch;
+        if (a.id != b.id) return a.id < b.id;
+        return a.part < b.part;
+      });
+      std::vector<double>& used = I.sm_used[pi];
+      std::vector<uint16_t> order(used.size());
+      std::vector<char> mine(used.size());
+      for (const Want& w : wants) {
+        PartState& p = w.op->parts[w.part];
+        const PartDemand& d = w.op->desc.parts[w.part];
+        const double f = occupancy(d);
+        for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint16_t>(i);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint16_t a, uint16_t b) { return used[a] < used[b]; });
+        std::fill(mine.begin(), mine.end(), 0);
+        for (uint16_t i : p.sm_ids) mine[i] = 1;
+        const size_t want = sm_count(d, pi);
+        const size_t before = p.sm_ids.size();
+        for (uint16_t i : order) {
+          if (p.sm_ids.size() >= want) break;
+          if (mine[i] || used[i] + f > 1.0 + 1e-9) continue;
+          used[i] += f;
+          p.sm_ids.push_back(i);
+        }
+        if (before == 0 && !p.sm_ids.empty()) p.start = now;
       }
     }
-    for (size_t part = 0; part < by_partition.size(); ++part) {
-      auto& claims = by_partition[part];
-      if (claims.empty()) continue;
-      std::stable_sort(claims.begin(), claims.end(),
-                       [](const Claim& a, const Claim& b) { return a.priority > b.priority; });
-      double available = I.partition_sms[part];
-      size_t i = 0;
-      while (i < claims.size()) {
-        size_t j = i;
-        double want = 0;
-        while (j < claims.size() && claims[j].priority == claims[i].priority)
-          want += claims[j++].demand;
-        const double share = want <= available ? 1.0 : (want > 0 ? available / want : 0.0);
-        for (size_t k = i; k < j; ++k) {
-          claims[k].op->parts[claims[k].part].sm_alloc = claims[k].demand * share;
-        }
-        available = std::max(0.0, available - want * share);
-        i = j;
+  }
+
+  static double occupancy(const PartDemand& d) {
+    return d.sm_occupancy > 0 && d.sm_occupancy <= 1 ? d.sm_occupancy : 1.0;
+  }
+  size_t sm_count(const PartDemand& d, size_t partition) const {
+    const double n = std::min(std::ceil(d.sm_demand - 1e-9), I.partition_sms[partition]);
+    return static_cast<size_t>(std::max(1.0, n));
+  }
+
+  void release_sms(OpState& o) {
+    for (size_t k = 0; k < o.parts.size(); ++k) {
+      PartState& p = o.parts[k];
+      if (p.sm_ids.empty()) continue;
+      const size_t pi = static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition);
+      std::vector<double>& used = I.sm_used[pi];
+      const double f = occupancy(o.desc.parts[k]);
+      for (uint16_t i : p.sm_ids) {
+        used[i] -= f;
+        if (used[i] < 1e-9) used[i] = 0;
+      }
+      p.sm_ids.clear();
+      I.partition_dirty[pi] = 1;
+    }
+  }
+
+  // Step 1 (SMs) and step 2 (bandwidth) of the header comment.
+  void allocate() {
+    ++steps;
+    place_waiting_parts();
+    // An op whose parts are all ready and running (SMs granted) starts its latency, then moves.
+    for (OpId id : I.active) {
+      OpState& o = I.op(id);
+      if (o.phase != OpPhase::waiting || o.ready_parts != static_cast<int>(o.parts.size()))
+        continue;
+      bool running = true;
+      for (size_t k = 0; k < o.parts.size(); ++k) {
+        if (o.desc.parts[k].sm_demand > 0 && o.parts[k].sm_ids.empty()) running = false;
+      }
+      if (!running) continue;
+      if (o.desc.latency_ns > 0) {
+        o.phase = OpPhase::latency;
+        o.latency_end = now + o.desc.latency_ns;
+      } else {
+        o.phase = OpPhase::fluid;
       }
     }
 
@@ -322,7 +403,7 @@ struct Stepper {
       double cap = kInf;
       for (size_t k = 0; k < o.parts.size(); ++k) {
         const PartDemand& d = o.desc.parts[k];
-        const double sms = o.parts[k].sm_alloc;
+        const double sms = o.parts[k].sm_alloc();
         if (d.sm_work > 0) cap = std::min(cap, sms / d.sm_work);
         if (d.sm_driven_bytes > 0 && d.bytes_per_sm_ns > 0) {
           cap = std::min(cap, sms * d.bytes_per_sm_ns / d.sm_driven_bytes);
@@ -442,9 +523,11 @@ struct Stepper {
     CompletedOp c;
     c.id = id;
     c.desc = &o.desc;
+    release_sms(o);
     for (size_t k = 0; k < o.parts.size(); ++k) {
       const PartState& p = o.parts[k];
-      c.parts.push_back({o.desc.parts[k].gpu, p.stream, p.ready_time, now});
+      c.parts.push_back(
+          {o.desc.parts[k].gpu, p.stream, p.start >= 0 ? p.start : p.ready_time, now});
       auto& q = I.streams[static_cast<size_t>(p.stream)].queue;
       // The op is at the head of each of its streams.
       if (!q.empty() && q.front().type == StreamItem::Type::part && q.front().op == id)

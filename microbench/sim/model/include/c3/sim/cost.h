@@ -17,12 +17,18 @@ double peak_flops(const GpuSpec& g, Precision p);
 
 // Kernels (one part, on `gpu`).
 PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Precision p);
-PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array);
+// occupancy: the fraction of each SM its CTAs take (c3bench's triad fills the SMs: 1).
+PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array, double occupancy = 1.0);
 PartDemand fma_loop(const GpuSpec& g, int gpu, double target_ns);
-// A copy kernel: `ctas` SMs moving `bytes` within `gpu`, or to `peer_gpu` over the links.
+// A copy kernel: `ctas` CTAs of kCopyThreads threads (one per SM) moving `bytes` within `gpu`,
+// or to `peer_gpu` over the links.
+inline constexpr int kCopyThreads = 512;
 PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_gpu = -1);
+// What a same-GPU cudaMemcpyAsync (device to device) costs: CUDA runs it as a copy kernel on
+// every SM, not on a copy engine (measured on an H200: docs/validation.md).
+PartDemand runtime_d2d_copy(const GpuSpec& g, int gpu, int64_t bytes);
 
-// Copy-engine transfers.
+// Copy-engine transfers (peer-to-peer and host copies; a same-GPU copy is runtime_d2d_copy).
 PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int peer_gpu = -1);
 enum class HostDirection { h2d, d2h };
 PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection d);
@@ -41,10 +47,12 @@ enum class Algorithm { ring, tree };
 
 // A collective over `ranks` (GPU ids in rank order) with message size `bytes` as nccl-tests
 // counts it (busbw_factor applies), `channels` CTAs per rank (0: the platform default). One
-// part per rank. The algorithm is the faster of ring and tree alone (what NCCL's tuner does for
-// AllReduce); other collectives use rings. A 1-rank collective is a local copy when
-// `in_place` is false, else nothing. Send/Recv takes exactly two ranks, sender first: the
+// part per rank, each CTA a kNcclThreads-thread block. The algorithm is the faster of ring and
+// tree alone (what NCCL's tuner does for AllReduce); other collectives use rings. A 1-rank
+// collective is NCCL's cudaMemcpyAsync (runtime_d2d_copy) when `in_place` is false, else
+// nothing. Send/Recv takes exactly two ranks, sender first: the
 // sender's part sends, the receiver's part receives.
+inline constexpr int kNcclThreads = 512;  // NCCL_NTHREADS default (Simple protocol)
 struct CollectiveCost {
   OpDesc desc;
   Algorithm algorithm = Algorithm::ring;

@@ -4,10 +4,15 @@
 // Each operation has a demand on resources of one or more GPUs (a collective has one part per
 // rank). At every event (an operation becomes ready, finishes its fixed latency, or completes)
 // the engine divides the resources among the running operations:
-//   1. SMs of each GPU (or green-context partition): operations of a higher priority class are
-//      served first; within a class, SMs are shared in proportion to demand (what each could
-//      keep resident alone). A collective part holds its SMs from the moment it is ready, also
-//      while it waits for its peers, as NCCL kernels do.
+//   1. SMs of each GPU (or green-context partition), as the block scheduler hands them out: a
+//      kernel part that is ready takes the least occupied SMs that still have room for its CTAs
+//      (its sm_occupancy of each SM), up to sm_demand of them; parts waiting for SMs are served
+//      highest stream priority first, then in the order they became ready (then launched).
+//      Nothing is taken back from a running part (CUDA priorities do not preempt resident
+//      CTAs); a part that got fewer SMs than it wants takes more as others finish. A part
+//      starts (its kernel start) when it gets its first SMs; a collective runs once every
+//      rank's part has started, and holds its SMs while it waits for its peers, as NCCL
+//      kernels do.
 //   2. Bandwidth (HBM, link out/in, copy engines, PCIe, per GPU): max-min fair (water-filling):
 //      operations that need less than an equal share of a saturated resource get what they
 //      need, the others split the rest equally.
@@ -33,7 +38,10 @@ using EventId = int32_t;
 struct PartDemand {
   int gpu = 0;
   double sm_demand = 0;  // SMs the part occupies alone (0: no SMs, e.g. a DMA copy)
-  double sm_work = 0;    // SM-nanoseconds of work: alone it takes sm_work / sm_demand
+  // Fraction of each of those SMs its CTAs take (threads, registers, shared memory): 1 leaves
+  // no room for another kernel's CTAs there; 0.25 lets three more such kernels in.
+  double sm_occupancy = 1.0;
+  double sm_work = 0;  // SM-nanoseconds of work: alone it takes sm_work / sm_demand
   double hbm_bytes = 0;
   double link_out_bytes = 0;
   double link_in_bytes = 0;
@@ -64,7 +72,8 @@ struct OpDesc {
 struct PartTiming {
   int gpu = 0;
   StreamId stream = 0;
-  double ready = 0;  // its stream reached it and it was launched (kernel start on that GPU)
+  double ready = 0;  // it started on that GPU: got its first SMs (kernel start), or, for a part
+                     // without SMs, its stream reached it and it was launched
   double end = 0;
 };
 
