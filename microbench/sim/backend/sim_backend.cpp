@@ -157,6 +157,15 @@ class SimBackend final : public Backend {
       }
     };
     auto comms_all = [&](const std::vector<void*>& on, void* Marks::*start, void* Marks::*end) {
+      if (!is_collective(c.comm->kind)) {  // copies: per GPU, like computes
+        for (int g = 0; g < gpus_; ++g) {
+          const auto gi = static_cast<size_t>(g);
+          marks[gi].*start = simgpu::event_record(on[gi]);
+          for (int i = 0; i < chunks; ++i) launch_copy(g, c.comm->chunk(i, chunks), k, on[gi]);
+          marks[gi].*end = simgpu::event_record(on[gi]);
+        }
+        return;
+      }
       record_all(on, start);
       for (int i = 0; i < chunks; ++i) comm_chunk(i, on);
       record_all(on, end);
@@ -190,6 +199,29 @@ class SimBackend final : public Backend {
             comm_chunk(i, comm_streams);
           }
           record_all(comm_streams, &Marks::comm1);
+        } else if (!is_collective(c.comm->kind)) {
+          // Copies are per GPU: each GPU's two launches back to back, as one host thread per
+          // GPU would issue them (the cuda backend has one).
+          for (int g = 0; g < gpus_; ++g) {
+            const auto gi = static_cast<size_t>(g);
+            auto comp = [&] {
+              marks[gi].comp0 = simgpu::event_record(comp_streams[gi]);
+              for (int i = 0; i < chunks; ++i) compute_chunk(g, i, comp_streams[gi]);
+              marks[gi].comp1 = simgpu::event_record(comp_streams[gi]);
+            };
+            auto comm = [&] {
+              marks[gi].comm0 = simgpu::event_record(comm_streams[gi]);
+              for (int i = 0; i < chunks; ++i) launch_copy(g, c.comm->chunk(i, chunks), k, comm_streams[gi]);
+              marks[gi].comm1 = simgpu::event_record(comm_streams[gi]);
+            };
+            if (k.order == Knobs::Order::compute_first) {
+              comp();
+              comm();
+            } else {
+              comm();
+              comp();
+            }
+          }
         } else if (k.order == Knobs::Order::compute_first) {
           computes(comp_streams, &Marks::comp0, &Marks::comp1);
           comms_all(comm_streams, &Marks::comm0, &Marks::comm1);
@@ -333,31 +365,33 @@ class SimBackend final : public Backend {
       check_nccl(ncclGroupEnd(), "ncclGroupEnd");
       return;
     }
-    for (int g = 0; g < n; ++g) {
-      void* s = on[static_cast<size_t>(g)];
-      const int peer = (g + 1) % n;
-      if (op.kind == CommKind::sm_copy) {
-        simgpu::Kernel kern;
-        const int ctas = k.max_ctas > 0 ? k.max_ctas : 32;
-        kern.name = op.peer ? "c3sim_sm_copy_peer" : "c3sim_sm_copy";
-        kern.grid[0] = static_cast<unsigned>(ctas);
-        kern.block[0] = 512;
-        kern.demand = sim::sm_copy(spec_.gpu, g, op.bytes, ctas, op.peer ? peer : -1);
-        simgpu::launch(s, kern);
-      } else {
-        simgpu::Copy cp;
-        cp.bytes = op.bytes;
-        if (op.kind == CommKind::dma_p2p) {
-          cp.kind = simgpu::CopyKind::p2p;
-          cp.peer = peer;
-          cp.demand = sim::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes, peer);
-        } else {
-          cp.kind = simgpu::CopyKind::d2d;
-          cp.demand = sim::runtime_d2d_copy(spec_.gpu, g, op.bytes);
-        }
-        simgpu::copy(s, cp);
-      }
+    for (int g = 0; g < n; ++g) launch_copy(g, op, k, on[static_cast<size_t>(g)]);
+  }
+
+  // A copy (dma_d2d, dma_p2p, sm_copy) of GPU g, to the next GPU for the peer kinds.
+  void launch_copy(int g, const CommOp& op, const Knobs& k, void* s) {
+    const int peer = (g + 1) % gpus_;
+    if (op.kind == CommKind::sm_copy) {
+      simgpu::Kernel kern;
+      const int ctas = k.max_ctas > 0 ? k.max_ctas : 32;
+      kern.name = op.peer ? "c3sim_sm_copy_peer" : "c3sim_sm_copy";
+      kern.grid[0] = static_cast<unsigned>(ctas);
+      kern.block[0] = sim::kCopyThreads;
+      kern.demand = sim::sm_copy(spec_.gpu, g, op.bytes, ctas, op.peer ? peer : -1);
+      simgpu::launch(s, kern);
+      return;
     }
+    simgpu::Copy cp;
+    cp.bytes = op.bytes;
+    if (op.kind == CommKind::dma_p2p) {
+      cp.kind = simgpu::CopyKind::p2p;
+      cp.peer = peer;
+      cp.demand = sim::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes, peer);
+    } else {
+      cp.kind = simgpu::CopyKind::d2d;
+      cp.demand = sim::runtime_d2d_copy(spec_.gpu, g, op.bytes);
+    }
+    simgpu::copy(s, cp);
   }
 
   int gpus_;

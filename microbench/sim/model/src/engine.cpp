@@ -330,19 +330,28 @@ struct Stepper {
         PartState& p = w.op->parts[w.part];
         const PartDemand& d = w.op->desc.parts[w.part];
         const double f = occupancy(d);
-        for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint16_t>(i);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](uint16_t a, uint16_t b) { return used[a] < used[b]; });
         std::fill(mine.begin(), mine.end(), 0);
         for (uint16_t i : p.sm_ids) mine[i] = 1;
         const size_t want = sm_count(d, pi);
+        // Which SMs have room; only when there are more than it wants does the choice (least
+        // occupied first) need a sort.
+        size_t room = 0;
+        for (size_t i = 0; i < used.size(); ++i) {
+          if (!mine[i] && used[i] + f <= 1.0 + 1e-9) order[room++] = static_cast<uint16_t>(i);
+        }
+        if (room == 0) continue;
+        if (room > want - p.sm_ids.size()) {
+          std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(room),
+                           [&](uint16_t a, uint16_t b) { return used[a] < used[b]; });
+        }
+        order.resize(room);
         const size_t before = p.sm_ids.size();
         for (uint16_t i : order) {
           if (p.sm_ids.size() >= want) break;
-          if (mine[i] || used[i] + f > 1.0 + 1e-9) continue;
           used[i] += f;
           p.sm_ids.push_back(i);
         }
+        order.resize(used.size());
         if (before == 0 && !p.sm_ids.empty()) p.start = now;
       }
     }
