@@ -133,6 +133,23 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  // Output paths are checked before anything runs: a long sweep must not end in an error.
+  for (const auto& [flag, path] :
+       {std::pair<std::string, std::string>{"--json", o.json}, {"--db", o.db}}) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      error_line(flag + " " + path + ": the folder " + parent.string() + " does not exist");
+      return kExitUsage;
+    }
+    if (flag == "--db" && fs::exists(path, ec)) {
+      error_line("--db " + path +
+                 ": the file exists; c3bench never overwrites a database, choose another name");
+      return kExitUsage;
+    }
+  }
+
   Plan plan;
   try {
     plan = make_plan(o, [](std::string* why) { return gpu_visible(why); });

@@ -146,7 +146,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--order", o.orders, "launch order, swept: compute_first, comm_first")
       ->delimiter(',');
   app.add_option("--nchannels", o.nchannels,
-                 "NCCL channels, swept (NCCL_MIN/MAX_NCHANNELS; 0: NCCL's choice)")
+                 "NCCL channels, swept: ncclConfig_t minCTAs = maxCTAs, as NCCL_MIN/MAX_NCHANNELS "
+                 "would set them per communicator (0: NCCL's choice)")
       ->delimiter(',');
   app.add_option("--ctas", o.ctas, "NCCL ncclConfig_t minCTAs:maxCTAs (e.g. 4:16)");
   app.add_option("--sm-partition", o.sm_partitions,

@@ -184,8 +184,9 @@ TEST(C3benchSim, DefaultExperimentAndDb) {
   // --db never overwrites.
   RunResult again =
       run({c3bench_path(), "--backend", "sim", "--db", db}, dir.path(), injected(Inject::none));
-  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find(db), std::string::npos) << again.err;
+  EXPECT_TRUE(again.out.empty()) << "refused before running";
 }
 
 // Bad flags and impossible configurations: exit 2 and one line naming what is wrong.
@@ -219,6 +220,7 @@ TEST(C3benchSim, RejectsBadFlagsWithOneLine) {
       {{"--backend", "sim"}, "rank 1 of 2", {{"RANK", "1"}, {"WORLD_SIZE", "2"}}},
       {{"--backend", "sim", "--store", "file:/tmp/x"}, "--store", {}},
       {{"--backend", "sim", "--bogus"}, "--bogus", {}},
+      {{"--backend", "sim", "--json", "/nonexistent/dir/r.json"}, "/nonexistent/dir", {}},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {c3bench_path()};

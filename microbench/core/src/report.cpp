@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -236,11 +238,32 @@ void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Re
 }
 
 void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results) {
+  // Written under a temporary name and linked into place when complete: the path holds the
+  // whole run or nothing, and an existing file is never replaced.
+  if (::access(path.c_str(), F_OK) == 0) {
+    throw tracedb::WriteError(
+        tracedb::WriteError::Kind::exists,
+        "'" + path + "' exists; c3bench never overwrites: choose another name");
+  }
+  const std::string tmp = path + ".partial-" + std::to_string(::getpid());
+  ::unlink(tmp.c_str());
   tracedb::WriterOptions wo;
   wo.source = "c3bench";
-  auto w = tracedb::Writer::create(path, wo);
-  write_tables(*w, info, results);
-  w->close();
+  try {
+    auto w = tracedb::Writer::create(tmp, wo);
+    write_tables(*w, info, results);
+    w->close();
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  const int rc = ::link(tmp.c_str(), path.c_str());
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) {
+    throw tracedb::WriteError(tracedb::WriteError::Kind::io,
+                              "cannot create '" + path + "': " + std::strerror(err));
+  }
 }
 
 namespace {

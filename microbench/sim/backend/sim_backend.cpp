@@ -91,8 +91,13 @@ class SimBackend final : public Backend {
     if (k.chunks < 1) return "chunks must be at least 1";
     if (k.sm_partition_pct < 0 || k.sm_partition_pct >= 100)
       return "--sm-partition must be 1 to 99 (% of SMs for compute)";
-    if (k.sm_partition_pct > 0 && spec_.gpu.sms * k.sm_partition_pct / 100 < 1)
-      return "SM partition leaves compute no SM";
+    if (k.sm_partition_pct > 0 && compute_sms(k.sm_partition_pct) >= spec_.gpu.sms) {
+      return "sm_partition_pct=" + std::to_string(k.sm_partition_pct) + ": " +
+             std::to_string(compute_sms(k.sm_partition_pct)) + " of " +
+             std::to_string(spec_.gpu.sms) +
+             " SMs for compute (green contexts come in multiples of " +
+             std::to_string(spec_.gpu.green_ctx_sm_granularity) + ") leaves none for communication";
+    }
     if (k.pipelined && !(c.compute && c.comm))
       return "a chunked schedule needs both a compute and a communication op";
     if (c.compute && c.compute->kind == ComputeKind::gemm && c.compute->m < k.chunks) {
@@ -211,7 +216,8 @@ class SimBackend final : public Backend {
             };
             auto comm = [&] {
               marks[gi].comm0 = simgpu::event_record(comm_streams[gi]);
-              for (int i = 0; i < chunks; ++i) launch_copy(g, c.comm->chunk(i, chunks), k, comm_streams[gi]);
+              for (int i = 0; i < chunks; ++i)
+                launch_copy(g, c.comm->chunk(i, chunks), k, comm_streams[gi]);
               marks[gi].comm1 = simgpu::event_record(comm_streams[gi]);
             };
             if (k.order == Knobs::Order::compute_first) {
@@ -260,11 +266,16 @@ class SimBackend final : public Backend {
     const int comm_prio = k.priority == Knobs::Priority::comm_high ? -1 : 0;
     std::vector<std::pair<void*, void*>> v;
     for (int g = 0; g < gpus_; ++g) {
-      int part = -1;
-      if (k.sm_partition_pct > 0)
-        part = simgpu::partition_create(g, spec_.gpu.sms * k.sm_partition_pct / 100);
-      void* comp = simgpu::stream_create(g, comp_prio, part);
-      void* comm = simgpu::stream_create(g, comm_prio, -1);
+      // Green contexts as the cuda backend makes them: the compute share (rounded up to the
+      // driver's granularity) from SM 0, the rest for communication.
+      int comp_part = -1, comm_part = -1;
+      if (k.sm_partition_pct > 0) {
+        const int n = compute_sms(k.sm_partition_pct);
+        comp_part = simgpu::partition_create(g, n, 0);
+        comm_part = simgpu::partition_create(g, spec_.gpu.sms - n, n);
+      }
+      void* comp = simgpu::stream_create(g, comp_prio, comp_part);
+      void* comm = simgpu::stream_create(g, comm_prio, comm_part);
       nvtxNameCudaStreamA(static_cast<cudaStream_t>(comp),
                           ("compute gpu" + std::to_string(g)).c_str());
       nvtxNameCudaStreamA(static_cast<cudaStream_t>(comm),
@@ -296,6 +307,12 @@ class SimBackend final : public Backend {
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
     c3fake_set_device(0);
     return comms_.emplace(key, std::move(v)).first->second;
+  }
+
+  int compute_sms(int pct) const {
+    const int gran = std::max(1, spec_.gpu.green_ctx_sm_granularity);
+    const int want = std::max(1, (spec_.gpu.sms * pct + 99) / 100);
+    return (want + gran - 1) / gran * gran;
   }
 
   void launch_compute(int g, const ComputeOp& op, void* stream) {

@@ -203,10 +203,10 @@ int64_t now_ns() {
   return static_cast<int64_t>(abs_ns(n, n.host));
 }
 
-int partition_create(int gpu, int sms) {
+int partition_create(int gpu, int sms, int first_sm) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  return n.engine->add_partition(gpu, sms);
+  return n.engine->add_partition(gpu, sms, first_sm);
 }
 
 void* stream_create(int gpu, int cuda_priority, int partition) {

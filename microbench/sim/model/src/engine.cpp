@@ -59,12 +59,16 @@ struct OpState {
 
 struct Engine::Impl {
   const NodeSpec& spec;
-  std::vector<double> capacity;       // kResPerGpu per GPU
+  std::vector<double> capacity;  // kResPerGpu per GPU
+  // A partition is a range of one GPU's SMs: partition g (< gpus) is GPU g's whole set (the
+  // primary context); green contexts are subranges, and kernels of every partition share the
+  // physical SMs.
   std::vector<double> partition_sms;  // SMs of each partition
-  // Occupied fraction of each SM of each partition (sum of the resident kernels' occupancy),
-  // and whether SMs were freed or parts became ready there since the last placement.
+  std::vector<int> partition_first;   // its first SM index on its GPU
+  // Occupied fraction of each SM of each GPU (sum of the resident kernels' occupancy), and
+  // whether SMs were freed or parts became ready there since the last placement.
   std::vector<std::vector<double>> sm_used;
-  std::vector<char> partition_dirty;
+  std::vector<char> gpu_dirty;
   std::vector<int> partition_gpu;
   std::vector<StreamState> streams;
   std::vector<std::unique_ptr<OpState>> ops;  // reset once done
@@ -84,8 +88,9 @@ struct Engine::Impl {
       c[kPcie] = g.pcie_bytes_per_s / 1e9;
       partition_sms.push_back(g.sms);  // partition i is GPU i's default partition
       partition_gpu.push_back(i);
+      partition_first.push_back(0);
       sm_used.emplace_back(static_cast<size_t>(g.sms), 0.0);
-      partition_dirty.push_back(0);
+      gpu_dirty.push_back(0);
     }
     launch_latency = g.launch_latency_ns;
   }
@@ -126,26 +131,20 @@ Engine::~Engine() {
   delete impl_;
 }
 
-int Engine::add_partition(int gpu, double sms) {
+int Engine::add_partition(int gpu, double sms, int first_sm) {
   auto& I = *impl_;
   const double whole = std::round(sms);
-  if (gpu < 0 || gpu >= spec_.gpus || whole < 1 ||
-      whole >= I.partition_sms[static_cast<size_t>(gpu)]) {
-    throw std::invalid_argument("sim engine: cannot carve " + std::to_string(sms) +
-                                " SMs out of GPU " + std::to_string(gpu));
+  const double all = gpu >= 0 && gpu < spec_.gpus ? I.partition_sms[static_cast<size_t>(gpu)] : 0;
+  const double first = first_sm < 0 ? all - whole : first_sm;
+  if (gpu < 0 || gpu >= spec_.gpus || whole < 1 || whole >= all || first < 0 ||
+      first + whole > all) {
+    throw std::invalid_argument("sim engine: cannot make a partition of " + std::to_string(sms) +
+                                " SMs from SM " + std::to_string(first_sm) + " of GPU " +
+                                std::to_string(gpu));
   }
-  // The SMs come off the end of the GPU's default partition, which must not be running on them.
-  auto& from = I.sm_used[static_cast<size_t>(gpu)];
-  const size_t keep = from.size() - static_cast<size_t>(whole);
-  for (size_t i = keep; i < from.size(); ++i) {
-    if (from[i] > 0) throw std::logic_error("sim engine: partition carved out of busy SMs");
-  }
-  from.resize(keep);
-  I.partition_sms[static_cast<size_t>(gpu)] -= whole;
   I.partition_sms.push_back(whole);
   I.partition_gpu.push_back(gpu);
-  I.sm_used.emplace_back(static_cast<size_t>(whole), 0.0);
-  I.partition_dirty.push_back(0);
+  I.partition_first.push_back(static_cast<int>(first));
   return static_cast<int>(I.partition_sms.size() - 1);
 }
 
@@ -273,7 +272,7 @@ struct Stepper {
           p.ready = true;
           p.ready_time = now;
           if (o.desc.parts[static_cast<size_t>(head.part)].sm_demand > 0) {
-            I.partition_dirty[static_cast<size_t>(st.partition)] = 1;
+            I.gpu_dirty[static_cast<size_t>(st.gpu)] = 1;
           } else {
             p.start = now;
           }
@@ -298,21 +297,19 @@ struct Stepper {
       double launch;
       OpId id;
     };
-    for (size_t pi = 0; pi < I.sm_used.size(); ++pi) {
-      if (!I.partition_dirty[pi]) continue;
-      I.partition_dirty[pi] = 0;
+    for (size_t gpu = 0; gpu < I.sm_used.size(); ++gpu) {
+      if (!I.gpu_dirty[gpu]) continue;
+      I.gpu_dirty[gpu] = 0;
       std::vector<Want> wants;
       for (OpId id : I.active) {
         OpState& o = I.op(id);
         for (size_t k = 0; k < o.parts.size(); ++k) {
           PartState& p = o.parts[k];
           const PartDemand& d = o.desc.parts[k];
-          if (!p.ready || d.sm_demand <= 0) continue;
-          if (static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition) != pi)
-            continue;
-          if (p.sm_ids.size() >= sm_count(d, pi)) continue;
-          wants.push_back({&o, k, I.streams[static_cast<size_t>(p.stream)].priority, p.ready_time,
-                           p.launch, id});
+          if (!p.ready || d.sm_demand <= 0 || static_cast<size_t>(d.gpu) != gpu) continue;
+          const auto& st = I.streams[static_cast<size_t>(p.stream)];
+          if (p.sm_ids.size() >= sm_count(d, static_cast<size_t>(st.partition))) continue;
+          wants.push_back({&o, k, st.priority, p.ready_time, p.launch, id});
         }
       }
       if (wants.empty()) continue;
@@ -323,35 +320,35 @@ struct Stepper {
         if (a.id != b.id) return a.id < b.id;
         return a.part < b.part;
       });
-      std::vector<double>& used = I.sm_used[pi];
+      std::vector<double>& used = I.sm_used[gpu];
       std::vector<uint16_t> order(used.size());
       std::vector<char> mine(used.size());
       for (const Want& w : wants) {
         PartState& p = w.op->parts[w.part];
         const PartDemand& d = w.op->desc.parts[w.part];
         const double f = occupancy(d);
+        const auto pi = static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition);
+        const auto first = static_cast<size_t>(I.partition_first[pi]);
+        const size_t last = first + static_cast<size_t>(I.partition_sms[pi]);
         std::fill(mine.begin(), mine.end(), 0);
         for (uint16_t i : p.sm_ids) mine[i] = 1;
         const size_t want = sm_count(d, pi);
-        // Which SMs have room; only when there are more than it wants does the choice (least
-        // occupied first) need a sort.
+        // Which SMs of its partition have room; only when there are more than it wants does
+        // the choice (least occupied first) need a sort.
         size_t room = 0;
-        for (size_t i = 0; i < used.size(); ++i) {
+        for (size_t i = first; i < last; ++i) {
           if (!mine[i] && used[i] + f <= 1.0 + 1e-9) order[room++] = static_cast<uint16_t>(i);
         }
         if (room == 0) continue;
-        if (room > want - p.sm_ids.size()) {
+        const size_t before = p.sm_ids.size();
+        if (room > want - before) {
           std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(room),
                            [&](uint16_t a, uint16_t b) { return used[a] < used[b]; });
         }
-        order.resize(room);
-        const size_t before = p.sm_ids.size();
-        for (uint16_t i : order) {
-          if (p.sm_ids.size() >= want) break;
-          used[i] += f;
-          p.sm_ids.push_back(i);
+        for (size_t j = 0; j < room && p.sm_ids.size() < want; ++j) {
+          used[order[j]] += f;
+          p.sm_ids.push_back(order[j]);
         }
-        order.resize(used.size());
         if (before == 0 && !p.sm_ids.empty()) p.start = now;
       }
     }
@@ -369,15 +366,15 @@ struct Stepper {
     for (size_t k = 0; k < o.parts.size(); ++k) {
       PartState& p = o.parts[k];
       if (p.sm_ids.empty()) continue;
-      const size_t pi = static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition);
-      std::vector<double>& used = I.sm_used[pi];
+      const auto gpu = static_cast<size_t>(o.desc.parts[k].gpu);
+      std::vector<double>& used = I.sm_used[gpu];
       const double f = occupancy(o.desc.parts[k]);
       for (uint16_t i : p.sm_ids) {
         used[i] -= f;
         if (used[i] < 1e-9) used[i] = 0;
       }
       p.sm_ids.clear();
-      I.partition_dirty[pi] = 1;
+      I.gpu_dirty[gpu] = 1;
     }
   }
 

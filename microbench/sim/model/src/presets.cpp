@@ -60,6 +60,7 @@ GpuSpec h100() {
   g.pcie_bytes_per_s = 64 * G;  // whitepaper: PCIe Gen5, 64 GB/s each direction
   g.max_threads_per_sm = 2048;  // Hopper tuning guide (cc 9.0)
   g.max_blocks_per_sm = 32;
+  g.green_ctx_sm_granularity = 8;  // measured H200: 75% of 132 SMs gives 104 (99 rounded to 8s)
   g.registers_per_sm = 65536;
   g.shared_bytes_per_sm = 228 * 1024;
   common(g);
@@ -105,6 +106,8 @@ GpuSpec a100() {
   g.pcie_bytes_per_s = 31.5 * G;  // whitepaper: PCIe Gen4 x16, 31.5 GB/s each direction
   g.max_threads_per_sm = 2048;    // Ampere tuning guide (cc 8.0)
   g.max_blocks_per_sm = 32;
+  g.green_ctx_sm_granularity =
+      2;  // estimate: CUDA driver API, cuDevSmResourceSplitByCount (cc 8.x)
   g.registers_per_sm = 65536;
   g.shared_bytes_per_sm = 164 * 1024;
   common(g);

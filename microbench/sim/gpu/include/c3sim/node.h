@@ -36,8 +36,9 @@ C3SIM_API int64_t now_ns();
 // cudaStreamCreateWithPriority: CUDA's convention, a lower number is a higher priority (the
 // greatest priority is negative). `partition`: a green context from partition_create, or -1.
 C3SIM_API void* stream_create(int gpu, int cuda_priority, int partition = -1);
-// A green context on `gpu` holding `sms` SMs, carved out of the GPU's default partition.
-C3SIM_API int partition_create(int gpu, int sms);
+// A green context on `gpu` holding `sms` SMs from `first_sm` on (-1: the last ones); streams
+// without one use all of the GPU's SMs (the primary context).
+C3SIM_API int partition_create(int gpu, int sms, int first_sm = -1);
 
 struct Kernel {
   std::string name;

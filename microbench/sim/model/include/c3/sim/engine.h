@@ -4,7 +4,8 @@
 // Each operation has a demand on resources of one or more GPUs (a collective has one part per
 // rank). At every event (an operation becomes ready, finishes its fixed latency, or completes)
 // the engine divides the resources among the running operations:
-//   1. SMs of each GPU (or green-context partition), as the block scheduler hands them out: a
+//   1. SMs of each GPU, as the block scheduler hands them out (a stream in a green-context
+//      partition is limited to that partition's SMs): a
 //      kernel part that is ready takes the least occupied SMs that still have room for its CTAs
 //      (its sm_occupancy of each SM), up to sm_demand of them; parts waiting for SMs are served
 //      highest stream priority first, then in the order they became ready (then launched).
@@ -92,8 +93,10 @@ class Engine {
 
   const NodeSpec& spec() const { return spec_; }
 
-  // An SM partition of `gpu` (a green context) with `sms` SMs carved out of the default one.
-  int add_partition(int gpu, double sms);
+  // A green context of `gpu`: `sms` of its SMs from `first_sm` on (-1: the last `sms`). Kernels
+  // on its streams use only those SMs; the GPU's own partition (streams without one) spans all
+  // SMs, so kernels of both compete for the shared ones.
+  int add_partition(int gpu, double sms, int first_sm = -1);
   // priority: larger is served first (CUDA's "greatest priority" maps to the largest value).
   StreamId add_stream(int gpu, int priority, int partition = -1);
 

@@ -40,6 +40,7 @@ struct GpuSpec {
   // Occupancy limits per SM (CUDA compute capability tables).
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
+  int green_ctx_sm_granularity = 1;  // a green context's SM count is rounded up to this
   int registers_per_sm = 0;
   int shared_bytes_per_sm = 0;
   // Host and launch costs.
