@@ -69,8 +69,8 @@ Result c3_mix(int64_t ops) {
     comp.push_back(e.add_stream(gpu, 0));
     comm.push_back(e.add_stream(gpu, 1));
   }
-  std::vector<int> ranks;
-  for (int gpu = 0; gpu < kGpus; ++gpu) ranks.push_back(gpu);
+  std::vector<int> ranks(kGpus);
+  for (int gpu = 0; gpu < kGpus; ++gpu) ranks[static_cast<size_t>(gpu)] = gpu;
   const auto t0 = Clock::now();
   double host = 0;
   int64_t issued = 0;

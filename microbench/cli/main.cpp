@@ -140,7 +140,10 @@ int run(int argc, char** argv) {
     std::error_code ec;
     const fs::path parent = fs::path(path).parent_path();
     if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      error_line(flag + " " + path + ": the folder " + parent.string() + " does not exist");
+      std::string msg = flag;
+      msg += " " + path;
+      msg += ": the folder " + parent.string() + " does not exist";
+      error_line(msg);
       return kExitUsage;
     }
     if (flag == "--db" && fs::exists(path, ec)) {

@@ -90,8 +90,9 @@ void parse_schedules(const std::vector<std::string>& specs, Sweep& sweep) {
                   "chunks=1,2,4,8)");
       }
       if (*k < 1 || *k > kMaxChunks) {
-        throw bad("--schedule '" + spec + "': chunk count " + tok + " must be 1 to " +
-                  std::to_string(kMaxChunks));
+        std::string msg = "--schedule '" + spec + "': chunk count ";
+        msg += tok + " must be 1 to " + std::to_string(kMaxChunks);
+        throw bad(msg);
       }
       if (std::find(chunks.begin(), chunks.end(), *k) == chunks.end()) chunks.push_back(*k);
     }
@@ -332,8 +333,12 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
         fields.size() >= 2 && (parse_size(fields[1]) || fields[1].find("..") != std::string::npos);
     if (!has_size) {
       if (!b) {
-        throw bad("--comm '" + c + "': give a size (" + c + ":64M, " + c +
-                  ":64M..1G) or a sweep with -b/-e");
+        std::string msg = "--comm '" + c + "': give a size (";
+        msg += c;
+        msg += ":64M, ";
+        msg += c;
+        msg += ":64M..1G) or a sweep with -b/-e";
+        throw bad(msg);
       }
       used_range = true;
       c = fields[0] + ":" + format_size(*b) + ".." + format_size(*e);

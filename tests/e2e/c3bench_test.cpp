@@ -106,10 +106,16 @@ TEST(C3benchSim, RecordedTraceIsCompleteAndExact) {
       (std::vector<std::string>{"1:case 1: gemm:4096x4096x4096:bf16 + allreduce:64M",
                                 "2:case 2: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=1]",
                                 "3:case 3: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=2]"}));
-  EXPECT_EQ(scalar(*t,
-                   "SELECT COUNT(*) FROM nvtx_range WHERE domain = 'c3bench' AND depth = 1 AND "
-                   "name IN ('compute alone', 'comm alone', 'concurrent', 'serial')"),
+  EXPECT_EQ(scalar(*t, "SELECT COUNT(*) FROM nvtx_range WHERE domain = 'c3bench' AND depth = 1"),
             12);
+  EXPECT_EQ(column(*t,
+                   "SELECT name FROM nvtx_range WHERE domain = 'c3bench' AND depth = 1 AND "
+                   "payload_int = 3 ORDER BY start_ns"),
+            (std::vector<std::string>{
+                "compute alone: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=2]",
+                "comm alone: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=2]",
+                "concurrent: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=2]",
+                "serial: gemm:4096x4096x4096:bf16 + allreduce:64M [chunks=2]"}));
   // The trace clock is one clock: every kernel runs inside the NVTX range of its case.
   EXPECT_EQ(scalar(*t,
                    "SELECT COUNT(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM nvtx_range n "

@@ -5,8 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 
 #include "c3/sim/cost.h"
 
@@ -235,24 +236,24 @@ TEST(SimEngine, ResultsAreBitIdenticalAcrossRuns) {
   std::vector<double> a = once(), b = once();
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(double)), 0) << i;
+    EXPECT_EQ(std::bit_cast<uint64_t>(a[i]), std::bit_cast<uint64_t>(b[i])) << i;
 }
 
 TEST(SimCost, CollectiveShapes) {
   const NodeSpec n = node(8);
   std::vector<int> ranks = {0, 1, 2, 3, 4, 5, 6, 7};
-  const int64_t S = int64_t{1} << 30;
-  auto ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, ranks, S, 0, false);
+  const int64_t size = int64_t{1} << 30;
+  auto ar = collective(n.gpu, n.gpu.topology, Collective::allreduce, ranks, size, 0, false);
   EXPECT_EQ(ar.algorithm, Algorithm::ring) << "large AllReduce: ring";
-  EXPECT_DOUBLE_EQ(ar.desc.parts[0].link_out_bytes, 2.0 * 7 / 8 * S);
-  auto ag = collective(n.gpu, n.gpu.topology, Collective::allgather, ranks, S, 0, false);
-  EXPECT_DOUBLE_EQ(ag.desc.parts[0].link_out_bytes, 7.0 / 8 * S);
+  EXPECT_DOUBLE_EQ(ar.desc.parts[0].link_out_bytes, 2.0 * 7 / 8 * size);
+  auto ag = collective(n.gpu, n.gpu.topology, Collective::allgather, ranks, size, 0, false);
+  EXPECT_DOUBLE_EQ(ag.desc.parts[0].link_out_bytes, 7.0 / 8 * size);
   auto small = collective(n.gpu, n.gpu.topology, Collective::allreduce, ranks, 1024, 0, false);
   EXPECT_EQ(small.algorithm, Algorithm::tree) << "latency-bound AllReduce: tree";
-  auto one_rank = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0}, S, 0, true);
+  auto one_rank = collective(n.gpu, n.gpu.topology, Collective::allreduce, {0}, size, 0, true);
   EXPECT_EQ(one_rank.alone_ns, 0.0);
   // Bus bandwidth of a large ring AllReduce approaches the achievable link bandwidth.
-  const double busbw = static_cast<double>(S) / (ar.alone_ns * 1e-9) * 2 * 7 / 8;
+  const double busbw = static_cast<double>(size) / (ar.alone_ns * 1e-9) * 2 * 7 / 8;
   EXPECT_NEAR(busbw / n.gpu.link_total_bytes_per_s(), 1.0, 0.05);
 }
 

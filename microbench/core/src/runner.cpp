@@ -98,7 +98,8 @@ std::vector<Case> build_cases(const Sweep& s) {
 }
 
 Stats Runner::measure(Phase phase, const Case& c, std::vector<PhaseTiming>* all) {
-  Range r(phase_name(phase), c.id);
+  // The phase's range names its configuration too, so a timeline shows what runs where.
+  Range r(std::string(phase_name(phase)) + ": " + c.label(), c.id);
   for (int i = 0; i < sweep_.warmup; ++i) backend_.run(phase, c);
   all->clear();
   for (int i = 0; i < sweep_.iterations; ++i) all->push_back(backend_.run(phase, c));
@@ -119,6 +120,7 @@ Result Runner::run_case(const Case& c) {
   std::vector<PhaseTiming> t;
   auto field = [&](double PhaseTiming::*f) {
     std::vector<double> v;
+    v.reserve(t.size());
     for (const auto& x : t) v.push_back(x.*f);
     return stats_of(v);
   };

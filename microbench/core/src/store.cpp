@@ -437,8 +437,9 @@ class TcpClientStore final : public Store {
       std::string value;
       if (attempt(key, deadline, &value, &last)) return value;
       if (Clock::now() >= deadline) {
-        throw std::runtime_error("store " + spec_ + ": no value for key '" + key + "' after " +
-                                 std::to_string(timeout_ms) + " ms (" + last + ")");
+        std::string msg = "store " + spec_ + ": no value for key '" + key + "' after ";
+        msg += std::to_string(timeout_ms) + " ms (" + last + ")";
+        throw std::runtime_error(msg);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20, remaining_ms(deadline))));
     }

@@ -264,9 +264,9 @@ CudaBackend::CommSet& CudaBackend::comms_for(const Knobs& k) {
 
 std::string CudaBackend::check(const Case& c) const {
   if (!broken_.empty()) return "the cuda backend is unusable after an earlier failure: " + broken_;
-  CaseLayout L;
+  CaseLayout lay;
   try {
-    L = layout_case(c, nranks());
+    lay = layout_case(c, nranks());
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -275,7 +275,7 @@ std::string CudaBackend::check(const Case& c) const {
     return "nchannels, min_ctas and max_ctas must not be negative";
   }
   auto [min_ctas, max_ctas] = cta_bounds(k);
-  if (L.uses_nccl && min_ctas > 0 && max_ctas > 0 && min_ctas > max_ctas) {
+  if (lay.uses_nccl && min_ctas > 0 && max_ctas > 0 && min_ctas > max_ctas) {
     return "NCCL minCTAs " + std::to_string(min_ctas) + " > maxCTAs " + std::to_string(max_ctas) +
            " (from nchannels, min_ctas, max_ctas)";
   }
@@ -289,7 +289,7 @@ std::string CudaBackend::check(const Case& c) const {
       return kGreenPrefix + std::string(e.what());
     }
   }
-  if (L.peer) {
+  if (lay.peer) {
     std::string what = c.comm->label();
     if (pool_->size() < 2) {
       return what + " needs 2 GPUs in this process, which drives 1" +
@@ -313,16 +313,16 @@ void CudaBackend::prepare(const Case& c) {
   prepared_ = false;
   std::string why = check(c);
   if (!why.empty()) throw std::runtime_error("cannot prepare " + c.label() + ": " + why);
-  CaseLayout L = layout_case(c, nranks());
-  CommSet* comms = L.uses_nccl ? &comms_for(c.knobs) : nullptr;
+  CaseLayout lay = layout_case(c, nranks());
+  CommSet* comms = lay.uses_nccl ? &comms_for(c.knobs) : nullptr;
   int n = pool_->size();
   auto at = [](int i) { return static_cast<size_t>(i); };
   pool_->run([&](int i) {
-    dev_[at(i)]->allocate(c, L);
-    if (L.peer) dev_[at(i)]->enable_peer_access(pool_->device((i + 1) % n));
+    dev_[at(i)]->allocate(c, lay);
+    if (lay.peer) dev_[at(i)]->enable_peer_access(pool_->device((i + 1) % n));
   });
   std::vector<int64_t> missing;
-  for (const ComputePiece& p : L.compute) {
+  for (const ComputePiece& p : lay.compute) {
     if (p.op.kind == ComputeKind::fma && fma_.count(p.op.target_ns) == 0) {
       missing.push_back(p.op.target_ns);
     }
@@ -338,9 +338,9 @@ void CudaBackend::prepare(const Case& c) {
   }
   pool_->run([&](int i) {
     int next = (i + 1) % n;
-    dev_[at(i)]->finish_prepare(c, L, comms ? comms->comms[at(i)] : nullptr, rank_of(i), nranks(),
-                                L.peer ? dev_[at(next)]->peer_recv() : nullptr,
-                                L.peer ? pool_->device(next) : -1, fma_);
+    dev_[at(i)]->finish_prepare(c, lay, comms ? comms->comms[at(i)] : nullptr, rank_of(i), nranks(),
+                                lay.peer ? dev_[at(next)]->peer_recv() : nullptr,
+                                lay.peer ? pool_->device(next) : -1, fma_);
   });
   prepared_ = true;
   prepared_id_ = c.id;

@@ -12,7 +12,7 @@ std::string which(int i, int k) {
   return k == 1 ? "" : " (chunk " + std::to_string(i) + " of " + std::to_string(k) + ")";
 }
 
-void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
+void layout_compute(const ComputeOp& whole, int k, CaseLayout* lay) {
   for (int i = 0; i < k; ++i) {
     ComputePiece p;
     p.op = k == 1 ? whole : whole.chunk(i, k);
@@ -31,11 +31,11 @@ void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
         auto es = static_cast<size_t>(dtype_bytes(op.dtype));
         auto m = static_cast<size_t>(op.m), n = static_cast<size_t>(op.n),
              kk = static_cast<size_t>(op.k);
-        p.a_off = L->gemm_a;
-        p.c_off = L->gemm_c;
-        L->gemm_a += align_up(kk * m * es);
-        L->gemm_c += align_up(m * n * es);
-        L->gemm_b = align_up(kk * n * es);
+        p.a_off = lay->gemm_a;
+        p.c_off = lay->gemm_c;
+        lay->gemm_a += align_up(kk * m * es);
+        lay->gemm_c += align_up(m * n * es);
+        lay->gemm_b = align_up(kk * n * es);
         break;
       }
       case ComputeKind::triad:
@@ -43,8 +43,8 @@ void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
         if (p.elements <= 0) {
           throw std::invalid_argument(whole.label() + ": no fp32 element to process" + which(i, k));
         }
-        p.a_off = L->triad;
-        L->triad += align_up(static_cast<size_t>(p.elements) * 4);
+        p.a_off = lay->triad;
+        lay->triad += align_up(static_cast<size_t>(p.elements) * 4);
         break;
       case ComputeKind::fma:
         if (op.target_ns <= 0) {
@@ -53,11 +53,11 @@ void layout_compute(const ComputeOp& whole, int k, CaseLayout* L) {
         }
         break;
     }
-    L->compute.push_back(p);
+    lay->compute.push_back(p);
   }
 }
 
-void layout_comm(const CommOp& whole, int k, int nranks, CaseLayout* L) {
+void layout_comm(const CommOp& whole, int k, int nranks, CaseLayout* lay) {
   auto n = static_cast<int64_t>(nranks);
   for (int i = 0; i < k; ++i) {
     CommPiece p;
@@ -102,17 +102,17 @@ void layout_comm(const CommOp& whole, int k, int nranks, CaseLayout* L) {
             (by_ranks ? std::to_string(nranks) + " ranks x " : std::string()) +
             dtype_name(op.dtype) + " elements" + which(i, k));
       }
-      L->uses_nccl = true;
+      lay->uses_nccl = true;
     } else if (op.kind == CommKind::dma_p2p || (op.kind == CommKind::sm_copy && op.peer)) {
-      L->peer = true;
+      lay->peer = true;
     }
     p.send_bytes = static_cast<size_t>(send);
     p.recv_bytes = static_cast<size_t>(recv);
-    p.send_off = L->comm_send;
-    p.recv_off = L->comm_recv;
-    L->comm_send += align_up(p.send_bytes);
-    L->comm_recv += align_up(p.recv_bytes);
-    L->comm.push_back(p);
+    p.send_off = lay->comm_send;
+    p.recv_off = lay->comm_recv;
+    lay->comm_send += align_up(p.send_bytes);
+    lay->comm_recv += align_up(p.recv_bytes);
+    lay->comm.push_back(p);
   }
 }
 
@@ -127,10 +127,10 @@ CaseLayout layout_case(const Case& c, int nranks) {
     throw std::invalid_argument("chunks=" + std::to_string(k) + " is not in 1.." +
                                 std::to_string(kMaxChunks));
   }
-  CaseLayout L;
-  if (c.compute) layout_compute(*c.compute, k, &L);
-  if (c.comm) layout_comm(*c.comm, k, nranks, &L);
-  return L;
+  CaseLayout lay;
+  if (c.compute) layout_compute(*c.compute, k, &lay);
+  if (c.comm) layout_comm(*c.comm, k, nranks, &lay);
+  return lay;
 }
 
 }  // namespace c3::bench::cuda

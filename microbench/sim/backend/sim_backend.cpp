@@ -57,6 +57,7 @@ void check_nccl(ncclResult_t r, const char* what) {
 
 // Distinct, never-dereferenced buffer addresses: the simulated NCCL only compares them.
 void* fake_buffer(int gpu, int which) {
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): an address value only, never dereferenced
   return reinterpret_cast<void*>(static_cast<uintptr_t>(0x100000000ULL) *
                                      static_cast<uintptr_t>(gpu + 1) +
                                  static_cast<uintptr_t>(which) * 0x1000);

@@ -137,7 +137,6 @@ const char* op_tag(ncclRedOp_t op) {
     case ncclProd:
       return "Prod";
     case ncclMax:
-      return "MinMax";
     case ncclMin:
       return "MinMax";
     case ncclAvg:

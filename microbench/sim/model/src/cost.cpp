@@ -218,7 +218,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
   if (ranks.empty()) throw std::invalid_argument("collective: no ranks");
   if (bytes < 0) throw std::invalid_argument("collective: negative size");
   const int n = static_cast<int>(ranks.size());
-  const double S = static_cast<double>(bytes);
+  const double size = static_cast<double>(bytes);
   const int ch = channels > 0 ? std::min(channels, g.sms) : g.nccl_channels;
   CollectiveCost out;
   out.desc.name = collective_name(c);
@@ -241,21 +241,20 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
   auto ring = [&]() -> Shape {
     switch (c) {
       case Collective::allreduce:
-        return {2 * (nn - 1) / nn * S, (nn - 1) / nn * S, 2 * (nn - 1)};
+        return {2 * (nn - 1) / nn * size, (nn - 1) / nn * size, 2 * (nn - 1)};
       case Collective::reducescatter:
-        return {(nn - 1) / nn * S, (nn - 1) / nn * S, nn - 1};
+        return {(nn - 1) / nn * size, (nn - 1) / nn * size, nn - 1};
       case Collective::allgather:
-        return {(nn - 1) / nn * S, 0, nn - 1};
       case Collective::alltoall:
-        return {(nn - 1) / nn * S, 0, nn - 1};
+        return {(nn - 1) / nn * size, 0, nn - 1};
       case Collective::broadcast:
-        return {S, 0, nn - 1};
+        return {size, 0, nn - 1};
       case Collective::reduce:
-        return {S, S, nn - 1};
+        return {size, size, nn - 1};
       case Collective::sendrecv:
-        return {S, 0, 1};
+        return {size, 0, 1};
     }
-    return {S, 0, 1};
+    return {size, 0, 1};
   };
   auto make = [&](Shape s, Algorithm a) {
     CollectiveCost cc;
@@ -295,7 +294,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
   if (c == Collective::allreduce && n > 2) {
     // Double binary tree: each rank sends and receives the buffer on the way up and down, in
     // 2 log2(n) steps.
-    CollectiveCost tree = make({2 * S, S, 2 * std::ceil(std::log2(nn))}, Algorithm::tree);
+    CollectiveCost tree = make({2 * size, size, 2 * std::ceil(std::log2(nn))}, Algorithm::tree);
     if (tree.alone_ns < best.alone_ns) best = std::move(tree);
   }
   return best;

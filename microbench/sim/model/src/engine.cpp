@@ -132,9 +132,9 @@ Engine::~Engine() {
 }
 
 int Engine::add_partition(int gpu, double sms, int first_sm) {
-  auto& I = *impl_;
+  auto& im = *impl_;
   const double whole = std::round(sms);
-  const double all = gpu >= 0 && gpu < spec_.gpus ? I.partition_sms[static_cast<size_t>(gpu)] : 0;
+  const double all = gpu >= 0 && gpu < spec_.gpus ? im.partition_sms[static_cast<size_t>(gpu)] : 0;
   const double first = first_sm < 0 ? all - whole : first_sm;
   if (gpu < 0 || gpu >= spec_.gpus || whole < 1 || whole >= all || first < 0 ||
       first + whole > all) {
@@ -142,49 +142,49 @@ int Engine::add_partition(int gpu, double sms, int first_sm) {
                                 " SMs from SM " + std::to_string(first_sm) + " of GPU " +
                                 std::to_string(gpu));
   }
-  I.partition_sms.push_back(whole);
-  I.partition_gpu.push_back(gpu);
-  I.partition_first.push_back(static_cast<int>(first));
-  return static_cast<int>(I.partition_sms.size() - 1);
+  im.partition_sms.push_back(whole);
+  im.partition_gpu.push_back(gpu);
+  im.partition_first.push_back(static_cast<int>(first));
+  return static_cast<int>(im.partition_sms.size() - 1);
 }
 
 StreamId Engine::add_stream(int gpu, int priority, int partition) {
-  auto& I = *impl_;
+  auto& im = *impl_;
   if (gpu < 0 || gpu >= spec_.gpus)
     throw std::invalid_argument("sim engine: no GPU " + std::to_string(gpu));
   StreamState s;
   s.gpu = gpu;
   s.priority = priority;
   s.partition = partition < 0 ? gpu : partition;
-  if (I.partition_gpu[static_cast<size_t>(s.partition)] != gpu) {
+  if (im.partition_gpu[static_cast<size_t>(s.partition)] != gpu) {
     throw std::invalid_argument("sim engine: partition belongs to another GPU");
   }
-  I.streams.push_back(std::move(s));
-  return static_cast<StreamId>(I.streams.size() - 1);
+  im.streams.push_back(std::move(s));
+  return static_cast<StreamId>(im.streams.size() - 1);
 }
 
 OpId Engine::create(OpDesc desc) {
-  auto& I = *impl_;
+  auto& im = *impl_;
   auto o = std::make_unique<OpState>();
   o->parts.resize(desc.parts.size());
   o->desc = std::move(desc);
-  I.prepare_uses(*o);
-  I.ops.push_back(std::move(o));
-  I.op_end.push_back(-1);
-  return static_cast<OpId>(I.ops.size() - 1);
+  im.prepare_uses(*o);
+  im.ops.push_back(std::move(o));
+  im.op_end.push_back(-1);
+  return static_cast<OpId>(im.ops.size() - 1);
 }
 
 void Engine::enqueue(OpId id, int part, StreamId stream, double launch_ns) {
-  auto& I = *impl_;
-  OpState& o = I.op(id);
+  auto& im = *impl_;
+  OpState& o = im.op(id);
   if (part < 0 || static_cast<size_t>(part) >= o.parts.size() ||
       o.parts[static_cast<size_t>(part)].enqueued) {
     throw std::logic_error("sim engine: bad or repeated part " + std::to_string(part));
   }
-  if (stream < 0 || static_cast<size_t>(stream) >= I.streams.size()) {
+  if (stream < 0 || static_cast<size_t>(stream) >= im.streams.size()) {
     throw std::logic_error("sim engine: unknown stream");
   }
-  if (I.streams[static_cast<size_t>(stream)].gpu != o.desc.parts[static_cast<size_t>(part)].gpu) {
+  if (im.streams[static_cast<size_t>(stream)].gpu != o.desc.parts[static_cast<size_t>(part)].gpu) {
     throw std::logic_error("sim engine: part enqueued on another GPU's stream");
   }
   run_until(launch_ns);
@@ -192,7 +192,7 @@ void Engine::enqueue(OpId id, int part, StreamId stream, double launch_ns) {
   p.enqueued = true;
   p.stream = stream;
   p.launch = launch_ns;
-  I.streams[static_cast<size_t>(stream)].queue.push_back(
+  im.streams[static_cast<size_t>(stream)].queue.push_back(
       {StreamItem::Type::part, id, part, -1, launch_ns});
 }
 
@@ -203,22 +203,22 @@ OpId Engine::submit(OpDesc desc, StreamId stream, double launch_ns) {
 }
 
 EventId Engine::record(StreamId stream, double launch_ns) {
-  auto& I = *impl_;
+  auto& im = *impl_;
   run_until(launch_ns);
-  I.event_time.push_back(-1);
-  EventId ev = static_cast<EventId>(I.event_time.size() - 1);
-  I.streams.at(static_cast<size_t>(stream))
+  im.event_time.push_back(-1);
+  EventId ev = static_cast<EventId>(im.event_time.size() - 1);
+  im.streams.at(static_cast<size_t>(stream))
       .queue.push_back({StreamItem::Type::record, -1, 0, ev, launch_ns});
   return ev;
 }
 
 void Engine::wait(StreamId stream, EventId event, double launch_ns) {
-  auto& I = *impl_;
+  auto& im = *impl_;
   run_until(launch_ns);
-  if (event < 0 || static_cast<size_t>(event) >= I.event_time.size()) {
+  if (event < 0 || static_cast<size_t>(event) >= im.event_time.size()) {
     throw std::logic_error("sim engine: unknown event");
   }
-  I.streams.at(static_cast<size_t>(stream))
+  im.streams.at(static_cast<size_t>(stream))
       .queue.push_back({StreamItem::Type::wait, -1, 0, event, launch_ns});
 }
 
@@ -230,7 +230,7 @@ double Engine::event_time(EventId event) const {
 namespace {
 
 struct Stepper {
-  Engine::Impl& I;
+  Engine::Impl& im;
   double& now;
   int64_t& completed;
   int64_t& steps;
@@ -241,8 +241,8 @@ struct Stepper {
     bool progress = true;
     while (progress) {
       progress = false;
-      for (size_t s = 0; s < I.streams.size(); ++s) {
-        auto& st = I.streams[s];
+      for (size_t s = 0; s < im.streams.size(); ++s) {
+        auto& st = im.streams[s];
         while (!st.queue.empty()) {
           StreamItem& head = st.queue.front();
           if (head.type == StreamItem::Type::record) {
@@ -250,21 +250,21 @@ struct Stepper {
               next_admit = std::min(next_admit, head.launch);
               break;
             }
-            I.event_time[static_cast<size_t>(head.event)] = now;
+            im.event_time[static_cast<size_t>(head.event)] = now;
             st.queue.pop_front();
             progress = true;
             continue;
           }
           if (head.type == StreamItem::Type::wait) {
-            if (I.event_time[static_cast<size_t>(head.event)] < 0) break;
+            if (im.event_time[static_cast<size_t>(head.event)] < 0) break;
             st.queue.pop_front();
             progress = true;
             continue;
           }
-          OpState& o = I.op(head.op);
+          OpState& o = im.op(head.op);
           PartState& p = o.parts[static_cast<size_t>(head.part)];
           if (p.ready) break;  // running: the stream is busy until the op completes
-          const double at = head.launch + I.launch_latency;
+          const double at = head.launch + im.launch_latency;
           if (at > now) {
             next_admit = std::min(next_admit, at);
             break;
@@ -272,11 +272,11 @@ struct Stepper {
           p.ready = true;
           p.ready_time = now;
           if (o.desc.parts[static_cast<size_t>(head.part)].sm_demand > 0) {
-            I.gpu_dirty[static_cast<size_t>(st.gpu)] = 1;
+            im.gpu_dirty[static_cast<size_t>(st.gpu)] = 1;
           } else {
             p.start = now;
           }
-          if (o.ready_parts++ == 0) I.active.push_back(head.op);
+          if (o.ready_parts++ == 0) im.active.push_back(head.op);
           // It runs once every part is ready and has its SMs (allocate()).
           progress = true;
           break;
@@ -297,17 +297,17 @@ struct Stepper {
       double launch;
       OpId id;
     };
-    for (size_t gpu = 0; gpu < I.sm_used.size(); ++gpu) {
-      if (!I.gpu_dirty[gpu]) continue;
-      I.gpu_dirty[gpu] = 0;
+    for (size_t gpu = 0; gpu < im.sm_used.size(); ++gpu) {
+      if (!im.gpu_dirty[gpu]) continue;
+      im.gpu_dirty[gpu] = 0;
       std::vector<Want> wants;
-      for (OpId id : I.active) {
-        OpState& o = I.op(id);
+      for (OpId id : im.active) {
+        OpState& o = im.op(id);
         for (size_t k = 0; k < o.parts.size(); ++k) {
           PartState& p = o.parts[k];
           const PartDemand& d = o.desc.parts[k];
           if (!p.ready || d.sm_demand <= 0 || static_cast<size_t>(d.gpu) != gpu) continue;
-          const auto& st = I.streams[static_cast<size_t>(p.stream)];
+          const auto& st = im.streams[static_cast<size_t>(p.stream)];
           if (p.sm_ids.size() >= sm_count(d, static_cast<size_t>(st.partition))) continue;
           wants.push_back({&o, k, st.priority, p.ready_time, p.launch, id});
         }
@@ -320,16 +320,16 @@ struct Stepper {
         if (a.id != b.id) return a.id < b.id;
         return a.part < b.part;
       });
-      std::vector<double>& used = I.sm_used[gpu];
+      std::vector<double>& used = im.sm_used[gpu];
       std::vector<uint16_t> order(used.size());
       std::vector<char> mine(used.size());
       for (const Want& w : wants) {
         PartState& p = w.op->parts[w.part];
         const PartDemand& d = w.op->desc.parts[w.part];
         const double f = occupancy(d);
-        const auto pi = static_cast<size_t>(I.streams[static_cast<size_t>(p.stream)].partition);
-        const auto first = static_cast<size_t>(I.partition_first[pi]);
-        const size_t last = first + static_cast<size_t>(I.partition_sms[pi]);
+        const auto pi = static_cast<size_t>(im.streams[static_cast<size_t>(p.stream)].partition);
+        const auto first = static_cast<size_t>(im.partition_first[pi]);
+        const size_t last = first + static_cast<size_t>(im.partition_sms[pi]);
         std::fill(mine.begin(), mine.end(), 0);
         for (uint16_t i : p.sm_ids) mine[i] = 1;
         const size_t want = sm_count(d, pi);
@@ -358,7 +358,7 @@ struct Stepper {
     return d.sm_occupancy > 0 && d.sm_occupancy <= 1 ? d.sm_occupancy : 1.0;
   }
   size_t sm_count(const PartDemand& d, size_t partition) const {
-    const double n = std::min(std::ceil(d.sm_demand - 1e-9), I.partition_sms[partition]);
+    const double n = std::min(std::ceil(d.sm_demand - 1e-9), im.partition_sms[partition]);
     return static_cast<size_t>(std::max(1.0, n));
   }
 
@@ -367,14 +367,14 @@ struct Stepper {
       PartState& p = o.parts[k];
       if (p.sm_ids.empty()) continue;
       const auto gpu = static_cast<size_t>(o.desc.parts[k].gpu);
-      std::vector<double>& used = I.sm_used[gpu];
+      std::vector<double>& used = im.sm_used[gpu];
       const double f = occupancy(o.desc.parts[k]);
       for (uint16_t i : p.sm_ids) {
         used[i] -= f;
         if (used[i] < 1e-9) used[i] = 0;
       }
       p.sm_ids.clear();
-      I.gpu_dirty[gpu] = 1;
+      im.gpu_dirty[gpu] = 1;
     }
   }
 
@@ -383,8 +383,8 @@ struct Stepper {
     ++steps;
     place_waiting_parts();
     // An op whose parts are all ready and running (SMs granted) starts its latency, then moves.
-    for (OpId id : I.active) {
-      OpState& o = I.op(id);
+    for (OpId id : im.active) {
+      OpState& o = im.op(id);
       if (o.phase != OpPhase::waiting || o.ready_parts != static_cast<int>(o.parts.size()))
         continue;
       bool running = true;
@@ -402,8 +402,8 @@ struct Stepper {
 
     // Caps of the operations moving data now.
     std::vector<OpState*> fluid;
-    for (OpId id : I.active) {
-      OpState& o = I.op(id);
+    for (OpId id : im.active) {
+      OpState& o = im.op(id);
       o.rate = 0;
       if (o.phase != OpPhase::fluid) continue;
       double cap = kInf;
@@ -419,7 +419,7 @@ struct Stepper {
         }
       }
       for (const auto& [r, bytes] : o.uses)
-        cap = std::min(cap, I.capacity[static_cast<size_t>(r)] / bytes);
+        cap = std::min(cap, im.capacity[static_cast<size_t>(r)] / bytes);
       o.cap = cap;
       fluid.push_back(&o);
     }
@@ -428,7 +428,7 @@ struct Stepper {
     // (bytes/ns) on each resource it uses, i.e. run at min(cap, L / its largest per-progress byte
     // count); L rises until the op reaches its cap or one of its resources saturates, and the
     // op is frozen there. Ops that need less than a fair share get all they need.
-    std::vector<double> residual = I.capacity;
+    std::vector<double> residual = im.capacity;
     struct Filling {
       OpState* op;
       double heaviest;  // largest bytes per unit progress over its resources
@@ -460,7 +460,7 @@ struct Stepper {
       }
       std::vector<bool> saturated(slope.size(), false);
       for (size_t r = 0; r < slope.size(); ++r) {
-        saturated[r] = slope[r] > 0 && residual[r] - level * slope[r] <= 1e-12 * I.capacity[r];
+        saturated[r] = slope[r] > 0 && residual[r] - level * slope[r] <= 1e-12 * im.capacity[r];
       }
       std::vector<Filling> rest;
       for (const Filling& f : unfrozen) {
@@ -486,8 +486,8 @@ struct Stepper {
   // The next time something changes, given the current allocation.
   double next_change(double next_admit) const {
     double t = next_admit;
-    for (OpId id : I.active) {
-      const OpState& o = *I.ops[static_cast<size_t>(id)];
+    for (OpId id : im.active) {
+      const OpState& o = *im.ops[static_cast<size_t>(id)];
       if (o.phase == OpPhase::latency) t = std::min(t, o.latency_end);
       if (o.phase == OpPhase::fluid) {
         if (o.rate == kInf)
@@ -502,15 +502,15 @@ struct Stepper {
   // Moves time to `t` (no event strictly before it) and finishes what ends there.
   void advance(double t) {
     const double dt = t - now;
-    for (OpId id : I.active) {
-      OpState& o = I.op(id);
+    for (OpId id : im.active) {
+      OpState& o = im.op(id);
       if (o.phase == OpPhase::fluid && o.rate != kInf && o.rate > 0) o.remaining -= o.rate * dt;
     }
     now = t;
     std::vector<OpId> still;
-    still.reserve(I.active.size());
-    for (OpId id : I.active) {
-      OpState& o = I.op(id);
+    still.reserve(im.active.size());
+    for (OpId id : im.active) {
+      OpState& o = im.op(id);
       if (o.phase == OpPhase::latency && o.latency_end <= now) o.phase = OpPhase::fluid;
       // Rounding leaves a sliver of work at the completion time it was scheduled for.
       const bool done = o.phase == OpPhase::fluid && (o.rate == kInf || o.remaining <= 1e-9 ||
@@ -521,7 +521,7 @@ struct Stepper {
       }
       finish(id, o);
     }
-    I.active.swap(still);
+    im.active.swap(still);
   }
 
   void finish(OpId id, OpState& o) {
@@ -534,15 +534,15 @@ struct Stepper {
       const PartState& p = o.parts[k];
       c.parts.push_back(
           {o.desc.parts[k].gpu, p.stream, p.start >= 0 ? p.start : p.ready_time, now});
-      auto& q = I.streams[static_cast<size_t>(p.stream)].queue;
+      auto& q = im.streams[static_cast<size_t>(p.stream)].queue;
       // The op is at the head of each of its streams.
       if (!q.empty() && q.front().type == StreamItem::Type::part && q.front().op == id)
         q.pop_front();
     }
-    I.op_end[static_cast<size_t>(id)] = now;
+    im.op_end[static_cast<size_t>(id)] = now;
     ++completed;
     if (on_complete) on_complete(c);
-    I.ops[static_cast<size_t>(id)].reset();
+    im.ops[static_cast<size_t>(id)].reset();
   }
 
   // Runs until `stop()` holds or nothing is left that can happen; `limit` bounds time.
@@ -560,8 +560,8 @@ struct Stepper {
         // Progress up to the limit without crossing an event.
         const double dt = limit - now;
         if (dt > 0) {
-          for (OpId id : I.active) {
-            OpState& o = I.op(id);
+          for (OpId id : im.active) {
+            OpState& o = im.op(id);
             if (o.phase == OpPhase::fluid && o.rate > 0 && o.rate != kInf)
               o.remaining -= o.rate * dt;
           }
@@ -584,24 +584,24 @@ void Engine::run_until(double t) {
 }
 
 double Engine::run_until_done(OpId op) {
-  auto& I = *impl_;
-  if (op < 0 || static_cast<size_t>(op) >= I.op_end.size())
+  auto& im = *impl_;
+  if (op < 0 || static_cast<size_t>(op) >= im.op_end.size())
     throw std::logic_error("sim engine: unknown op");
-  Stepper s{I, now_, completed_, steps_, on_complete_};
-  s.run(kInf, [&] { return I.op_end[static_cast<size_t>(op)] >= 0; });
-  return I.op_end[static_cast<size_t>(op)];
+  Stepper s{im, now_, completed_, steps_, on_complete_};
+  s.run(kInf, [&] { return im.op_end[static_cast<size_t>(op)] >= 0; });
+  return im.op_end[static_cast<size_t>(op)];
 }
 
 double Engine::run_until_event(EventId event) {
-  auto& I = *impl_;
-  Stepper s{I, now_, completed_, steps_, on_complete_};
-  s.run(kInf, [&] { return I.event_time.at(static_cast<size_t>(event)) >= 0; });
-  return I.event_time.at(static_cast<size_t>(event));
+  auto& im = *impl_;
+  Stepper s{im, now_, completed_, steps_, on_complete_};
+  s.run(kInf, [&] { return im.event_time.at(static_cast<size_t>(event)) >= 0; });
+  return im.event_time.at(static_cast<size_t>(event));
 }
 
 double Engine::run_until_idle() {
-  auto& I = *impl_;
-  Stepper s{I, now_, completed_, steps_, on_complete_};
+  auto& im = *impl_;
+  Stepper s{im, now_, completed_, steps_, on_complete_};
   s.run(kInf, [] { return false; });
   return now_;
 }
