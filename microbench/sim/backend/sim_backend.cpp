@@ -75,6 +75,14 @@ class SimBackend final : public Backend {
     spec_ = simgpu::spec();
   }
 
+  ~SimBackend() override {
+    for (auto& [key, set] : comms_) {
+      for (ncclComm_t c : set) ncclCommDestroy(c);
+    }
+  }
+  SimBackend(const SimBackend&) = delete;
+  SimBackend& operator=(const SimBackend&) = delete;
+
   std::string name() const override { return "sim"; }
   bool simulated() const override { return true; }
   std::string description() const override {
