@@ -18,6 +18,8 @@ inline constexpr int kExitUsage = 2;  // bad flags, bad input files
 Action add_record(CLI::App& app);
 Action add_info(CLI::App& app);
 Action add_schema(CLI::App& app);
+Action add_import(CLI::App& app);
+Action add_analyze(CLI::App& app);
 
 // Arguments after a literal "--" (the command of `c3scope record`), split off before parsing.
 extern std::vector<std::string> g_after_dashdash;

@@ -29,6 +29,8 @@ int run_main(int argc, char** argv) {
   reg(&add_record);
   reg(&add_info);
   reg(&add_schema);
+  reg(&add_import);
+  reg(&add_analyze);
   // CLI11 would parse the command's own flags; everything after "--" belongs to the command.
   int parsed_argc = argc;
   for (int i = 1; i < argc; ++i) {

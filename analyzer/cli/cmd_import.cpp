@@ -1,0 +1,75 @@
+// c3scope import: PyTorch profiler (Kineto JSON) and Nsight Systems SQLite exports into a trace.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "c3/importer/importer.h"
+#include "c3/tracedb/writer.h"
+#include "commands.h"
+#include "format.h"
+
+namespace c3::cli {
+
+Action add_import(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "import",
+      "Convert PyTorch profiler (Kineto JSON, .json or .json.gz) or Nsight Systems SQLite "
+      "exports into one c3scope trace");
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("inputs", *inputs, "Trace files (one per rank)")->required();
+  cmd->add_option("-o,--output", *out, "The trace to write (must not exist)")->required();
+  auto opts = std::make_shared<importer::Options>();
+  cmd->add_flag(
+      "--hta-rounding", opts->hta_rounding,
+      "Kineto files with fractional-microsecond timestamps: round each GPU activity's start up "
+      "and end down to whole microseconds, as Holistic Trace Analysis does (to reproduce its "
+      "numbers); by default timestamps keep nanoseconds");
+  return [inputs, out, opts] {
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    importer::Progress progress;
+    if (tty) {
+      progress = [](int64_t done, int64_t total) {
+        if (total > 0) {
+          std::fprintf(stderr, "\rc3scope import: %3d%%", static_cast<int>(100 * done / total));
+        } else {
+          std::fprintf(stderr, "\rc3scope import: %lld rows", static_cast<long long>(done));
+        }
+        std::fflush(stderr);
+      };
+    }
+    importer::Stats st;
+    try {
+      st = importer::import_files(*inputs, *out, *opts, progress);
+    } catch (const std::invalid_argument& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      error_line(std::string("import: ") + e.what());
+      return kExitUsage;
+    } catch (const tracedb::WriteError& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      error_line(std::string("import: ") + e.what());
+      return kExitUsage;
+    }
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "imported " << inputs->size() << " file(s) into " << *out << ": " << st.processes
+              << " process(es), " << st.kernels << " kernels, " << st.memcpys << " memcpy, "
+              << st.memsets << " memset, " << st.api_calls << " API calls, " << st.ranges
+              << " ranges, " << st.collectives << " collectives (" << st.events << " events, "
+              << format_bytes(st.input_bytes) << " in "
+              << format_duration(static_cast<int64_t>(secs * 1e9)) << ")\n";
+    if (st.rounded) std::cout << "timestamps rounded to whole microseconds (--hta-rounding)\n";
+    if (st.malformed > 0) {
+      std::cout << "warning: " << st.malformed
+                << " malformed event(s) skipped (counted in stats as "
+                << "import_malformed); the first: " << st.first_malformed << "\n";
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace c3::cli

@@ -1,0 +1,59 @@
+// Importers: other tools' traces into c3scope trace databases, writing the same tables and
+// views as the collector (kernel, memcpy, memset, api_call, nvtx_range, collective, process,
+// device, ...) with meta.source = 'importer:<format>' and meta.source_file, so that the analyzer
+// and everything downstream work the same on imported traces.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace c3::tracedb {
+class Writer;
+}
+
+namespace c3::importer {
+
+enum class Format { kineto, nsys, unknown };
+const char* format_name(Format f);
+// By content: gzip or '{' -> Kineto JSON; an SQLite file with Nsight Systems' tables -> nsys.
+// `why` says what the file looked like when it is neither.
+Format detect(const std::string& path, std::string* why);
+
+struct Stats {
+  int64_t input_bytes = 0;  // bytes of JSON (decompressed) or of the SQLite file
+  int64_t events = 0;       // input events (records) read
+  int64_t processes = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, ranges = 0,
+          collectives = 0;
+  bool rounded = false;   // hta_rounding applied (the file had fractional timestamps)
+  int64_t malformed = 0;  // events that could not be used, counted in stats as import_malformed
+  std::string first_malformed;  // where the first one was ("file: event N at byte B: why")
+  void add(const Stats& o);
+};
+
+using Progress = std::function<void(int64_t done_bytes, int64_t total_bytes)>;
+
+struct Options {
+  // HTA compatibility: when a Kineto file has fractional-microsecond timestamps, round each GPU
+  // activity's start up and end down to whole microseconds, as Holistic Trace Analysis does
+  // (its published numbers include this rounding). Off: timestamps are kept to the nanosecond.
+  bool hta_rounding = false;
+};
+
+// PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip: one process per file (rank from
+// distributedInfo). Streams the file: memory grows with the events kept, not with the file.
+// Throws std::invalid_argument (one line naming the file) when a file is not Kineto JSON at all.
+Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options& options = {},
+                    const Progress& progress = {});
+
+// Nsight Systems SQLite export (nsys export --type sqlite): one process per exported process.
+// Tables and columns missing in a given nsys version are skipped.
+Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress& progress = {});
+
+// Imports each input in turn into a new trace database at `out` (never overwritten) and
+// records the totals in its stats table.
+Stats import_files(const std::vector<std::string>& inputs, const std::string& out,
+                   const Options& options = {}, const Progress& progress = {});
+
+}  // namespace c3::importer

@@ -1,0 +1,54 @@
+// A streaming splitter for one large JSON object whose big member is an array of small objects
+// (Chrome trace format: {"traceEvents": [ {...}, {...} ], "deviceProperties": [...], ...}).
+// It reads the input in chunks (gzip or plain, through zlib) and hands out each top-level
+// member's value text, and each element of the streamed array separately, so memory stays
+// bounded by one element plus one chunk, whatever the file's size. Values are parsed by the
+// caller (simdjson).
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace c3::importer {
+
+class JsonStream {
+ public:
+  // Throws std::invalid_argument when the file cannot be opened.
+  explicit JsonStream(const std::string& path);
+  ~JsonStream();
+  JsonStream(const JsonStream&) = delete;
+  JsonStream& operator=(const JsonStream&) = delete;
+
+  // Walks the top-level object: `member(key, value_text)` for every member except
+  // `array_key`, whose elements go to `element(text, byte_offset)` one by one. Returns false
+  // with `error` set when the text is not such an object (truncated, not JSON).
+  bool run(const std::string& array_key,
+           const std::function<void(std::string_view key, std::string_view value)>& member,
+           const std::function<void(std::string_view element, int64_t offset)>& element,
+           std::string* error);
+
+  int64_t bytes_read() const { return consumed_base_ + static_cast<int64_t>(pos_); }
+  int64_t compressed_size() const { return file_size_; }
+  int64_t compressed_read() const;
+
+ private:
+  bool fill();                    // appends a chunk; false at end of input
+  bool need(size_t n);            // ensures buf_ has n bytes from pos_
+  bool skip_ws();                 // false at end of input
+  bool scan_string(size_t* end);  // from pos_ ('"'): index past the closing quote
+  bool scan_value(size_t* end, std::string* error);  // any JSON value starting at pos_
+  void compact();
+
+  gzFile gz_ = nullptr;
+  int64_t file_size_ = 0;
+  std::string buf_;
+  size_t pos_ = 0;
+  int64_t consumed_base_ = 0;  // bytes dropped from the front of buf_
+  bool eof_ = false;
+};
+
+}  // namespace c3::importer

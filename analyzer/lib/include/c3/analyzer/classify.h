@@ -1,0 +1,49 @@
+// Classification of GPU activities into compute / communication / memory / other
+// (METRICS.md "Classes of GPU activity"). Rules are regular expressions on the activity's name,
+// tried in order, first match wins; the default rules are HTA's. A kernel that the collector
+// linked to an NCCL call is communication whatever its name, and memcpy/memset activities are
+// memory unless a rule says otherwise.
+#pragma once
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+struct Rule {
+  std::string pattern;  // ECMAScript regular expression, matched from the start of the name
+  Class cls = Class::compute;
+  std::regex re;
+};
+
+class Rules {
+ public:
+  // HTA's rules (hta/common/types.py): communication ^nccl|^hip|^hccl|.*ncclKernel.*; memory
+  // ^(hip)?Memcpy|^(hip)?Memset|^dma; other ^.*Sync|^Stream Wait Event|cuda.*LaunchKernel;
+  // everything else compute.
+  static Rules defaults();
+  // A rules file: one rule per line, "CLASS REGEX" (class: compute, communication, memory,
+  // other), '#' comments and blank lines ignored. Its rules come before the defaults (so they
+  // override them); a line "default off" drops the defaults. Throws std::invalid_argument with
+  // "FILE:LINE: ..." for a bad line.
+  static Rules from_file(const std::string& path);
+  static Rules parse(const std::string& text, const std::string& where);
+
+  // The class of an activity named `name` of kind `k`.
+  Class classify(const std::string& name, Kind k) const;
+  const std::vector<Rule>& rules() const { return rules_; }
+
+ private:
+  std::vector<Rule> rules_;
+};
+
+// Sets Activities::cls for every row (names classified once each), then marks kernels linked to
+// a collective as communication.
+void classify(Trace& t, const Rules& rules);
+
+bool parse_class(const std::string& s, Class* out);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,91 @@
+// Overlap and time breakdown (METRICS.md "Overlap and time breakdown", "Collective bandwidth"):
+// pure functions over a loaded Trace. A scope is one device of one process, one process (the
+// union over its devices), or everything (sums over processes, see `overall`).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/intervals.h"
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+struct Scope {
+  int process = -1;  // Trace::processes index, -1: every process
+  int device = -1;   // device ordinal, -1: every device of the process
+};
+
+struct Breakdown {
+  int64_t activities = 0;
+  int64_t first = 0, last = 0;           // first start, last end (clipped to the window)
+  int64_t span = 0;                      // last - first (inside the window)
+  int64_t busy = 0;                      // |U(all)|
+  int64_t idle = 0;                      // span - busy
+  std::array<int64_t, kClasses> time{};  // |U(class)|, indexed by Class
+  int64_t overlap = 0;                   // |U(comm) ∩ U(compute)|
+  double overlap_pct = 0;                // 100 * overlap / |U(comm)|; 0 without communication
+  int64_t exposed_comm = 0;              // |U(comm) \ U(compute)|
+  int64_t exposed_memcpy = 0;            // |(U(memory) \ U(compute)) \ U(comm)|
+  int64_t exposed_other = 0;             // |U(other) \ U(compute, comm, memory)|
+  int64_t non_compute = 0;               // span - compute - idle
+  // Kernel-type breakdown: time during which exactly this set of classes is active
+  // (bit i = Class i), HTA get_gpu_kernel_breakdown.
+  std::array<int64_t, 1 << kClasses> by_mask{};
+
+  int64_t compute() const { return time[static_cast<int>(Class::compute)]; }
+  int64_t comm() const { return time[static_cast<int>(Class::communication)]; }
+  int64_t memory() const { return time[static_cast<int>(Class::memory)]; }
+  // Adds another scope's times (overall = sum over processes); overlap_pct recomputed.
+  void add(const Breakdown& o);
+};
+
+// "COMPUTATION+COMMUNICATION" style name of a class mask (HTA's kernel-type names).
+std::string mask_name(int mask);
+
+// The breakdown of one scope; `window` (merged intervals) restricts it to those times.
+Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window = nullptr);
+// Every process's breakdown summed (span, idle, times, overlap); overlap_pct = 100 * Σoverlap /
+// Σcomm. Unions across processes (or GPUs) would not mean anything, so this is a sum.
+Breakdown overall(const Trace& t, const Intervals* window = nullptr);
+
+// Per-collective overlap (Nsight Systems recipe nccl_gpu_overlap_trace): for each communication
+// activity k, |k ∩ U(compute on the same device)| / dur(k).
+struct CommOverlap {
+  size_t activity = 0;  // Activities row
+  int64_t duration = 0;
+  int64_t overlapped = 0;
+  double pct() const {
+    return duration > 0 ? 100.0 * static_cast<double>(overlapped) / static_cast<double>(duration)
+                        : 0.0;
+  }
+};
+std::vector<CommOverlap> comm_overlap(const Trace& t, Scope scope,
+                                      const Intervals* window = nullptr);
+
+// The collective operation of a communication activity: the linked NCCL call's op, else parsed
+// from an NCCL kernel name (ncclDevKernel_AllReduce_Sum_f32_RING_LL -> AllReduce,
+// ncclKernel_SendRecv... -> SendRecv), else "unknown".
+std::string collective_op(const Trace& t, size_t activity);
+
+// nccl-tests bus bandwidth factor (METRICS.md "Collective bandwidth"); 1 for unknown ops.
+double busbw_factor(const std::string& op, int nranks);
+// S as nccl-tests counts it from NCCL's count x size: AllGather and ReduceScatter pass the
+// per-rank count, so S = bytes * nranks; the others pass the whole buffer.
+int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks);
+
+// Collective summary by op and size bucket (powers of two: [2^k, 2^(k+1))).
+struct CollectiveGroup {
+  std::string op;
+  int64_t bucket_lo = 0, bucket_hi = 0;  // bytes (S); 0,0 when sizes are unknown
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  double mean_overlap_pct = 0;
+  double median_algbw = 0, median_busbw = 0;  // bytes/s; 0 when sizes are unknown
+};
+std::vector<CollectiveGroup> collective_summary(const Trace& t,
+                                                const std::vector<CommOverlap>& rows);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,55 @@
+// `c3scope analyze`: every metric of a trace set, as one report, printed as text, JSON
+// (schema "c3scope-analyze/1", docs/analyze.md) or CSV.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+struct AnalyzeOptions {
+  // Restrict every metric to time inside NVTX / PyTorch annotation ranges whose name matches
+  // (std::regex_search); empty: the whole timeline.
+  std::string range;
+};
+
+struct ScopeReport {
+  int process = -1;  // Trace::processes index; -1 overall
+  int device = -1;   // -1: every device of the process
+  Breakdown b;
+};
+
+struct RangeReport {
+  int process = 0;
+  std::string name;
+  int64_t start = 0, end = 0;
+  Breakdown b;
+};
+
+struct Report {
+  std::vector<std::string> inputs;
+  int64_t kernels = 0, memcpys = 0, memsets = 0;
+  std::vector<ScopeReport> processes;  // one per process
+  std::vector<ScopeReport> devices;    // one per (process, device)
+  ScopeReport overall;
+  std::vector<RangeReport> ranges;  // with --range: each matching range instance
+  int64_t matching_ranges = 0;
+  std::vector<CommOverlap> comm;  // per communication activity
+  std::vector<CollectiveGroup> collectives;
+};
+
+// Throws std::invalid_argument for a bad --range regular expression.
+Report analyze(const Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
+
+void print_text(FILE* out, const Trace& t, const Report& r);
+std::string to_json(const Trace& t, const Report& r);
+// One row per communication activity (the per-collective table).
+std::string collectives_csv(const Trace& t, const Report& r);
+
+}  // namespace c3::analyzer

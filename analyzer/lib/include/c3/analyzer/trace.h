@@ -1,0 +1,113 @@
+// The analyzer's in-memory view of one or many traces: compact columnar tables (struct of
+// arrays), sorted once, so that every metric is a sweep over sorted intervals
+// (../shared/design/ARCHITECTURE.md "Pure functions where possible"). Loaded from trace
+// databases (load.h); importers produce trace databases too, so imported traces look the same.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace c3::analyzer {
+
+enum class Kind : uint8_t { kernel, memcpy, memset };
+// METRICS.md "Classes of GPU activity".
+enum class Class : uint8_t { compute, communication, memory, other };
+inline constexpr int kClasses = 4;
+const char* class_name(Class c);
+const char* kind_name(Kind k);
+
+// GPU activities, one row per kernel, memcpy or memset, sorted by (process, device, start, end).
+// About 50 bytes per row.
+struct Activities {
+  std::vector<int64_t> start, end;  // ns, trace clock of the process (aligned: load.h)
+  std::vector<int32_t> name;        // Trace::names index
+  std::vector<int32_t> stream;      // stream id (-1: none)
+  std::vector<int16_t> device;      // device ordinal
+  std::vector<int16_t> process;     // Trace::processes index
+  std::vector<Kind> kind;
+  std::vector<Class> cls;
+  std::vector<int64_t> bytes;       // memcpy/memset bytes, 0 for kernels
+  std::vector<uint32_t> grid;       // kernels: blocks (x*y*z); 0 otherwise
+  std::vector<uint32_t> block;      // kernels: threads per block (x*y*z)
+  std::vector<uint16_t> registers;  // kernels: registers per thread
+  std::vector<uint32_t> shared;     // kernels: shared memory per block (static + dynamic)
+  std::vector<int32_t>
+      collective;  // Trace::collectives index of the NCCL call that launched it, or -1
+
+  size_t size() const { return start.size(); }
+  void reserve(size_t n);
+  // Appends a row (all columns); returns its index.
+  size_t push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id, int16_t device_id,
+              int16_t process_idx, Kind k, int64_t nbytes);
+  // Sorts every column by (process, device, start, end, kind, name).
+  void sort();
+  // Bytes of memory the columns hold per row (for the benchmark's budget).
+  static constexpr size_t bytes_per_row() {
+    return 2 * sizeof(int64_t) + 3 * sizeof(int32_t) + 2 * sizeof(int16_t) + 2 + sizeof(int64_t) +
+           2 * sizeof(uint32_t) + sizeof(uint16_t) + sizeof(uint32_t);
+  }
+};
+
+struct Process {
+  std::string source;  // trace file it came from
+  int64_t pid = 0;
+  std::string host;
+  std::optional<int64_t> rank, world_size;
+  std::string command_line;
+  std::string trace_clock;
+  // Clock anchors: trace ns <-> CLOCK_REALTIME ns at start (and end when the trace closed).
+  int64_t anchor_trace_ns = 0, anchor_realtime_ns = 0;
+  int64_t offset_ns = 0;      // added to every timestamp of this process when aligning ranks
+  std::string label() const;  // "rank 3" or "pid 1234@host"
+};
+
+struct Device {
+  int16_t process = 0;
+  int16_t device = 0;
+  std::string name;
+  int sm_count = 0;
+  int max_threads_per_sm = 0, max_blocks_per_sm = 0, max_registers_per_sm = 0;
+  int64_t max_shared_per_sm = 0;
+  int64_t memory_bandwidth = 0;  // bytes/s, 0 when unknown
+};
+
+// An NCCL call (or an imported collective): what it was, and its GPU time span.
+struct Collective {
+  int16_t process = 0;
+  int16_t device = 0;
+  std::string comm_id;  // empty when unknown (imported traces match by order instead)
+  int64_t seq = -1;     // per-communicator sequence number, -1 when unknown
+  std::string op;       // AllReduce, AllGather, ... (NCCL's names)
+  int64_t bytes = 0;    // count x datatype size, as passed to NCCL
+  int nranks = 0;
+  int rank = -1;
+  int64_t host_start = 0;
+  int64_t gpu_start = -1, gpu_end = -1;  // union of its GPU work; -1 when none was linked
+};
+
+// An NVTX (or PyTorch annotation) range.
+struct Range {
+  int16_t process = 0;
+  std::string domain;
+  std::string name;
+  int64_t start = 0, end = 0;
+  int depth = 0;
+};
+
+struct Trace {
+  std::vector<Process> processes;
+  std::vector<Device> devices;
+  std::vector<std::string> names;
+  Activities activities;
+  std::vector<Collective> collectives;
+  std::vector<Range> ranges;
+  // Rows the loader could not use (e.g. end before start), with the first one's description.
+  int64_t skipped = 0;
+  std::string first_skipped;
+
+  const Device* device(int16_t process, int16_t device) const;
+};
+
+}  // namespace c3::analyzer

@@ -1,0 +1,260 @@
+#include "c3/analyzer/load.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "c3/tracedb/reader.h"
+
+namespace fs = std::filesystem;
+
+namespace c3::analyzer {
+namespace {
+
+class Names {
+ public:
+  explicit Names(std::vector<std::string>& names) : names_(names) {
+    for (size_t i = 0; i < names_.size(); ++i) ids_.emplace(names_[i], static_cast<int32_t>(i));
+  }
+  int32_t id(const std::string& s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<int32_t>(names_.size());
+    names_.push_back(s);
+    ids_.emplace(s, id);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>& names_;
+  std::unordered_map<std::string, int32_t> ids_;
+};
+
+void skip(Trace& t, const std::string& what) {
+  if (t.skipped++ == 0) t.first_skipped = what;
+}
+
+void load_file(const std::string& path, Trace& t, Names& names) {
+  auto r = tracedb::Reader::open(path);
+  // Processes of this file: process.id -> Trace::processes index.
+  std::map<int64_t, int16_t> proc;
+  {
+    auto q = r->query(
+        "SELECT id, pid, host, rank, world_size, command_line, trace_clock, anchor_start_trace_ns, "
+        "anchor_start_realtime_ns FROM process ORDER BY id");
+    while (q.step()) {
+      if (t.processes.size() >= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+        throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
+      }
+      Process p;
+      p.source = path;
+      p.pid = q.i64(1);
+      p.host = q.text(2);
+      p.rank = q.opt_i64(3);
+      p.world_size = q.opt_i64(4);
+      p.command_line = q.text(5);
+      p.trace_clock = q.text(6);
+      p.anchor_trace_ns = q.i64(7);
+      p.anchor_realtime_ns = q.i64(8);
+      proc[q.i64(0)] = static_cast<int16_t>(t.processes.size());
+      t.processes.push_back(std::move(p));
+    }
+  }
+  auto process_index = [&](int64_t id) -> int {
+    auto it = proc.find(id);
+    return it == proc.end() ? -1 : it->second;
+  };
+  {
+    auto q = r->query(
+        "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
+        "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
+    while (q.step()) {
+      const int p = process_index(q.i64(0));
+      if (p < 0) continue;
+      Device d;
+      d.process = static_cast<int16_t>(p);
+      d.device = static_cast<int16_t>(q.i64(1));
+      d.name = q.text(2);
+      d.sm_count = static_cast<int>(q.i64(3));
+      d.max_threads_per_sm = static_cast<int>(q.i64(4));
+      d.max_blocks_per_sm = static_cast<int>(q.i64(5));
+      d.max_registers_per_sm = static_cast<int>(q.i64(6));
+      d.max_shared_per_sm = q.i64(7);
+      d.memory_bandwidth = q.opt_i64(8).value_or(0);
+      t.devices.push_back(std::move(d));
+    }
+  }
+  // Collectives and the GPU rows each launched.
+  std::map<int64_t, int32_t> coll;  // collective.id -> Trace::collectives index
+  {
+    auto q = r->query(
+        "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
+        "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, g.start_ns, g.end_ns "
+        "FROM collective c LEFT JOIN collective_gpu g ON g.collective_id = c.id ORDER BY c.id");
+    while (q.step()) {
+      const int p = process_index(q.i64(1));
+      if (p < 0) continue;
+      Collective c;
+      c.process = static_cast<int16_t>(p);
+      c.device = static_cast<int16_t>(q.i64(2));
+      c.comm_id = q.text(3);
+      c.seq = q.i64(4);
+      c.op = q.text(5);
+      c.bytes = q.i64(6);
+      c.nranks = static_cast<int>(q.i64(7));
+      c.rank = static_cast<int>(q.i64(8));
+      c.host_start = q.i64(9);
+      c.gpu_start = q.opt_i64(10).value_or(-1);
+      c.gpu_end = q.opt_i64(11).value_or(-1);
+      coll[q.i64(0)] = static_cast<int32_t>(t.collectives.size());
+      t.collectives.push_back(std::move(c));
+    }
+  }
+  // (kind, row id) -> collective, preferring the call on the row's own device (a group's calls
+  // share its work).
+  std::map<std::pair<std::string, int64_t>, std::vector<int32_t>> links;
+  {
+    auto q = r->query("SELECT collective_id, kind, row_id FROM collective_activity");
+    while (q.step()) {
+      auto it = coll.find(q.i64(0));
+      if (it != coll.end()) links[{q.text(1), q.i64(2)}].push_back(it->second);
+    }
+  }
+  auto link = [&](const std::string& kind, int64_t row, int16_t device) -> int32_t {
+    auto it = links.find({kind, row});
+    if (it == links.end()) return -1;
+    for (int32_t c : it->second) {
+      if (t.collectives[static_cast<size_t>(c)].device == device) return c;
+    }
+    return it->second.front();
+  };
+  // String table of this file.
+  std::unordered_map<int64_t, int32_t> str;
+  {
+    auto q = r->query("SELECT id, value FROM string");
+    while (q.step()) str.emplace(q.i64(0), names.id(q.text(1)));
+  }
+  Activities& a = t.activities;
+  auto check = [&](int p, int64_t s, int64_t e, const std::string& table, int64_t id) {
+    if (p < 0) {
+      skip(t, path + ": " + table + " row " + std::to_string(id) + " has no process");
+      return false;
+    }
+    if (e < s) {
+      skip(t, path + ": " + table + " row " + std::to_string(id) + " ends before it starts");
+      return false;
+    }
+    return true;
+  };
+  {
+    auto q = r->query(
+        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, name_id, "
+        "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
+        "static_shared_bytes + dynamic_shared_bytes FROM kernel");
+    while (q.step()) {
+      const int p = process_index(q.i64(1));
+      const int64_t s = q.i64(4), e = q.i64(5);
+      if (!check(p, s, e, "kernel", q.i64(0))) continue;
+      auto nit = str.find(q.i64(6));
+      const int32_t name = nit == str.end() ? names.id("?") : nit->second;
+      const auto dev = static_cast<int16_t>(q.i64(2));
+      const size_t i = a.push(s, e, name, static_cast<int32_t>(q.i64(3)), dev,
+                              static_cast<int16_t>(p), Kind::kernel, 0);
+      a.grid[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(7), 0, UINT32_MAX));
+      a.block[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(8), 0, UINT32_MAX));
+      a.registers[i] = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
+      a.shared[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
+      a.collective[i] = link("kernel", q.i64(0), dev);
+    }
+  }
+  {
+    auto q = r->query(
+        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
+        "bytes "
+        "FROM memcpy");
+    while (q.step()) {
+      const int p = process_index(q.i64(1));
+      const int64_t s = q.i64(4), e = q.i64(5);
+      if (!check(p, s, e, "memcpy", q.i64(0))) continue;
+      const auto dev = static_cast<int16_t>(q.i64(2));
+      const size_t i = a.push(s, e, names.id("Memcpy " + q.text(6)), static_cast<int32_t>(q.i64(3)),
+                              dev, static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
+      a.collective[i] = link("memcpy", q.i64(0), dev);
+    }
+  }
+  {
+    auto q = r->query(
+        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes FROM "
+        "memset");
+    while (q.step()) {
+      const int p = process_index(q.i64(1));
+      const int64_t s = q.i64(4), e = q.i64(5);
+      if (!check(p, s, e, "memset", q.i64(0))) continue;
+      a.push(s, e, names.id("Memset"), static_cast<int32_t>(q.i64(3)),
+             static_cast<int16_t>(q.i64(2)), static_cast<int16_t>(p), Kind::memset, q.i64(6));
+    }
+  }
+  {
+    auto q = r->query(
+        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0) FROM nvtx_range "
+        "WHERE kind <> 'mark' AND end_ns >= start_ns");
+    while (q.step()) {
+      const int p = process_index(q.i64(0));
+      if (p < 0) continue;
+      Range g;
+      g.process = static_cast<int16_t>(p);
+      g.domain = q.text(1);
+      g.name = q.text(2);
+      g.start = q.i64(3);
+      g.end = q.i64(4);
+      g.depth = static_cast<int>(q.i64(5));
+      t.ranges.push_back(std::move(g));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        if (e.is_regular_file(ec) && e.path().extension() == ".sqlite")
+          found.push_back(e.path().string());
+      }
+      if (found.empty())
+        throw std::invalid_argument("'" + p + "' is a folder without *.sqlite traces");
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw std::invalid_argument("'" + p + "' does not exist");
+    }
+  }
+  return out;
+}
+
+Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
+  Trace t;
+  Names names(t.names);
+  for (size_t i = 0; i < files.size(); ++i) {
+    load_file(files[i], t, names);
+    if (options.progress) options.progress(i + 1, files.size());
+  }
+  t.activities.sort();
+  classify(t, options.rules);
+  std::sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
+    if (a.process != b.process) return a.process < b.process;
+    return a.start < b.start;
+  });
+  return t;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,300 @@
+#include "c3/analyzer/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace c3::analyzer {
+namespace {
+
+constexpr int kComp = static_cast<int>(Class::compute);
+constexpr int kComm = static_cast<int>(Class::communication);
+constexpr int kMem = static_cast<int>(Class::memory);
+constexpr int kOther = static_cast<int>(Class::other);
+
+// Rows [begin, end) of the activities in a scope: contiguous, since rows are sorted by
+// (process, device, start).
+struct Rows {
+  size_t begin = 0, end = 0;
+};
+
+Rows rows_of(const Activities& a, int process, int device) {
+  auto lo = std::lower_bound(a.process.begin(), a.process.end(), static_cast<int16_t>(process));
+  auto hi = std::upper_bound(a.process.begin(), a.process.end(), static_cast<int16_t>(process));
+  Rows r{static_cast<size_t>(lo - a.process.begin()), static_cast<size_t>(hi - a.process.begin())};
+  if (device < 0) return r;
+  auto dlo = std::lower_bound(a.device.begin() + static_cast<std::ptrdiff_t>(r.begin),
+                              a.device.begin() + static_cast<std::ptrdiff_t>(r.end),
+                              static_cast<int16_t>(device));
+  auto dhi = std::upper_bound(dlo, a.device.begin() + static_cast<std::ptrdiff_t>(r.end),
+                              static_cast<int16_t>(device));
+  return {static_cast<size_t>(dlo - a.device.begin()), static_cast<size_t>(dhi - a.device.begin())};
+}
+
+bool single_device(const Activities& a, Rows r) {
+  return r.begin == r.end || a.device[r.begin] == a.device[r.end - 1];
+}
+
+// Per-class interval lists of the rows, clipped to the window; sorted by start when the rows
+// are one device's (else sorted by union_of).
+std::array<Intervals, kClasses> class_intervals(const Activities& a, Rows r,
+                                                const Intervals* window, int64_t* count) {
+  std::array<Intervals, kClasses> by;
+  *count = 0;
+  for (size_t i = r.begin; i < r.end; ++i) {
+    Interval x{a.start[i], a.end[i]};
+    // With a window, a row counts if any of it is inside (it is clipped below).
+    if (window && overlap_with(x, *window) <= 0) continue;
+    ++*count;
+    by[static_cast<size_t>(a.cls[i])].push_back(x);
+  }
+  const bool sorted = single_device(a, r);
+  for (auto& v : by) {
+    v = sorted ? union_sorted(v) : union_of(std::move(v));
+    if (window) v = intersect(v, *window);
+  }
+  return by;
+}
+
+// Time during which exactly each set of classes is active: a sweep over the boundaries of the
+// per-class unions.
+std::array<int64_t, 1 << kClasses> masks(const std::array<Intervals, kClasses>& u) {
+  std::array<int64_t, 1 << kClasses> out{};
+  struct Edge {
+    int64_t t;
+    int cls;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (int c = 0; c < kClasses; ++c) {
+    for (const Interval& x : u[static_cast<size_t>(c)]) {
+      edges.push_back({x.start, c, +1});
+      edges.push_back({x.end, c, -1});
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  int mask = 0;
+  for (size_t i = 0; i < edges.size();) {
+    const int64_t t = edges[i].t;
+    while (i < edges.size() && edges[i].t == t) {
+      // Unions of one class are disjoint and non-touching: a class is either entering or leaving.
+      if (edges[i].delta > 0) {
+        mask |= 1 << edges[i].cls;
+      } else {
+        mask &= ~(1 << edges[i].cls);
+      }
+      ++i;
+    }
+    if (i < edges.size() && mask) out[static_cast<size_t>(mask)] += edges[i].t - t;
+  }
+  return out;
+}
+
+Breakdown from_unions(const std::array<Intervals, kClasses>& u, int64_t count) {
+  Breakdown b;
+  b.activities = count;
+  Intervals all;
+  for (const auto& v : u) all.insert(all.end(), v.begin(), v.end());
+  all = union_of(std::move(all));
+  if (all.empty()) return b;
+  b.first = all.front().start;
+  b.last = all.back().end;
+  b.span = b.last - b.first;
+  b.busy = length(all);
+  b.idle = b.span - b.busy;
+  for (int c = 0; c < kClasses; ++c)
+    b.time[static_cast<size_t>(c)] = length(u[static_cast<size_t>(c)]);
+  const Intervals& comp = u[kComp];
+  const Intervals& comm = u[kComm];
+  b.overlap = length(intersect(comm, comp));
+  b.overlap_pct =
+      b.comm() > 0 ? 100.0 * static_cast<double>(b.overlap) / static_cast<double>(b.comm()) : 0.0;
+  b.exposed_comm = b.comm() - b.overlap;
+  const Intervals mem_not_comp = subtract(u[kMem], comp);
+  b.exposed_memcpy = length(subtract(mem_not_comp, comm));
+  Intervals busy_known = union_of([&] {
+    Intervals v = comp;
+    v.insert(v.end(), comm.begin(), comm.end());
+    v.insert(v.end(), u[kMem].begin(), u[kMem].end());
+    return v;
+  }());
+  b.exposed_other = length(subtract(u[kOther], busy_known));
+  b.non_compute = b.span - b.compute() - b.idle;
+  b.by_mask = masks(u);
+  return b;
+}
+
+}  // namespace
+
+void Breakdown::add(const Breakdown& o) {
+  activities += o.activities;
+  if (o.span > 0) {
+    first = span > 0 ? std::min(first, o.first) : o.first;
+    last = span > 0 ? std::max(last, o.last) : o.last;
+  }
+  span += o.span;
+  busy += o.busy;
+  idle += o.idle;
+  for (size_t i = 0; i < time.size(); ++i) time[i] += o.time[i];
+  overlap += o.overlap;
+  exposed_comm += o.exposed_comm;
+  exposed_memcpy += o.exposed_memcpy;
+  exposed_other += o.exposed_other;
+  non_compute += o.non_compute;
+  for (size_t i = 0; i < by_mask.size(); ++i) by_mask[i] += o.by_mask[i];
+  overlap_pct =
+      comm() > 0 ? 100.0 * static_cast<double>(overlap) / static_cast<double>(comm()) : 0.0;
+}
+
+std::string mask_name(int mask) {
+  static const char* const names[kClasses] = {"COMPUTATION", "COMMUNICATION", "MEMORY", "OTHER"};
+  std::string s;
+  for (int c = 0; c < kClasses; ++c) {
+    if (mask & (1 << c)) s += (s.empty() ? "" : "+") + std::string(names[c]);
+  }
+  return s.empty() ? "IDLE" : s;
+}
+
+Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window) {
+  if (scope.process < 0) return overall(t, window);
+  const Rows r = rows_of(t.activities, scope.process, scope.device);
+  int64_t count = 0;
+  auto u = class_intervals(t.activities, r, window, &count);
+  return from_unions(u, count);
+}
+
+Breakdown overall(const Trace& t, const Intervals* window) {
+  Breakdown b;
+  for (size_t p = 0; p < t.processes.size(); ++p)
+    b.add(breakdown(t, {static_cast<int>(p), -1}, window));
+  return b;
+}
+
+std::vector<CommOverlap> comm_overlap(const Trace& t, Scope scope, const Intervals* window) {
+  const Activities& a = t.activities;
+  std::vector<CommOverlap> out;
+  std::vector<int> processes;
+  if (scope.process >= 0) {
+    processes.push_back(scope.process);
+  } else {
+    for (size_t p = 0; p < t.processes.size(); ++p) processes.push_back(static_cast<int>(p));
+  }
+  for (int p : processes) {
+    const Rows all = rows_of(a, p, -1);
+    // One device at a time: compute on the same device.
+    for (size_t i = all.begin; i < all.end;) {
+      const int dev = a.device[i];
+      const Rows r = rows_of(a, p, dev);
+      i = r.end;
+      if (scope.device >= 0 && dev != scope.device) continue;
+      Intervals comp;
+      for (size_t k = r.begin; k < r.end; ++k) {
+        if (a.cls[k] == Class::compute) comp.push_back({a.start[k], a.end[k]});
+      }
+      comp = union_sorted(comp);
+      for (size_t k = r.begin; k < r.end; ++k) {
+        if (a.cls[k] != Class::communication) continue;
+        Interval x{a.start[k], a.end[k]};
+        if (window && overlap_with(x, *window) <= 0) continue;
+        CommOverlap c;
+        c.activity = k;
+        c.duration = x.length();
+        c.overlapped = overlap_with(x, comp);
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
+std::string collective_op(const Trace& t, size_t i) {
+  const Activities& a = t.activities;
+  if (a.collective[i] >= 0) {
+    const std::string& op = t.collectives[static_cast<size_t>(a.collective[i])].op;
+    if (!op.empty()) return op;
+  }
+  if (a.name[i] < 0) return "unknown";
+  const std::string& n = t.names[static_cast<size_t>(a.name[i])];
+  // ncclDevKernel_AllReduce_Sum_f32_RING_LL(...), ncclKernel_AllGather_RING_LL_Sum_int8_t(...),
+  // ncclDevKernel_SendRecv(...), ncclDevKernel_Generic_1(...)
+  for (const char* prefix : {"ncclDevKernel_", "ncclKernel_", "rcclKernel_"}) {
+    if (n.rfind(prefix, 0) == 0) {
+      const size_t b = std::char_traits<char>::length(prefix);
+      size_t e = n.find_first_of("_(", b);
+      if (e == std::string::npos) e = n.size();
+      return n.substr(b, e - b);
+    }
+  }
+  return "unknown";
+}
+
+double busbw_factor(const std::string& op, int n) {
+  if (n <= 1) return 1.0;
+  const double nn = n;
+  if (op == "AllReduce") return 2.0 * (nn - 1) / nn;
+  if (op == "AllGather" || op == "ReduceScatter" || op == "AlltoAll" || op == "AllToAll")
+    return (nn - 1) / nn;
+  return 1.0;
+}
+
+int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks) {
+  if ((op == "AllGather" || op == "ReduceScatter") && nranks > 0) return bytes * nranks;
+  return bytes;
+}
+
+std::vector<CollectiveGroup> collective_summary(const Trace& t,
+                                                const std::vector<CommOverlap>& rows) {
+  struct Acc {
+    int64_t count = 0, total = 0;
+    double overlap_sum = 0;
+    std::vector<double> algbw, busbw;
+  };
+  std::map<std::tuple<std::string, int64_t>, Acc> groups;
+  for (const CommOverlap& r : rows) {
+    const std::string op = collective_op(t, r.activity);
+    int64_t size = 0;
+    int nranks = 0;
+    const int32_t ci = t.activities.collective[r.activity];
+    if (ci >= 0) {
+      const Collective& c = t.collectives[static_cast<size_t>(ci)];
+      nranks = c.nranks;
+      size = nccl_tests_size(op, c.bytes, nranks);
+    }
+    int64_t bucket = 0;
+    if (size > 0) {
+      bucket = 1;
+      while (bucket <= size / 2) bucket *= 2;
+    }
+    Acc& acc = groups[{op, bucket}];
+    ++acc.count;
+    acc.total += r.duration;
+    acc.overlap_sum += r.pct();
+    if (size > 0 && r.duration > 0) {
+      const double alg = static_cast<double>(size) / (static_cast<double>(r.duration) * 1e-9);
+      acc.algbw.push_back(alg);
+      acc.busbw.push_back(alg * busbw_factor(op, nranks));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  std::vector<CollectiveGroup> out;
+  for (auto& [key, acc] : groups) {
+    CollectiveGroup g;
+    g.op = std::get<0>(key);
+    g.bucket_lo = std::get<1>(key);
+    g.bucket_hi = g.bucket_lo * 2;
+    g.count = acc.count;
+    g.total_ns = acc.total;
+    g.mean_overlap_pct = acc.count ? acc.overlap_sum / static_cast<double>(acc.count) : 0;
+    g.median_algbw = median(acc.algbw);
+    g.median_busbw = median(acc.busbw);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,342 @@
+#include "c3/analyzer/report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace c3::analyzer {
+namespace {
+
+// Windows per process: the union of the matching ranges.
+std::map<int, Intervals> windows_of(const Trace& t, const std::regex& re,
+                                    std::vector<const Range*>* matches) {
+  std::map<int, Intervals> w;
+  for (const Range& g : t.ranges) {
+    if (!std::regex_search(g.name, re)) continue;
+    matches->push_back(&g);
+    w[g.process].push_back({g.start, g.end});
+  }
+  for (auto& [p, v] : w) v = union_of(std::move(v));
+  return w;
+}
+
+std::string ms(int64_t ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(ns) / 1e6);
+  return b;
+}
+
+std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", v);
+  return b;
+}
+
+std::string gbps(double bytes_per_s) {
+  if (bytes_per_s <= 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", bytes_per_s / 1e9);
+  return b;
+}
+
+std::string size_label(int64_t b) {
+  if (b <= 0) return "?";
+  const char* units[] = {"B", "K", "M", "G", "T"};
+  int u = 0;
+  while (u < 4 && b >= 1024 && b % 1024 == 0) {
+    b /= 1024;
+    ++u;
+  }
+  return std::to_string(b) + units[u];
+}
+
+nlohmann::json breakdown_json(const Breakdown& b) {
+  nlohmann::json j;
+  j["activities"] = b.activities;
+  j["first_ns"] = b.first;
+  j["last_ns"] = b.last;
+  j["span_ns"] = b.span;
+  j["busy_ns"] = b.busy;
+  j["idle_ns"] = b.idle;
+  j["compute_ns"] = b.compute();
+  j["comm_ns"] = b.comm();
+  j["memory_ns"] = b.memory();
+  j["other_ns"] = b.time[static_cast<size_t>(Class::other)];
+  j["overlap_ns"] = b.overlap;
+  j["overlap_pct"] = b.overlap_pct;
+  j["exposed_comm_ns"] = b.exposed_comm;
+  j["exposed_memcpy_ns"] = b.exposed_memcpy;
+  j["exposed_other_ns"] = b.exposed_other;
+  j["non_compute_ns"] = b.non_compute;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (size_t m = 1; m < b.by_mask.size(); ++m) {
+    if (b.by_mask[m] > 0) kinds[mask_name(static_cast<int>(m))] = b.by_mask[m];
+  }
+  j["kernel_type_breakdown_ns"] = kinds;
+  return j;
+}
+
+nlohmann::json process_json(const Trace& t, int p) {
+  const Process& pr = t.processes[static_cast<size_t>(p)];
+  nlohmann::json j;
+  j["rank"] = pr.rank ? nlohmann::json(*pr.rank) : nlohmann::json(nullptr);
+  j["pid"] = pr.pid;
+  j["host"] = pr.host;
+  j["source"] = pr.source;
+  j["label"] = pr.label();
+  return j;
+}
+
+}  // namespace
+
+Report analyze(const Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
+  Report r;
+  r.inputs = inputs;
+  for (size_t i = 0; i < t.activities.size(); ++i) {
+    switch (t.activities.kind[i]) {
+      case Kind::kernel:
+        ++r.kernels;
+        break;
+      case Kind::memcpy:
+        ++r.memcpys;
+        break;
+      case Kind::memset:
+        ++r.memsets;
+        break;
+    }
+  }
+  std::map<int, Intervals> windows;
+  std::vector<const Range*> matches;
+  const bool ranged = !o.range.empty();
+  if (ranged) {
+    std::regex re;
+    try {
+      re = std::regex(o.range, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("--range '" + o.range + "': bad regular expression: " + e.what());
+    }
+    windows = windows_of(t, re, &matches);
+  }
+  const Intervals empty;
+  auto window_of = [&](int p) -> const Intervals* {
+    if (!ranged) return nullptr;
+    auto it = windows.find(p);
+    return it == windows.end() ? &empty : &it->second;
+  };
+  r.overall.process = -1;
+  for (size_t p = 0; p < t.processes.size(); ++p) {
+    const int pi = static_cast<int>(p);
+    ScopeReport s;
+    s.process = pi;
+    s.b = breakdown(t, {pi, -1}, window_of(pi));
+    r.overall.b.add(s.b);
+    r.processes.push_back(s);
+    std::vector<int> devs;
+    for (const Device& d : t.devices) {
+      if (d.process == pi) devs.push_back(d.device);
+    }
+    // Devices that have activities but no device row.
+    for (size_t i = 0; i < t.activities.size(); ++i) {
+      if (t.activities.process[i] == pi &&
+          std::find(devs.begin(), devs.end(), t.activities.device[i]) == devs.end()) {
+        devs.push_back(t.activities.device[i]);
+      }
+    }
+    std::sort(devs.begin(), devs.end());
+    for (int d : devs) {
+      ScopeReport ds;
+      ds.process = pi;
+      ds.device = d;
+      ds.b = breakdown(t, {pi, d}, window_of(pi));
+      r.devices.push_back(ds);
+    }
+    auto c = comm_overlap(t, {pi, -1}, window_of(pi));
+    r.comm.insert(r.comm.end(), c.begin(), c.end());
+  }
+  r.collectives = collective_summary(t, r.comm);
+  r.matching_ranges = static_cast<int64_t>(matches.size());
+  for (const Range* g : matches) {
+    RangeReport rr;
+    rr.process = g->process;
+    rr.name = g->name;
+    rr.start = g->start;
+    rr.end = g->end;
+    const Intervals w{{g->start, g->end}};
+    rr.b = breakdown(t, {g->process, -1}, &w);
+    r.ranges.push_back(std::move(rr));
+  }
+  return r;
+}
+
+void print_text(FILE* out, const Trace& t, const Report& r) {
+  std::fprintf(out,
+               "c3scope analyze: %zu trace(s), %zu process(es), %" PRId64 " kernels, %" PRId64
+               " memcpy, %" PRId64 " memset\n",
+               r.inputs.size(), t.processes.size(), r.kernels, r.memcpys, r.memsets);
+  if (t.skipped > 0) {
+    std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", t.skipped,
+                 t.first_skipped.c_str());
+  }
+  if (!r.ranges.empty() || r.matching_ranges > 0) {
+    std::fprintf(out, "restricted to %" PRId64 " matching range(s)\n", r.matching_ranges);
+  }
+  std::fprintf(
+      out,
+      "\nTime breakdown (ms); overlap %% = share of communication time hidden under compute\n");
+  std::fprintf(out, "%-22s %6s %11s %11s %11s %11s %11s %9s %11s %11s %9s\n", "scope", "device",
+               "span", "idle", "compute", "non-compute", "comm", "overlap%", "exposed-comm",
+               "exposed-mem", "activities");
+  auto row = [&](const std::string& scope, const std::string& dev, const Breakdown& b) {
+    std::fprintf(out, "%-22s %6s %11s %11s %11s %11s %11s %9s %11s %11s %9" PRId64 "\n",
+                 scope.c_str(), dev.c_str(), ms(b.span).c_str(), ms(b.idle).c_str(),
+                 ms(b.compute()).c_str(), ms(b.non_compute).c_str(), ms(b.comm()).c_str(),
+                 b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-", ms(b.exposed_comm).c_str(),
+                 ms(b.exposed_memcpy).c_str(), b.activities);
+  };
+  for (const ScopeReport& s : r.processes) {
+    const std::string label = t.processes[static_cast<size_t>(s.process)].label();
+    row(label, "all", s.b);
+    size_t n = 0;
+    for (const ScopeReport& d : r.devices) n += d.process == s.process;
+    if (n > 1) {
+      for (const ScopeReport& d : r.devices) {
+        if (d.process == s.process) row("", std::to_string(d.device), d.b);
+      }
+    }
+  }
+  if (r.processes.size() > 1) row("overall (sum)", "", r.overall.b);
+
+  std::fprintf(out,
+               "\nKernel-type breakdown (overall): time during which exactly these classes run\n");
+  const Breakdown& o = r.overall.b;
+  for (size_t m = 1; m < o.by_mask.size(); ++m) {
+    if (o.by_mask[m] <= 0) continue;
+    std::fprintf(
+        out, "  %-42s %12s ms %6.2f%%\n", mask_name(static_cast<int>(m)).c_str(),
+        ms(o.by_mask[m]).c_str(),
+        o.busy > 0 ? 100.0 * static_cast<double>(o.by_mask[m]) / static_cast<double>(o.busy) : 0.0);
+  }
+  if (!r.collectives.empty()) {
+    std::fprintf(out,
+                 "\nCollectives by op and size (S as nccl-tests counts it; bandwidth when sizes "
+                 "are known)\n");
+    std::fprintf(out, "%-16s %-12s %8s %12s %10s %10s %10s\n", "op", "size", "count", "total ms",
+                 "overlap%", "algbw GB/s", "busbw GB/s");
+    for (const auto& g : r.collectives) {
+      const std::string size =
+          g.bucket_lo > 0 ? size_label(g.bucket_lo) + ".." + size_label(g.bucket_hi) : "?";
+      std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", g.op.c_str(),
+                   size.c_str(), g.count, ms(g.total_ns).c_str(), pct(g.mean_overlap_pct).c_str(),
+                   gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
+    }
+  }
+  if (!r.ranges.empty()) {
+    std::fprintf(out, "\nPer range (ms)\n");
+    std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "span",
+                 "idle", "compute", "comm", "overlap%", "exposed-comm");
+    for (const RangeReport& g : r.ranges) {
+      std::fprintf(out, "%-22s %-28.28s %11s %11s %11s %11s %9s %11s\n",
+                   t.processes[static_cast<size_t>(g.process)].label().c_str(), g.name.c_str(),
+                   ms(g.b.span).c_str(), ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(),
+                   ms(g.b.comm()).c_str(), g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
+                   ms(g.b.exposed_comm).c_str());
+    }
+  }
+}
+
+std::string to_json(const Trace& t, const Report& r) {
+  nlohmann::json j;
+  j["schema"] = "c3scope-analyze/1";
+  j["inputs"] = r.inputs;
+  j["counts"] = {{"processes", t.processes.size()},
+                 {"kernels", r.kernels},
+                 {"memcpy", r.memcpys},
+                 {"memset", r.memsets},
+                 {"skipped_rows", t.skipped}};
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const ScopeReport& s : r.processes) {
+    nlohmann::json p = process_json(t, s.process);
+    nlohmann::json b = breakdown_json(s.b);
+    p.update(b);
+    nlohmann::json devs = nlohmann::json::array();
+    for (const ScopeReport& d : r.devices) {
+      if (d.process != s.process) continue;
+      nlohmann::json dj = breakdown_json(d.b);
+      dj["device"] = d.device;
+      devs.push_back(std::move(dj));
+    }
+    p["devices"] = std::move(devs);
+    ranks.push_back(std::move(p));
+  }
+  j["ranks"] = std::move(ranks);
+  j["overall"] = breakdown_json(r.overall.b);
+  nlohmann::json colls = nlohmann::json::array();
+  for (const auto& g : r.collectives) {
+    colls.push_back({{"op", g.op},
+                     {"size_min_bytes", g.bucket_lo},
+                     {"size_max_bytes", g.bucket_hi},
+                     {"count", g.count},
+                     {"total_ns", g.total_ns},
+                     {"mean_overlap_pct", g.mean_overlap_pct},
+                     {"median_algbw_bytes_per_s", g.median_algbw},
+                     {"median_busbw_bytes_per_s", g.median_busbw}});
+  }
+  j["collectives"] = std::move(colls);
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const RangeReport& g : r.ranges) {
+    nlohmann::json rj = breakdown_json(g.b);
+    rj["rank"] = process_json(t, g.process)["rank"];
+    rj["process"] = t.processes[static_cast<size_t>(g.process)].label();
+    rj["name"] = g.name;
+    rj["start_ns"] = g.start;
+    rj["end_ns"] = g.end;
+    ranges.push_back(std::move(rj));
+  }
+  j["ranges"] = std::move(ranges);
+  return j.dump(2) + "\n";
+}
+
+std::string collectives_csv(const Trace& t, const Report& r) {
+  std::ostringstream o;
+  o << "rank,pid,device,stream,op,kernel,start_ns,duration_ns,overlapped_ns,overlap_pct,bytes,"
+       "nranks,algbw_bytes_per_s,"
+       "busbw_bytes_per_s\n";
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  const Activities& a = t.activities;
+  for (const CommOverlap& c : r.comm) {
+    const size_t i = c.activity;
+    const Process& p = t.processes[static_cast<size_t>(a.process[i])];
+    const std::string op = collective_op(t, i);
+    int64_t bytes = 0;
+    int nranks = 0;
+    if (a.collective[i] >= 0) {
+      const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
+      nranks = col.nranks;
+      bytes = nccl_tests_size(op, col.bytes, nranks);
+    }
+    double alg = 0, bus = 0;
+    if (bytes > 0 && c.duration > 0) {
+      alg = static_cast<double>(bytes) / (static_cast<double>(c.duration) * 1e-9);
+      bus = alg * busbw_factor(op, nranks);
+    }
+    char num[64];
+    std::snprintf(num, sizeof num, "%.3f", c.pct());
+    o << (p.rank ? std::to_string(*p.rank) : "") << ',' << p.pid << ',' << a.device[i] << ','
+      << a.stream[i] << ',' << op << ','
+      << quote(a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : "") << ',' << a.start[i]
+      << ',' << c.duration << ',' << c.overlapped << ',' << num << ',' << bytes << ',' << nranks
+      << ',';
+    std::snprintf(num, sizeof num, "%.0f,%.0f", alg, bus);
+    o << num << '\n';
+  }
+  return o.str();
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,118 @@
+#include "c3/analyzer/trace.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace c3::analyzer {
+
+const char* class_name(Class c) {
+  switch (c) {
+    case Class::compute:
+      return "compute";
+    case Class::communication:
+      return "communication";
+    case Class::memory:
+      return "memory";
+    case Class::other:
+      return "other";
+  }
+  return "?";
+}
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kernel:
+      return "kernel";
+    case Kind::memcpy:
+      return "memcpy";
+    case Kind::memset:
+      return "memset";
+  }
+  return "?";
+}
+
+void Activities::reserve(size_t n) {
+  start.reserve(n);
+  end.reserve(n);
+  name.reserve(n);
+  stream.reserve(n);
+  device.reserve(n);
+  process.reserve(n);
+  kind.reserve(n);
+  cls.reserve(n);
+  bytes.reserve(n);
+  grid.reserve(n);
+  block.reserve(n);
+  registers.reserve(n);
+  shared.reserve(n);
+  collective.reserve(n);
+}
+
+size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id, int16_t device_id,
+                        int16_t process_idx, Kind k, int64_t nbytes) {
+  start.push_back(s);
+  end.push_back(e);
+  name.push_back(name_id);
+  stream.push_back(stream_id);
+  device.push_back(device_id);
+  process.push_back(process_idx);
+  kind.push_back(k);
+  cls.push_back(Class::compute);
+  bytes.push_back(nbytes);
+  grid.push_back(0);
+  block.push_back(0);
+  registers.push_back(0);
+  shared.push_back(0);
+  collective.push_back(-1);
+  return start.size() - 1;
+}
+
+namespace {
+template <class V>
+void permute(V& v, const std::vector<uint32_t>& order) {
+  V out;
+  out.reserve(v.size());
+  for (uint32_t i : order) out.push_back(v[i]);
+  v.swap(out);
+}
+}  // namespace
+
+void Activities::sort() {
+  std::vector<uint32_t> order(size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (process[a] != process[b]) return process[a] < process[b];
+    if (device[a] != device[b]) return device[a] < device[b];
+    if (start[a] != start[b]) return start[a] < start[b];
+    return end[a] < end[b];
+  });
+  if (std::is_sorted(order.begin(), order.end())) return;
+  permute(start, order);
+  permute(end, order);
+  permute(name, order);
+  permute(stream, order);
+  permute(device, order);
+  permute(process, order);
+  permute(kind, order);
+  permute(cls, order);
+  permute(bytes, order);
+  permute(grid, order);
+  permute(block, order);
+  permute(registers, order);
+  permute(shared, order);
+  permute(collective, order);
+}
+
+std::string Process::label() const {
+  if (rank) return "rank " + std::to_string(*rank);
+  return "pid " + std::to_string(pid) + (host.empty() ? "" : "@" + host);
+}
+
+const Device* Trace::device(int16_t proc, int16_t dev) const {
+  for (const auto& d : devices) {
+    if (d.process == proc && d.device == dev) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace c3::analyzer
