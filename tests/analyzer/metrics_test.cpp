@@ -1,0 +1,259 @@
+// Golden tests for the overlap and breakdown metrics (METRICS.md) on small hand-built traces,
+// including the edge cases: zero-length activities, identical timestamps, nested and touching
+// intervals, unsorted input, one class absent, many streams, several devices per process.
+#include "c3/analyzer/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "c3/analyzer/classify.h"
+#include "c3/analyzer/report.h"
+
+using namespace c3::analyzer;
+
+namespace {
+
+// A trace of one or more processes; activities named so that the default rules classify them.
+struct Builder {
+  Trace t;
+  explicit Builder(int processes = 1) {
+    for (int p = 0; p < processes; ++p) {
+      Process pr;
+      pr.pid = 100 + p;
+      pr.rank = p;
+      t.processes.push_back(pr);
+    }
+  }
+  int32_t name(const std::string& n) {
+    for (size_t i = 0; i < t.names.size(); ++i) {
+      if (t.names[i] == n) return static_cast<int32_t>(i);
+    }
+    t.names.push_back(n);
+    return static_cast<int32_t>(t.names.size() - 1);
+  }
+  Builder& kernel(const std::string& n, int64_t s, int64_t e, int device = 0, int stream = 7,
+                  int process = 0) {
+    t.activities.push(s, e, name(n), stream, static_cast<int16_t>(device),
+                      static_cast<int16_t>(process), Kind::kernel, 0);
+    return *this;
+  }
+  Builder& copy(int64_t s, int64_t e, int device = 0, int process = 0) {
+    t.activities.push(s, e, name("Memcpy DtoD (Device -> Device)"), 9, static_cast<int16_t>(device),
+                      static_cast<int16_t>(process), Kind::memcpy, 1024);
+    return *this;
+  }
+  Trace done() {
+    t.activities.sort();
+    classify(t, Rules::defaults());
+    return t;
+  }
+};
+
+const int kC = 1 << static_cast<int>(Class::compute);
+const int kN = 1 << static_cast<int>(Class::communication);
+const int kM = 1 << static_cast<int>(Class::memory);
+
+void expect_invariant(const Breakdown& b) {
+  // span = compute + exposed communication + exposed memcpy + idle + exposed other
+  EXPECT_EQ(b.span, b.compute() + b.exposed_comm + b.exposed_memcpy + b.idle + b.exposed_other);
+  EXPECT_EQ(b.non_compute, b.span - b.compute() - b.idle);
+  int64_t masks = 0;
+  for (int64_t v : b.by_mask) masks += v;
+  EXPECT_EQ(masks, b.busy);
+}
+
+}  // namespace
+
+TEST(Metrics, OverlapAndBreakdown) {
+  // compute [0,100) and [200,260); comm [50,150); memcpy [140,210): partly under comm and
+  // compute.
+  Trace t = Builder()
+                .kernel("gemm", 0, 100)
+                .kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 150, 0, 8)
+                .copy(140, 210)
+                .kernel("gemm", 200, 260)
+                .done();
+  const Breakdown b = breakdown(t, {0, -1});
+  EXPECT_EQ(b.span, 260);
+  EXPECT_EQ(b.busy, 260);
+  EXPECT_EQ(b.idle, 0);
+  EXPECT_EQ(b.compute(), 160);
+  EXPECT_EQ(b.comm(), 100);
+  EXPECT_EQ(b.memory(), 70);
+  EXPECT_EQ(b.overlap, 50);
+  EXPECT_DOUBLE_EQ(b.overlap_pct, 50.0);
+  EXPECT_EQ(b.exposed_comm, 50);
+  EXPECT_EQ(b.exposed_memcpy, 50) << "[150,200): memory neither under compute nor under comm";
+  EXPECT_EQ(b.non_compute, 100);
+  EXPECT_EQ(b.by_mask[kC], 50 + 50);
+  EXPECT_EQ(b.by_mask[kC | kN], 50);
+  EXPECT_EQ(b.by_mask[kN], 40);
+  EXPECT_EQ(b.by_mask[kN | kM], 10);
+  EXPECT_EQ(b.by_mask[kM], 50);
+  EXPECT_EQ(b.by_mask[kC | kM], 10);
+  expect_invariant(b);
+  EXPECT_EQ(mask_name(kC | kN), "COMPUTATION+COMMUNICATION");
+}
+
+TEST(Metrics, IdleNestedTouchingIdenticalAndZeroLength) {
+  Trace t = Builder()
+                .kernel("a", 100, 200)
+                .kernel("a", 100, 200)        // identical
+                .kernel("b", 120, 150, 0, 8)  // nested, another stream
+                .kernel("c", 200, 250, 0, 9)  // touching
+                .kernel("d", 400, 400)        // zero-length: no time, not in the span
+                .kernel("e", 300, 350)
+                .done();
+  const Breakdown b = breakdown(t, {0, -1});
+  EXPECT_EQ(b.first, 100);
+  EXPECT_EQ(b.last, 350);
+  EXPECT_EQ(b.span, 250);
+  EXPECT_EQ(b.busy, 200);
+  EXPECT_EQ(b.idle, 50);
+  EXPECT_EQ(b.comm(), 0);
+  EXPECT_EQ(b.overlap_pct, 0.0) << "no communication: 0, not NaN";
+  EXPECT_EQ(b.activities, 6);
+  expect_invariant(b);
+}
+
+TEST(Metrics, UnsortedInputGivesTheSameResult) {
+  Builder a, z;
+  a.kernel("gemm", 0, 10).kernel("ncclKernel_X", 5, 20).kernel("gemm", 30, 40);
+  z.kernel("gemm", 30, 40).kernel("ncclKernel_X", 5, 20).kernel("gemm", 0, 10);
+  const Breakdown x = breakdown(a.done(), {0, -1});
+  const Breakdown y = breakdown(z.done(), {0, -1});
+  EXPECT_EQ(x.span, y.span);
+  EXPECT_EQ(x.overlap, y.overlap);
+  EXPECT_EQ(x.by_mask, y.by_mask);
+}
+
+TEST(Metrics, DevicesAndProcesses) {
+  // Process 0: device 0 compute [0,100), device 1 comm [50,150); process 1: comm only.
+  Trace t = Builder(2)
+                .kernel("gemm", 0, 100, 0)
+                .kernel("ncclDevKernel_AllGather_RING_LL", 50, 150, 1)
+                .kernel("ncclDevKernel_AllGather_RING_LL", 1000, 1100, 0, 7, 1)
+                .done();
+  // Per device: no overlap on either device alone.
+  EXPECT_EQ(breakdown(t, {0, 0}).overlap, 0);
+  EXPECT_EQ(breakdown(t, {0, 1}).overlap, 0);
+  // The process: unions over its devices.
+  const Breakdown p0 = breakdown(t, {0, -1});
+  EXPECT_EQ(p0.span, 150);
+  EXPECT_EQ(p0.overlap, 50);
+  // Overall: sums over processes.
+  const Breakdown all = overall(t);
+  EXPECT_EQ(all.span, 150 + 100);
+  EXPECT_EQ(all.comm(), 200);
+  EXPECT_DOUBLE_EQ(all.overlap_pct, 25.0);
+  // Per-collective overlap uses compute on the same device only.
+  auto c = comm_overlap(t, {0, -1});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].overlapped, 0);
+  EXPECT_EQ(collective_op(t, c[0].activity), "AllGather");
+}
+
+TEST(Metrics, WindowRestrictsEverything) {
+  Trace t = Builder().kernel("gemm", 0, 100).kernel("ncclKernel_AllReduce_RING", 50, 150).done();
+  const Intervals w{{60, 120}};
+  const Breakdown b = breakdown(t, {0, -1}, &w);
+  EXPECT_EQ(b.first, 60);
+  EXPECT_EQ(b.last, 120);
+  EXPECT_EQ(b.span, 60);
+  EXPECT_EQ(b.compute(), 40);
+  EXPECT_EQ(b.comm(), 60);
+  EXPECT_EQ(b.overlap, 40);
+  expect_invariant(b);
+  const Intervals none{{500, 600}};
+  EXPECT_EQ(breakdown(t, {0, -1}, &none).span, 0);
+}
+
+TEST(Metrics, PerCollectiveOverlapAndBandwidth) {
+  Builder bl;
+  bl.kernel("gemm", 0, 100).kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 150);
+  Trace t = bl.t;
+  Collective c;
+  c.op = "AllReduce";
+  c.bytes = int64_t{1} << 20;
+  c.nranks = 8;
+  t.collectives.push_back(c);
+  t.activities.collective[1] = 0;
+  t.activities.sort();
+  classify(t, Rules::defaults());
+  auto rows = comm_overlap(t, {0, -1});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].duration, 100);
+  EXPECT_EQ(rows[0].overlapped, 50);
+  EXPECT_DOUBLE_EQ(rows[0].pct(), 50.0);
+  auto groups = collective_summary(t, rows);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].op, "AllReduce");
+  EXPECT_EQ(groups[0].bucket_lo, int64_t{1} << 20);
+  EXPECT_DOUBLE_EQ(groups[0].median_algbw, (1 << 20) / 100e-9);
+  EXPECT_DOUBLE_EQ(groups[0].median_busbw, (1 << 20) / 100e-9 * 1.75);
+  EXPECT_DOUBLE_EQ(busbw_factor("AllGather", 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor("SendRecv", 4), 1.0);
+  EXPECT_EQ(nccl_tests_size("AllGather", 100, 8), 800) << "NCCL's AllGather count is per rank";
+  EXPECT_EQ(nccl_tests_size("AllReduce", 100, 8), 100);
+}
+
+TEST(Classify, DefaultRulesFilesAndLinks) {
+  const Rules r = Rules::defaults();
+  EXPECT_EQ(r.classify("ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)", Kind::kernel),
+            Class::communication);
+  EXPECT_EQ(r.classify("void ncclKernel_AllGather(...)", Kind::kernel), Class::communication);
+  EXPECT_EQ(r.classify("Memcpy HtoD (Pageable -> Device)", Kind::memcpy), Class::memory);
+  EXPECT_EQ(r.classify("Memset (Device)", Kind::memset), Class::memory);
+  EXPECT_EQ(r.classify("hipMemcpyAsync", Kind::kernel), Class::memory) << "memory before ^hip";
+  EXPECT_EQ(r.classify("sm90_xmma_gemm_bf16bf16", Kind::kernel), Class::compute);
+  EXPECT_EQ(r.classify("cudaStreamSynchronize", Kind::kernel), Class::other);
+  const Rules f =
+      Rules::parse("# mine\ncommunication ^my_allreduce\nmemory .*copy_kernel\n", "rules.txt");
+  EXPECT_EQ(f.classify("my_allreduce_kernel", Kind::kernel), Class::communication);
+  EXPECT_EQ(f.classify("void at::native::copy_kernel<float>", Kind::kernel), Class::memory);
+  EXPECT_EQ(f.classify("ncclDevKernel_X", Kind::kernel), Class::communication)
+      << "defaults still apply";
+  const Rules off = Rules::parse("default off\ncompute .*\n", "r");
+  EXPECT_EQ(off.classify("ncclDevKernel_X", Kind::kernel), Class::compute);
+  for (const char* bad : {"computing .*", "compute", "memory (unclosed"}) {
+    try {
+      Rules::parse(std::string(bad) + "\n", "rules.txt");
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("rules.txt:1"), std::string::npos) << e.what();
+    }
+  }
+  // A kernel the collector linked to an NCCL call is communication whatever its name.
+  Builder b;
+  b.kernel("oneRankReduce", 0, 10);
+  b.t.collectives.push_back(Collective{});
+  b.t.activities.collective[0] = 0;
+  Trace t = b.done();
+  EXPECT_EQ(t.activities.cls[0], Class::communication);
+}
+
+TEST(Report, RangesAndJson) {
+  Builder bl;
+  bl.kernel("gemm", 0, 100).kernel("ncclKernel_AllReduce_RING", 50, 150).kernel("gemm", 200, 300);
+  Trace t = bl.done();
+  t.ranges.push_back({0, "pytorch", "ProfilerStep#1", 0, 160, 0});
+  t.ranges.push_back({0, "pytorch", "ProfilerStep#2", 160, 320, 0});
+  t.ranges.push_back({0, "pytorch", "forward", 0, 50, 1});
+  AnalyzeOptions o;
+  o.range = "ProfilerStep#[0-9]";
+  const Report r = analyze(t, {"x.sqlite"}, o);
+  EXPECT_EQ(r.matching_ranges, 2);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_EQ(r.ranges[0].b.overlap, 50);
+  EXPECT_EQ(r.ranges[1].b.compute(), 100);
+  EXPECT_EQ(r.processes[0].b.span, 300);
+  const std::string j = to_json(t, r);
+  for (const char* key : {"\"schema\": \"c3scope-analyze/1\"", "\"span_ns\"", "\"idle_ns\"",
+                          "\"compute_ns\"", "\"comm_ns\"", "\"overlap_ns\"", "\"overlap_pct\"",
+                          "\"exposed_comm_ns\"", "\"exposed_memcpy_ns\"", "\"rank\": 0"}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+  }
+  EXPECT_THROW(analyze(t, {}, AnalyzeOptions{"(["}), std::invalid_argument);
+  const std::string csv = collectives_csv(t, r);
+  EXPECT_EQ(csv.substr(0, 10), "rank,pid,d");
+  EXPECT_NE(csv.find("AllReduce"), std::string::npos);
+}
