@@ -198,6 +198,7 @@ bool JsonStream::run(const std::string& array_key,
     if (!skip_ws()) return fail("unexpected end of input");
     if (key == array_key && buf_[pos_] == '[') {
       ++pos_;
+      array_seen_ = true;
       for (;;) {
         if (!skip_ws()) return fail("unexpected end of input in \"" + key + "\"");
         const char c = buf_[pos_];

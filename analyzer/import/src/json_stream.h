@@ -31,6 +31,7 @@ class JsonStream {
            const std::function<void(std::string_view element, int64_t offset)>& element,
            std::string* error);
 
+  bool array_seen() const { return array_seen_; }  // the array member was there (maybe empty)
   int64_t bytes_read() const { return consumed_base_ + static_cast<int64_t>(pos_); }
   int64_t compressed_size() const { return file_size_; }
   int64_t compressed_read() const;
@@ -49,6 +50,7 @@ class JsonStream {
   size_t pos_ = 0;
   int64_t consumed_base_ = 0;  // bytes dropped from the front of buf_
   bool eof_ = false;
+  bool array_seen_ = false;
 };
 
 }  // namespace c3::importer

@@ -381,7 +381,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
     // A truncated file: keep what was read, and say so.
     bad(js.bytes_read(), "the file ends early (" + error + ")");
   }
-  if (index < 0 && p.devices.empty()) {
+  if (!js.array_seen()) {
     throw std::invalid_argument("'" + path + "' has no traceEvents: not a PyTorch profiler trace");
   }
   st.input_bytes = js.bytes_read();

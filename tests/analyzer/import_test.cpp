@@ -1,0 +1,165 @@
+// Importers on malformed input: counted in stats with the first offending position, never a
+// crash; a file that is not a trace at all gets one clear line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "c3/analyzer/load.h"
+#include "c3/importer/importer.h"
+#include "c3/tracedb/reader.h"
+
+namespace fs = std::filesystem;
+using namespace c3;
+
+namespace {
+
+class ImportTest : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("c3-import-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string p = (dir / name).string();
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  std::string out(const std::string& name) { return (dir / name).string(); }
+};
+
+const char* kGood = R"json({"schemaVersion": 1,
+ "distributedInfo": {"rank": 2, "world_size": 4},
+ "deviceProperties": [{"id": 0, "name": "GPU X", "numSms": 100, "computeMajor": 9, "computeMinor": 0}],
+ "traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1000, "dur": 100,
+   "args": {"device": 0, "stream": 7, "correlation": 11, "grid": [132, 1, 1], "block": [256, 1, 1]}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0, "tid": 8,
+   "ts": 1050, "dur": 100, "args": {"device": 0, "stream": 8, "correlation": 12, "Collective name": "allreduce",
+   "In msg nelems": 1024, "Group size": 4, "dtype": "Float", "Process Group Name": "0"}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 9, "ts": 1200,
+   "dur": 10, "args": {"device": 0, "stream": 9, "correlation": 13, "bytes": 4096}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 55, "tid": 56, "ts": 990, "dur": 5,
+   "args": {"correlation": 12}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 55, "tid": 56, "ts": 900, "dur": 500},
+  {"ph": "i", "name": "instant", "pid": 55, "tid": 56, "ts": 5}
+ ]})json";
+
+}  // namespace
+
+TEST_F(ImportTest, KinetoRowsAndLinks) {
+  const std::string in = write("good.json", kGood);
+  const auto st = importer::import_files({in}, out("good.sqlite"));
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.memcpys, 1);
+  EXPECT_EQ(st.collectives, 1);
+  EXPECT_EQ(st.ranges, 1);
+  EXPECT_EQ(st.malformed, 0);
+  analyzer::Trace t = analyzer::load({out("good.sqlite")});
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(*t.processes[0].rank, 2);
+  EXPECT_EQ(t.processes[0].pid, 55);
+  ASSERT_EQ(t.collectives.size(), 1u);
+  EXPECT_EQ(t.collectives[0].op, "AllReduce");
+  EXPECT_EQ(t.collectives[0].bytes, 4096);
+  EXPECT_EQ(t.collectives[0].nranks, 4);
+  EXPECT_EQ(t.collectives[0].host_start, 990000) << "the launching API call's time";
+  EXPECT_EQ(t.collectives[0].gpu_start, 1050000);
+  ASSERT_EQ(t.activities.size(), 3u);
+  EXPECT_EQ(t.activities.collective[1], 0);
+  EXPECT_EQ(t.activities.cls[1], analyzer::Class::communication);
+  EXPECT_EQ(t.activities.grid[0], 132u);
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.ranges[0].name, "ProfilerStep#3");
+  auto r = tracedb::Reader::open(out("good.sqlite"));
+  EXPECT_EQ(r->meta().at("source"), "importer:kineto");
+  EXPECT_EQ(r->meta().at("source_file"), in);
+}
+
+TEST_F(ImportTest, GzipIsReadTheSame) {
+  const std::string gz = (dir / "good.json.gz").string();
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, kGood, static_cast<unsigned>(std::char_traits<char>::length(kGood)));
+  gzclose(f);
+  const auto st = importer::import_files({gz}, out("gz.sqlite"));
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.input_bytes, static_cast<int64_t>(std::char_traits<char>::length(kGood)));
+}
+
+TEST_F(ImportTest, MalformedEventsAreCountedNotFatal) {
+  const std::string text = R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ok", "ts": 10, "dur": 5, "args": {"device": 0}},
+    {"ph": "X", "cat": "kernel", "name": "no ts", "dur": 5},
+    {"ph": "X", "cat": "kernel", "name": "negative", "ts": 10, "dur": -5},
+    {"ph": "X", "cat": "kernel", "name": "string ts", "ts": "soon", "dur": 5},
+    [1, 2, 3],
+    "just a string",
+    {"ph": "X", "cat": "kernel", "name": "also ok", "ts": 20.5, "dur": 1.25, "args": {"device": 0}}
+  ]})json";
+  const auto st = importer::import_files({write("bad.json", text)}, out("bad.sqlite"));
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.malformed, 5);
+  EXPECT_NE(st.first_malformed.find("event 1 at byte"), std::string::npos) << st.first_malformed;
+  EXPECT_NE(st.first_malformed.find("ts"), std::string::npos) << st.first_malformed;
+  auto r = tracedb::Reader::open(out("bad.sqlite"));
+  auto q = r->query("SELECT value, detail FROM stats WHERE name = 'import_malformed'");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 5);
+  EXPECT_NE(q.text(1).find("event 1"), std::string::npos);
+  auto k = r->query("SELECT start_ns, end_ns FROM kernel WHERE end_ns - start_ns = 1250");
+  ASSERT_TRUE(k.step()) << "fractional microseconds kept to the nanosecond";
+  EXPECT_EQ(k.i64(0), 20500);
+}
+
+TEST_F(ImportTest, TruncatedFileKeepsWhatWasRead) {
+  std::string text = kGood;
+  text = text.substr(0, text.find("\"cat\": \"gpu_memcpy\"") + 5);  // cut inside the third event
+  const auto st = importer::import_files({write("cut.json", text)}, out("cut.sqlite"));
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.malformed, 1);
+  EXPECT_NE(st.first_malformed.find("ends early"), std::string::npos) << st.first_malformed;
+}
+
+TEST_F(ImportTest, NotATraceIsOneClearLine) {
+  struct Case {
+    std::string name, text, needle;
+  };
+  const std::vector<Case> cases = {
+      {"empty.json", "", "empty file"},
+      {"text.txt", "hello world", "neither JSON"},
+      {"array.json", "[1, 2, 3]", "neither JSON"},
+      {"object.json", "{\"a\": 1}", "no traceEvents"},
+      {"broken.json", "{\"traceEvents\" 5}", "expected ':'"},
+      {"notnsys.sqlite", "", ""},
+  };
+  for (const auto& c : cases) {
+    std::string path;
+    if (c.name == "notnsys.sqlite") {
+      // An SQLite file that is not an Nsight export (a c3scope trace, say).
+      importer::import_files({write("g.json", kGood)}, out("g.sqlite"));
+      path = out("g.sqlite");
+    } else {
+      path = write(c.name, c.text);
+    }
+    try {
+      importer::import_files({path}, out(c.name + ".out.sqlite"));
+      ADD_FAILURE() << c.name;
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.needle.empty() ? "not an Nsight Systems export" : c.needle),
+                std::string::npos)
+          << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos);
+    }
+    EXPECT_FALSE(fs::exists(out(c.name + ".out.sqlite"))) << "nothing half-written";
+  }
+  // The output is never overwritten.
+  importer::import_files({write("x.json", kGood)}, out("x.sqlite"));
+  EXPECT_THROW(importer::import_files({write("y.json", kGood)}, out("x.sqlite")),
+               std::invalid_argument);
+}

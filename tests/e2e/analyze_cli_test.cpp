@@ -1,0 +1,130 @@
+// `c3scope import` and `c3scope analyze` as a user runs them: on a real Kineto trace, on a
+// c3bench trace recorded through the collector, and on bad input (exit 2, one line).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness.h"
+
+namespace fs = std::filesystem;
+using namespace c3::e2e;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
+  std::vector<std::string> a = {c3scope_path()};
+  a.insert(a.end(), args.begin(), args.end());
+  return run(a, dir.path(), injected(Inject::none));
+}
+
+std::string kineto(const std::string& name) {
+  return (fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces" / "kineto" / name).string();
+}
+
+size_t lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+}  // namespace
+
+TEST(AnalyzeCli, ImportThenAnalyzeKineto) {
+  if (!fs::exists(kineto("hta_sampled_rank-0.json.gz"))) GTEST_SKIP() << "no ../shared/traces here";
+  TempDir dir;
+  const std::string db = dir.path() + "/ranks.sqlite";
+  RunResult imp = c3scope({"import", kineto("hta_sampled_rank-0.json.gz"),
+                           kineto("hta_sampled_rank-1.json.gz"), "-o", db},
+                          dir);
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  EXPECT_NE(imp.out.find("2 process(es), 2258 kernels"), std::string::npos) << imp.out;
+  const std::string json = dir.path() + "/r.json", csv = dir.path() + "/c.csv";
+  RunResult an = c3scope({"analyze", db, "--json", json, "--csv", csv}, dir);
+  ASSERT_EQ(an.exit_code, 0) << an.err;
+  EXPECT_NE(an.out.find("rank 0"), std::string::npos) << an.out;
+  EXPECT_NE(an.out.find("14.95"), std::string::npos) << an.out;
+  EXPECT_NE(an.out.find("19.93"), std::string::npos) << an.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j.at("schema"), "c3scope-analyze/1");
+  ASSERT_EQ(j.at("ranks").size(), 2u);
+  for (const auto& r : j.at("ranks")) {
+    for (const char* k : {"rank", "span_ns", "idle_ns", "compute_ns", "comm_ns", "overlap_ns",
+                          "overlap_pct", "exposed_comm_ns", "exposed_memcpy_ns"}) {
+      EXPECT_TRUE(r.contains(k)) << k;
+    }
+  }
+  EXPECT_EQ(j.at("ranks")[1].at("rank"), 1);
+  EXPECT_EQ(j.at("ranks")[0].at("span_ns"), 1222847000);
+  // One CSV row per NCCL kernel (10 per rank) plus the header.
+  EXPECT_EQ(lines(slurp(csv)), 21u);
+  // --range: per-step table.
+  RunResult rg = c3scope({"analyze", db, "--range", "ProfilerStep#55[0-9]"}, dir);
+  ASSERT_EQ(rg.exit_code, 0) << rg.err;
+  EXPECT_NE(rg.out.find("Per range"), std::string::npos) << rg.out;
+  EXPECT_NE(rg.out.find("ProfilerStep#551"), std::string::npos) << rg.out;
+}
+
+TEST(AnalyzeCli, RecordedC3benchTraceHasLinkedCollectivesWithBandwidth) {
+  TempDir dir;
+  RunResult rec = run(
+      {c3bench_path(), "--backend", "sim", "--gpus", "2", "--compute", "gemm:4096x4096x4096:bf16",
+       "--comm", "allreduce:64M", "-w", "0", "-n", "1", "--schedule", "independent"},
+      dir.path(), injected(Inject::record_cli));
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  ASSERT_EQ(rec.traces.size(), 1u);
+  const std::string json = dir.path() + "/r.json";
+  RunResult an = c3scope({"analyze", dir.path(), "--json", json, "--range", "^concurrent"}, dir);
+  ASSERT_EQ(an.exit_code, 0) << an.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(j.at("collectives").size(), 1u);
+  const auto& c = j.at("collectives")[0];
+  EXPECT_EQ(c.at("op"), "AllReduce");
+  EXPECT_EQ(c.at("size_min_bytes"), int64_t{64} << 20);
+  EXPECT_GT(c.at("median_busbw_bytes_per_s").get<double>(), 1e11);
+  // Inside the concurrent phase, communication and compute overlap.
+  ASSERT_EQ(j.at("ranges").size(), 1u);
+  EXPECT_GT(j.at("ranges")[0].at("overlap_pct").get<double>(), 0.0);
+}
+
+TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
+  TempDir dir;
+  const std::string text = dir.path() + "/notes.txt";
+  std::ofstream(text) << "not a trace\n";
+  const std::string json = dir.path() + "/t.json";
+  std::ofstream(json) << "{\"traceEvents\": []}\n";
+  const std::string good = dir.path() + "/good.sqlite";
+  ASSERT_EQ(c3scope({"import", json, "-o", good}, dir).exit_code, 0);
+  struct Bad {
+    std::vector<std::string> args;
+    std::string needle;
+  };
+  const std::vector<Bad> cases = {
+      {{"analyze", dir.path() + "/missing.sqlite"}, "does not exist"},
+      {{"analyze", text}, "not an SQLite file"},
+      {{"analyze", json}, "not an SQLite file"},
+      {{"analyze", good, "--range", "(["}, "bad regular expression"},
+      {{"analyze", good, "--range", "nothing-matches"}, "matches no"},
+      {{"analyze", good, "--rules", dir.path() + "/none.rules"}, "cannot read"},
+      {{"analyze", good, "--json", dir.path() + "/no/such/dir/x.json"}, "cannot write"},
+      {{"import", text, "-o", dir.path() + "/x.sqlite"}, "neither JSON"},
+      {{"import", json, "-o", good}, "exists"},
+      {{"import", dir.path() + "/missing.json", "-o", dir.path() + "/y.sqlite"}, "missing.json"},
+  };
+  for (const auto& c : cases) {
+    RunResult r = c3scope(c.args, dir);
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << joined << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << joined << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() + "/x.sqlite"));
+}
