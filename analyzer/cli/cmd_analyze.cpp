@@ -48,6 +48,8 @@ Action add_analyze(CLI::App& app) {
   struct Opts {
     std::vector<std::string> inputs;
     std::string json, csv, range, rules;
+    double threshold = 0.5;
+    int min_samples = 5;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("traces", o->inputs, "Trace files or folders of *.sqlite traces")->required();
@@ -92,6 +94,8 @@ Action add_analyze(CLI::App& app) {
     if (lo.progress) std::fprintf(stderr, "\r\033[K");
     analyzer::AnalyzeOptions ao;
     ao.range = o->range;
+    ao.interference.overlap_fraction = o->threshold;
+    ao.interference.min_samples = o->min_samples;
     analyzer::Report r;
     try {
       r = analyzer::analyze(t, files, ao);

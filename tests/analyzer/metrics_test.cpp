@@ -252,7 +252,9 @@ TEST(Report, RangesAndJson) {
                           "\"exposed_comm_ns\"", "\"exposed_memcpy_ns\"", "\"rank\": 0"}) {
     EXPECT_NE(j.find(key), std::string::npos) << key;
   }
-  EXPECT_THROW(analyze(t, {}, AnalyzeOptions{"(["}), std::invalid_argument);
+  AnalyzeOptions bad;
+  bad.range = "([";
+  EXPECT_THROW(analyze(t, {}, bad), std::invalid_argument);
   const std::string csv = collectives_csv(t, r);
   EXPECT_EQ(csv.substr(0, 10), "rank,pid,d");
   EXPECT_NE(csv.find("AllReduce"), std::string::npos);

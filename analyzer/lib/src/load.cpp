@@ -153,7 +153,7 @@ void load_file(const std::string& path, Trace& t, Names& names) {
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, name_id, "
         "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
-        "static_shared_bytes + dynamic_shared_bytes FROM kernel");
+        "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1) FROM kernel");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
@@ -168,6 +168,8 @@ void load_file(const std::string& path, Trace& t, Names& names) {
       a.registers[i] = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
       a.shared[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
       a.collective[i] = link("kernel", q.i64(0), dev);
+      if (q.i64(11) >= 0 && q.i64(11) <= s)
+        t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - q.i64(11)});
     }
   }
   {
@@ -195,6 +197,45 @@ void load_file(const std::string& path, Trace& t, Names& names) {
       if (!check(p, s, e, "memset", q.i64(0))) continue;
       a.push(s, e, names.id("Memset"), static_cast<int32_t>(q.i64(3)),
              static_cast<int16_t>(q.i64(2)), static_cast<int16_t>(p), Kind::memset, q.i64(6));
+    }
+  }
+  {
+    // c3bench results recorded with the trace (bench_run.pid names the process).
+    auto q = r->query(
+        "SELECT r.pid, r.backend, r.simulated, b.label, IFNULL(b.scenario, ''), "
+        "IFNULL(b.t_comp_ns, 0), "
+        "IFNULL(b.t_comm_ns, 0), IFNULL(b.t_c3_ns, 0), b.compute_slowdown, b.comm_slowdown, "
+        "b.ideal_speedup, "
+        "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
+        "b.decomposition_loss_comp, "
+        "b.decomposition_loss_comm, b.schedule_speedup FROM bench_result b JOIN bench_run r ON "
+        "r.id = b.run_id "
+        "WHERE b.status = 'ok' ORDER BY b.id");
+    auto opt = [&](int c) {
+      return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c));
+    };
+    while (q.step()) {
+      BenchResult b;
+      for (const auto& [id, idx] : proc) {
+        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) b.process = idx;
+      }
+      b.backend = q.text(1);
+      b.simulated = q.i64(2) != 0;
+      b.label = q.text(3);
+      b.scenario = q.text(4);
+      b.t_comp = q.real(5);
+      b.t_comm = q.real(6);
+      b.t_c3 = q.real(7);
+      b.compute_slowdown = opt(8);
+      b.comm_slowdown = opt(9);
+      b.ideal_speedup = opt(10);
+      b.realized_speedup = opt(11);
+      b.fraction_of_ideal = opt(12);
+      b.realized_over_ideal = opt(13);
+      b.decomposition_loss_comp = opt(14);
+      b.decomposition_loss_comm = opt(15);
+      b.schedule_speedup = opt(16);
+      t.bench.push_back(std::move(b));
     }
   }
   {

@@ -90,10 +90,124 @@ nlohmann::json process_json(const Trace& t, int p) {
   return j;
 }
 
+void print_interference(FILE* out, const Trace& t, const Report& r) {
+  if (!r.interference.empty()) {
+    std::fprintf(out,
+                 "\nInterference: duration alone vs overlapped (>= 50%% of it) with the other kind "
+                 "on the same "
+                 "device; top 15 by time\n");
+    std::fprintf(out, "%-52s %6s %6s %11s %11s %9s %17s\n", "operation", "alone", "overl",
+                 "alone us", "overl us", "slowdown", "95% interval");
+    int shown = 0;
+    for (const auto& x : r.interference) {
+      if (shown++ == 15) break;
+      char slow[32] = "-", ci[48] = "not enough samples";
+      if (x.enough) {
+        std::snprintf(slow, sizeof slow, "%+.1f%%", 100 * x.slowdown);
+        std::snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", 100 * x.ci_low, 100 * x.ci_high);
+      }
+      std::fprintf(out, "%-52.52s %6" PRId64 " %6" PRId64 " %11.1f %11.1f %9s %17s\n",
+                   x.signature.c_str(), x.alone, x.overlapped, x.median_alone_ns / 1e3,
+                   x.median_overlapped_ns / 1e3, slow, ci);
+    }
+  }
+  if (!t.bench.empty()) {
+    std::fprintf(out, "\nControlled experiments (c3bench results in the trace%s)\n",
+                 t.bench.front().simulated ? "; SIMULATED predictions" : "");
+    std::fprintf(out, "%-58s %9s %9s %7s %7s %6s %6s  %s\n", "case", "slow_cp", "slow_cm", "ideal",
+                 "real", "frac", "r/i", "class");
+    auto p = [](const std::optional<double>& v) {
+      if (!v) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%+.1f%%", 100 * *v);
+      return std::string(b);
+    };
+    auto x = [](const std::optional<double>& v) {
+      if (!v) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.2f", *v);
+      return std::string(b);
+    };
+    for (const auto& b : t.bench) {
+      std::fprintf(out, "%-58.58s %9s %9s %7s %7s %6s %6s  %s\n", b.label.c_str(),
+                   p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
+                   x(b.ideal_speedup).c_str(), x(b.realized_speedup).c_str(),
+                   x(b.fraction_of_ideal).c_str(), x(b.realized_over_ideal).c_str(),
+                   b.scenario.c_str());
+    }
+  }
+}
+
+void print_contention(FILE* out, const Trace& t, const Report& r) {
+  bool any = false;
+  for (const auto& c : r.contention)
+    any = any || c.kernels_with_demand > 0 || c.copy_overlap_ns > 0 || c.queued_kernels > 0;
+  if (!any) return;
+  std::fprintf(out, "\nContention per device\n");
+  for (const auto& c : r.contention) {
+    std::fprintf(out,
+                 "  %s device %d: SM oversubscribed %s ms (%" PRId64
+                 " kernels with known SM demand, %" PRId64
+                 " unknown); same-direction copies together %s ms\n",
+                 t.processes[static_cast<size_t>(c.process)].label().c_str(), c.device,
+                 ms(c.oversubscribed_ns).c_str(), c.kernels_with_demand, c.kernels_unknown,
+                 ms(c.copy_overlap_ns).c_str());
+    for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
+      std::fprintf(out, "    oversubscribed with %.60s: %s ms\n",
+                   c.oversubscribed_kernels[i].first.c_str(),
+                   ms(c.oversubscribed_kernels[i].second).c_str());
+    }
+    for (const auto& [dir, share] : c.copy_bandwidth_share) {
+      std::fprintf(out, "    %s copies: median %.1f%% of the device's memory bandwidth\n",
+                   dir.c_str(), 100 * share);
+    }
+    if (c.queued_kernels > 0) {
+      std::fprintf(out,
+                   "    launch queueing (start - submitted) over %" PRId64
+                   " kernels: median %.1f us, p95 %.1f us, max %.1f us\n",
+                   c.queued_kernels, c.queue_median_ns / 1e3, c.queue_p95_ns / 1e3,
+                   c.queue_max_ns / 1e3);
+    }
+  }
+}
+
+void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
+  if (r.cross.collectives.empty()) return;
+  std::fprintf(out,
+               "\nAcross ranks: %zu collectives matched by communicator and sequence (%" PRId64
+               " seen by one process only)\n",
+               r.cross.collectives.size(), r.cross.unmatched);
+  std::vector<int64_t> skews;
+  for (const auto& m : r.cross.collectives) skews.push_back(m.skew_ns);
+  std::sort(skews.begin(), skews.end());
+  std::fprintf(out, "  arrival skew: median %.1f us, p95 %.1f us, max %.1f us\n",
+               static_cast<double>(skews[skews.size() / 2]) / 1e3,
+               static_cast<double>(
+                   skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]) /
+                   1e3,
+               static_cast<double>(skews.back()) / 1e3);
+  std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
+  for (const auto& w : r.cross.ranks) {
+    std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n",
+                 t.processes[static_cast<size_t>(w.process)].label().c_str(), w.matched,
+                 ms(w.wait_ns).c_str(), w.straggler_count);
+  }
+  for (const auto& c : r.clocks) {
+    if (c.how == "reference") continue;
+    std::fprintf(out, "  clock of %s: %s%s\n",
+                 t.processes[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
+                 c.matched ? (", offset " + std::to_string(c.offset_ns) + " ns from " +
+                              std::to_string(c.matched) + " collectives")
+                                 .c_str()
+                           : "");
+  }
+}
+
 }  // namespace
 
-Report analyze(const Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
+Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
   Report r;
+  r.clocks = align_clocks(t);
   r.inputs = inputs;
   for (size_t i = 0; i < t.activities.size(); ++i) {
     switch (t.activities.kind[i]) {
@@ -157,6 +271,9 @@ Report analyze(const Trace& t, const std::vector<std::string>& inputs, const Ana
     r.comm.insert(r.comm.end(), c.begin(), c.end());
   }
   r.collectives = collective_summary(t, r.comm);
+  r.interference = interference(t, o.interference);
+  r.contention = contention(t);
+  r.cross = cross_rank(t);
   r.matching_ranges = static_cast<int64_t>(matches.size());
   for (const Range* g : matches) {
     RangeReport rr;
@@ -233,6 +350,9 @@ void print_text(FILE* out, const Trace& t, const Report& r) {
                    gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
     }
   }
+  print_interference(out, t, r);
+  print_contention(out, t, r);
+  print_cross_rank(out, t, r);
   if (!r.ranges.empty()) {
     std::fprintf(out, "\nPer range (ms)\n");
     std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "span",
@@ -296,6 +416,102 @@ std::string to_json(const Trace& t, const Report& r) {
     ranges.push_back(std::move(rj));
   }
   j["ranges"] = std::move(ranges);
+  nlohmann::json inter = nlohmann::json::array();
+  for (const auto& x : r.interference) {
+    nlohmann::json o = {{"signature", x.signature},
+                        {"class", class_name(x.cls)},
+                        {"alone", x.alone},
+                        {"overlapped", x.overlapped},
+                        {"partial", x.partial},
+                        {"median_alone_ns", x.median_alone_ns},
+                        {"median_overlapped_ns", x.median_overlapped_ns},
+                        {"total_ns", x.total_ns},
+                        {"enough_samples", x.enough}};
+    if (x.enough) {
+      o["slowdown"] = x.slowdown;
+      o["slowdown_ci95"] = {x.ci_low, x.ci_high};
+    }
+    inter.push_back(std::move(o));
+  }
+  j["interference"] = std::move(inter);
+  nlohmann::json bench = nlohmann::json::array();
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  for (const auto& b : t.bench) {
+    bench.push_back({{"label", b.label},
+                     {"backend", b.backend},
+                     {"simulated", b.simulated},
+                     {"t_comp_ns", b.t_comp},
+                     {"t_comm_ns", b.t_comm},
+                     {"t_c3_ns", b.t_c3},
+                     {"compute_slowdown", opt(b.compute_slowdown)},
+                     {"comm_slowdown", opt(b.comm_slowdown)},
+                     {"ideal_speedup", opt(b.ideal_speedup)},
+                     {"realized_speedup", opt(b.realized_speedup)},
+                     {"fraction_of_ideal", opt(b.fraction_of_ideal)},
+                     {"realized_over_ideal", opt(b.realized_over_ideal)},
+                     {"scenario", b.scenario},
+                     {"decomposition_loss_comp", opt(b.decomposition_loss_comp)},
+                     {"decomposition_loss_comm", opt(b.decomposition_loss_comm)},
+                     {"schedule_speedup", opt(b.schedule_speedup)}});
+  }
+  j["controlled_experiments"] = std::move(bench);
+  nlohmann::json cont = nlohmann::json::array();
+  for (const auto& c : r.contention) {
+    nlohmann::json o = {{"rank", process_json(t, c.process)["rank"]},
+                        {"device", c.device},
+                        {"sm_oversubscribed_ns", c.oversubscribed_ns},
+                        {"kernels_with_sm_demand", c.kernels_with_demand},
+                        {"kernels_unknown_demand", c.kernels_unknown},
+                        {"copy_overlap_ns", c.copy_overlap_ns},
+                        {"queued_kernels", c.queued_kernels},
+                        {"launch_queue_median_ns", c.queue_median_ns},
+                        {"launch_queue_p95_ns", c.queue_p95_ns},
+                        {"launch_queue_max_ns", c.queue_max_ns}};
+    nlohmann::json inv = nlohmann::json::array();
+    for (const auto& [n, ns] : c.oversubscribed_kernels) inv.push_back({{"kernel", n}, {"ns", ns}});
+    o["oversubscribed_kernels"] = std::move(inv);
+    nlohmann::json cp = nlohmann::json::object();
+    for (const auto& [d, ns] : c.copy_overlap_by_kind) cp[d] = ns;
+    o["copy_overlap_by_direction_ns"] = std::move(cp);
+    nlohmann::json bw = nlohmann::json::object();
+    for (const auto& [d, share] : c.copy_bandwidth_share) bw[d] = share;
+    o["copy_bandwidth_share_median"] = std::move(bw);
+    cont.push_back(std::move(o));
+  }
+  j["contention"] = std::move(cont);
+  nlohmann::json xr;
+  xr["matched"] = r.cross.collectives.size();
+  xr["unmatched"] = r.cross.unmatched;
+  nlohmann::json waits = nlohmann::json::array();
+  for (const auto& w : r.cross.ranks) {
+    nlohmann::json o = process_json(t, w.process);
+    o["matched"] = w.matched;
+    o["wait_ns"] = w.wait_ns;
+    o["straggler_count"] = w.straggler_count;
+    waits.push_back(std::move(o));
+  }
+  xr["ranks"] = std::move(waits);
+  nlohmann::json skews = nlohmann::json::array();
+  for (const auto& m : r.cross.collectives) {
+    skews.push_back({{"comm_id", m.comm_id},
+                     {"seq", m.seq},
+                     {"op", m.op},
+                     {"ranks", m.ranks},
+                     {"arrival_skew_ns", m.skew_ns},
+                     {"straggler", process_json(t, m.straggler)["label"]}});
+  }
+  xr["collectives"] = std::move(skews);
+  nlohmann::json clocks = nlohmann::json::array();
+  for (const auto& c : r.clocks) {
+    clocks.push_back({{"process", process_json(t, c.process)["label"]},
+                      {"offset_ns", c.offset_ns},
+                      {"matched", c.matched},
+                      {"how", c.how}});
+  }
+  xr["clock_offsets"] = std::move(clocks);
+  j["cross_rank"] = std::move(xr);
   return j.dump(2) + "\n";
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/interference.h"
 #include "c3/analyzer/metrics.h"
 #include "c3/analyzer/trace.h"
 
@@ -17,6 +18,7 @@ struct AnalyzeOptions {
   // Restrict every metric to time inside NVTX / PyTorch annotation ranges whose name matches
   // (std::regex_search); empty: the whole timeline.
   std::string range;
+  InterferenceOptions interference;
 };
 
 struct ScopeReport {
@@ -42,10 +44,15 @@ struct Report {
   int64_t matching_ranges = 0;
   std::vector<CommOverlap> comm;  // per communication activity
   std::vector<CollectiveGroup> collectives;
+  std::vector<InterferenceRow> interference;
+  std::vector<Contention> contention;
+  std::vector<ClockOffset> clocks;
+  CrossRank cross;
 };
 
-// Throws std::invalid_argument for a bad --range regular expression.
-Report analyze(const Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
+// Aligns the processes' clocks (Process::offset_ns, for the cross-rank metrics), then computes
+// everything. Throws std::invalid_argument for a bad --range regular expression.
+Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
 
 void print_text(FILE* out, const Trace& t, const Report& r);
 std::string to_json(const Trace& t, const Report& r);

@@ -96,6 +96,24 @@ struct Range {
   int depth = 0;
 };
 
+// A kernel's launch queueing (CUPTI's submitted timestamp, when recorded): start - submitted.
+struct LaunchDelay {
+  int16_t process = 0, device = 0;
+  int64_t delay_ns = 0;
+};
+
+// A c3bench result row found in a trace (bench_result), for the controlled-experiment metrics.
+struct BenchResult {
+  int16_t process = 0;
+  std::string backend;
+  bool simulated = false;
+  std::string label, scenario;
+  double t_comp = 0, t_comm = 0, t_c3 = 0;  // ns, medians
+  std::optional<double> compute_slowdown, comm_slowdown, ideal_speedup, realized_speedup,
+      fraction_of_ideal, realized_over_ideal, decomposition_loss_comp, decomposition_loss_comm,
+      schedule_speedup;
+};
+
 struct Trace {
   std::vector<Process> processes;
   std::vector<Device> devices;
@@ -103,6 +121,8 @@ struct Trace {
   Activities activities;
   std::vector<Collective> collectives;
   std::vector<Range> ranges;
+  std::vector<LaunchDelay> launch_delays;
+  std::vector<BenchResult> bench;
   // Rows the loader could not use (e.g. end before start), with the first one's description.
   int64_t skipped = 0;
   std::string first_skipped;

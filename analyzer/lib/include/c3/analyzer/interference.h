@@ -1,0 +1,94 @@
+// Interference, contention and cross-rank metrics (METRICS.md "Interference", "Contention",
+// "Across ranks"): pure functions over a loaded Trace.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+// ---- Interference: durations alone vs overlapped, per operation class ----
+struct InterferenceOptions {
+  double overlap_fraction = 0.5;  // "overlapped": at least this share of the duration coincides
+  int min_samples = 5;            // per side; fewer: "not enough samples"
+  int bootstrap = 1000;           // resamples for the confidence interval
+};
+
+struct InterferenceRow {
+  std::string signature;  // kernel: "name <<<grid, block>>>"; collective: "AllReduce 1M..2M"
+  Class cls = Class::compute;
+  int64_t alone = 0, overlapped = 0,
+          partial = 0;  // counts (partial: some overlap, below the threshold)
+  double median_alone_ns = 0, median_overlapped_ns = 0;
+  bool enough = false;             // both sides have min_samples
+  double slowdown = 0;             // median(overlapped) / median(alone) - 1
+  double ci_low = 0, ci_high = 0;  // 95% bootstrap interval of the slowdown
+  int64_t total_ns = 0;            // all instances (sorting key)
+};
+
+// Compute kernels against communication on the same device, and communication activities
+// against compute. Sorted by total time, longest first.
+std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o = {});
+
+// ---- Contention ----
+struct Occupancy {
+  int blocks_per_sm = 0;  // resident blocks per SM (threads, registers, shared memory, limit)
+  double sm_demand = 0;   // min(1, grid / (blocks_per_sm * SMs)); 0 when the device is unknown
+};
+// The CUDA occupancy rules for a kernel of `grid` blocks of `block` threads on `d`.
+Occupancy occupancy(const Device& d, uint32_t grid, uint32_t block, int registers, int64_t shared);
+
+struct Contention {
+  int process = 0, device = 0;
+  int64_t kernels_with_demand = 0, kernels_unknown = 0;
+  int64_t oversubscribed_ns = 0;  // summed SM demand of running kernels > 1
+  std::vector<std::pair<std::string, int64_t>>
+      oversubscribed_kernels;   // name, time involved (top 10)
+  int64_t copy_overlap_ns = 0;  // same-direction copies running together (copy-engine sharing)
+  std::vector<std::pair<std::string, int64_t>> copy_overlap_by_kind;  // direction, time
+  int64_t queued_kernels = 0;  // kernels with a submitted timestamp
+  double queue_median_ns = 0, queue_p95_ns = 0, queue_max_ns = 0;  // start - submitted
+  std::vector<std::pair<std::string, double>>
+      copy_bandwidth_share;  // direction, median share of peak
+};
+std::vector<Contention> contention(const Trace& t);
+
+// ---- Across ranks ----
+struct ClockOffset {
+  int process = 0;
+  int64_t offset_ns = 0;  // added to this process's timestamps
+  int64_t matched = 0;    // collectives used to estimate it
+  std::string how;        // "reference", "same host as ...", "matched collective ends", "no match"
+};
+// Aligns processes: same host -> same clock; otherwise the offset that makes matched
+// collectives end together (median), relative to the lowest rank's clock. Sets
+// Process::offset_ns and returns what was applied.
+std::vector<ClockOffset> align_clocks(Trace& t);
+
+struct MatchedCollective {
+  std::string comm_id;
+  int64_t seq = 0;
+  std::string op;
+  int ranks = 0;        // processes that recorded it
+  int64_t skew_ns = 0;  // latest start - earliest start (aligned)
+  int straggler = -1;   // process that arrived last
+};
+struct RankWait {
+  int process = 0;
+  int64_t matched = 0;
+  int64_t wait_ns = 0;  // sum of (latest start - its start)
+  int64_t straggler_count = 0;
+};
+struct CrossRank {
+  std::vector<MatchedCollective> collectives;
+  std::vector<RankWait> ranks;  // sorted: most often the straggler first
+  int64_t unmatched = 0;        // collectives seen by one process only
+};
+// Collectives matched by communicator + sequence number (imported traces: process group + order).
+CrossRank cross_rank(const Trace& t);
+
+}  // namespace c3::analyzer

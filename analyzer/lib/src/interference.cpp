@@ -1,0 +1,399 @@
+#include "c3/analyzer/interference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <unordered_map>
+
+#include "c3/analyzer/intervals.h"
+#include "c3/analyzer/metrics.h"
+
+namespace c3::analyzer {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Rows of one (process, device), contiguous (rows are sorted by process, device, start).
+template <class F>
+void for_each_device(const Activities& a, F&& fn) {
+  size_t i = 0;
+  while (i < a.size()) {
+    size_t j = i;
+    while (j < a.size() && a.process[j] == a.process[i] && a.device[j] == a.device[i]) ++j;
+    fn(i, j);
+    i = j;
+  }
+}
+
+std::string size_bucket(int64_t bytes) {
+  if (bytes <= 0) return "size ?";
+  int64_t b = 1;
+  while (b <= bytes / 2) b *= 2;
+  auto label = [](int64_t v) {
+    const char* units[] = {"B", "K", "M", "G", "T"};
+    int u = 0;
+    while (u < 4 && v >= 1024 && v % 1024 == 0) {
+      v /= 1024;
+      ++u;
+    }
+    return std::to_string(v) + units[u];
+  };
+  return label(b) + ".." + label(b * 2);
+}
+
+}  // namespace
+
+std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o) {
+  const Activities& a = t.activities;
+  struct Samples {
+    Class cls = Class::compute;
+    std::vector<double> alone, overlapped;
+    int64_t partial = 0, total = 0;
+  };
+  std::map<std::string, Samples> by;
+  for_each_device(a, [&](size_t b, size_t e) {
+    Intervals comp, comm;
+    for (size_t i = b; i < e; ++i) {
+      if (a.cls[i] == Class::compute) comp.push_back({a.start[i], a.end[i]});
+      if (a.cls[i] == Class::communication) comm.push_back({a.start[i], a.end[i]});
+    }
+    comp = union_sorted(comp);
+    comm = union_sorted(comm);
+    for (size_t i = b; i < e; ++i) {
+      const Class c = a.cls[i];
+      if (c != Class::compute && c != Class::communication) continue;
+      const int64_t dur = a.end[i] - a.start[i];
+      if (dur <= 0) continue;
+      std::string sig;
+      if (c == Class::compute) {
+        sig = (a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : std::string("?")) +
+              " <<<" + std::to_string(a.grid[i]) + ", " + std::to_string(a.block[i]) + ">>>";
+      } else {
+        int64_t bytes = 0;
+        const std::string op = collective_op(t, i);
+        if (a.collective[i] >= 0) {
+          const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
+          bytes = nccl_tests_size(op, col.bytes, col.nranks);
+        }
+        sig = op + " " + size_bucket(bytes);
+      }
+      Samples& s = by[sig];
+      s.cls = c;
+      s.total += dur;
+      const int64_t ov = overlap_with({a.start[i], a.end[i]}, c == Class::compute ? comm : comp);
+      if (ov == 0) {
+        s.alone.push_back(static_cast<double>(dur));
+      } else if (static_cast<double>(ov) >= o.overlap_fraction * static_cast<double>(dur)) {
+        s.overlapped.push_back(static_cast<double>(dur));
+      } else {
+        ++s.partial;
+      }
+    }
+  });
+  std::vector<InterferenceRow> out;
+  std::mt19937_64 rng(0x5eed);  // deterministic: the same trace gives the same interval
+  for (auto& [sig, s] : by) {
+    InterferenceRow r;
+    r.signature = sig;
+    r.cls = s.cls;
+    r.alone = static_cast<int64_t>(s.alone.size());
+    r.overlapped = static_cast<int64_t>(s.overlapped.size());
+    r.partial = s.partial;
+    r.total_ns = s.total;
+    r.median_alone_ns = median(s.alone);
+    r.median_overlapped_ns = median(s.overlapped);
+    r.enough = r.alone >= o.min_samples && r.overlapped >= o.min_samples;
+    if (r.enough && r.median_alone_ns > 0) {
+      r.slowdown = r.median_overlapped_ns / r.median_alone_ns - 1;
+      std::vector<double> boot;
+      boot.reserve(static_cast<size_t>(o.bootstrap));
+      std::vector<double> x(s.alone.size()), y(s.overlapped.size());
+      std::uniform_int_distribution<size_t> da(0, s.alone.size() - 1),
+          dov(0, s.overlapped.size() - 1);
+      for (int k = 0; k < o.bootstrap; ++k) {
+        for (double& v : x) v = s.alone[da(rng)];
+        for (double& v : y) v = s.overlapped[dov(rng)];
+        const double ma = median(x);
+        if (ma > 0) boot.push_back(median(y) / ma - 1);
+      }
+      std::sort(boot.begin(), boot.end());
+      if (!boot.empty()) {
+        r.ci_low = boot[static_cast<size_t>(0.025 * static_cast<double>(boot.size() - 1))];
+        r.ci_high = boot[static_cast<size_t>(0.975 * static_cast<double>(boot.size() - 1))];
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    return x.signature < y.signature;
+  });
+  return out;
+}
+
+Occupancy occupancy(const Device& d, uint32_t grid, uint32_t block, int registers, int64_t shared) {
+  Occupancy oc;
+  if (d.sm_count <= 0 || d.max_threads_per_sm <= 0 || block == 0 || grid == 0) return oc;
+  const int64_t warps = (static_cast<int64_t>(block) + 31) / 32;
+  int64_t blocks = d.max_blocks_per_sm > 0 ? d.max_blocks_per_sm : 32;
+  blocks = std::min<int64_t>(blocks, d.max_threads_per_sm / (warps * 32));
+  if (registers > 0 && d.max_registers_per_sm > 0) {
+    // Registers are allocated per warp in units of 256.
+    const int64_t per_warp = (static_cast<int64_t>(registers) * 32 + 255) / 256 * 256;
+    const int64_t warps_fit = d.max_registers_per_sm / per_warp;
+    blocks = std::min<int64_t>(blocks, warps_fit / warps);
+  }
+  if (shared > 0 && d.max_shared_per_sm > 0)
+    blocks = std::min<int64_t>(blocks, d.max_shared_per_sm / shared);
+  oc.blocks_per_sm = static_cast<int>(std::max<int64_t>(blocks, 0));
+  if (oc.blocks_per_sm == 0) {
+    oc.sm_demand = 1;  // does not fit: it cannot share an SM with anything
+    return oc;
+  }
+  oc.sm_demand = std::min(1.0, static_cast<double>(grid) / (static_cast<double>(oc.blocks_per_sm) *
+                                                            static_cast<double>(d.sm_count)));
+  return oc;
+}
+
+std::vector<Contention> contention(const Trace& t) {
+  const Activities& a = t.activities;
+  std::vector<Contention> out;
+  for_each_device(a, [&](size_t b, size_t e) {
+    Contention c;
+    c.process = a.process[b];
+    c.device = a.device[b];
+    const Device* dev = t.device(a.process[b], a.device[b]);
+    // SM demand sweep.
+    struct Edge {
+      int64_t t;
+      double demand;
+      int32_t name;
+    };
+    std::vector<Edge> edges;
+    for (size_t i = b; i < e; ++i) {
+      if (a.kind[i] != Kind::kernel || a.end[i] <= a.start[i]) continue;
+      if (!dev) {
+        ++c.kernels_unknown;
+        continue;
+      }
+      const Occupancy oc = occupancy(*dev, a.grid[i], a.block[i], a.registers[i], a.shared[i]);
+      if (oc.sm_demand <= 0) {
+        ++c.kernels_unknown;
+        continue;
+      }
+      ++c.kernels_with_demand;
+      edges.push_back({a.start[i], oc.sm_demand, a.name[i]});
+      edges.push_back({a.end[i], -oc.sm_demand, a.name[i]});
+    }
+    std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) {
+      return x.t < y.t || (x.t == y.t && x.demand < y.demand);  // ends before starts
+    });
+    double load = 0;
+    std::unordered_map<int32_t, int> running;
+    std::unordered_map<int32_t, int64_t> involved;
+    for (size_t k = 0; k < edges.size();) {
+      const int64_t now = edges[k].t;
+      while (k < edges.size() && edges[k].t == now) {
+        load += edges[k].demand;
+        running[edges[k].name] += edges[k].demand > 0 ? 1 : -1;
+        ++k;
+      }
+      if (k < edges.size() && load > 1.0 + 1e-9) {
+        const int64_t dt = edges[k].t - now;
+        c.oversubscribed_ns += dt;
+        for (const auto& [name, n] : running) {
+          if (n > 0) involved[name] += dt;
+        }
+      }
+    }
+    std::vector<std::pair<std::string, int64_t>> inv;
+    for (const auto& [name, ns] : involved)
+      inv.emplace_back(name >= 0 ? t.names[static_cast<size_t>(name)] : "?", ns);
+    std::sort(inv.begin(), inv.end(),
+              [](const auto& x, const auto& y) { return x.second > y.second; });
+    if (inv.size() > 10) inv.resize(10);
+    c.oversubscribed_kernels = std::move(inv);
+    // Same-direction copies that overlap: the time at least two run together.
+    std::map<std::string, std::vector<Interval>> copies;
+    std::map<std::string, std::vector<double>> shares;
+    for (size_t i = b; i < e; ++i) {
+      if (a.kind[i] != Kind::memcpy || a.end[i] <= a.start[i]) continue;
+      const std::string& n = t.names[static_cast<size_t>(a.name[i])];
+      const std::string dir = n.rfind("Memcpy ", 0) == 0 ? n.substr(7) : n;
+      copies[dir].push_back({a.start[i], a.end[i]});
+      if (dev && dev->memory_bandwidth > 0 && a.bytes[i] > 0) {
+        const double bw =
+            static_cast<double>(a.bytes[i]) / (static_cast<double>(a.end[i] - a.start[i]) * 1e-9);
+        shares[dir].push_back(bw / static_cast<double>(dev->memory_bandwidth));
+      }
+    }
+    for (auto& [dir, v] : copies) {
+      std::vector<std::pair<int64_t, int>> ev;
+      for (const Interval& x : v) {
+        ev.emplace_back(x.start, 1);
+        ev.emplace_back(x.end, -1);
+      }
+      std::sort(ev.begin(), ev.end());
+      int n = 0;
+      int64_t shared_ns = 0;
+      for (size_t k = 0; k < ev.size(); ++k) {
+        n += ev[k].second;
+        if (n >= 2 && k + 1 < ev.size()) shared_ns += ev[k + 1].first - ev[k].first;
+      }
+      if (shared_ns > 0) c.copy_overlap_by_kind.emplace_back(dir, shared_ns);
+      c.copy_overlap_ns += shared_ns;
+    }
+    for (auto& [dir, v] : shares) c.copy_bandwidth_share.emplace_back(dir, median(v));
+    // Launch queueing.
+    std::vector<double> q;
+    for (const LaunchDelay& l : t.launch_delays) {
+      if (l.process == c.process && l.device == c.device)
+        q.push_back(static_cast<double>(l.delay_ns));
+    }
+    if (!q.empty()) {
+      std::sort(q.begin(), q.end());
+      c.queued_kernels = static_cast<int64_t>(q.size());
+      c.queue_median_ns = median(q);
+      c.queue_p95_ns = q[static_cast<size_t>(0.95 * static_cast<double>(q.size() - 1))];
+      c.queue_max_ns = q.back();
+    }
+    out.push_back(std::move(c));
+  });
+  return out;
+}
+
+std::vector<ClockOffset> align_clocks(Trace& t) {
+  const size_t n = t.processes.size();
+  std::vector<ClockOffset> out(n);
+  if (n == 0) return out;
+  // Clock domains: processes of one (non-empty) host share a clock.
+  std::vector<int> domain(n);
+  std::map<std::string, int> host_domain;
+  int domains = 0;
+  for (size_t p = 0; p < n; ++p) {
+    const std::string& h = t.processes[p].host;
+    if (!h.empty()) {
+      auto it = host_domain.find(h);
+      if (it != host_domain.end()) {
+        domain[p] = it->second;
+        continue;
+      }
+      host_domain[h] = domains;
+    }
+    domain[p] = domains++;
+  }
+  // Reference: the domain of the lowest rank (else process 0).
+  size_t ref = 0;
+  for (size_t p = 0; p < n; ++p) {
+    if (t.processes[p].rank &&
+        (!t.processes[ref].rank || *t.processes[p].rank < *t.processes[ref].rank))
+      ref = p;
+  }
+  // Collective ends per (comm, seq) and domain.
+  std::map<std::pair<std::string, int64_t>, std::map<int, int64_t>> ends;
+  for (const Collective& c : t.collectives) {
+    if (c.gpu_end < 0 || c.comm_id.empty() || c.seq < 0) continue;
+    ends[{c.comm_id, c.seq}][domain[static_cast<size_t>(c.process)]] = c.gpu_end;
+  }
+  std::vector<std::optional<int64_t>> offset(static_cast<size_t>(domains));
+  std::vector<int64_t> matched(static_cast<size_t>(domains), 0);
+  offset[static_cast<size_t>(domain[ref])] = 0;
+  // Breadth-first over domains linked by matched collectives.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int d = 0; d < domains; ++d) {
+      if (offset[static_cast<size_t>(d)]) continue;
+      std::vector<double> diffs;
+      for (const auto& [key, by] : ends) {
+        auto mine = by.find(d);
+        if (mine == by.end()) continue;
+        for (const auto& [od, end] : by) {
+          if (od != d && offset[static_cast<size_t>(od)]) {
+            diffs.push_back(
+                static_cast<double>(end + *offset[static_cast<size_t>(od)] - mine->second));
+            break;
+          }
+        }
+      }
+      if (diffs.empty()) continue;
+      offset[static_cast<size_t>(d)] = static_cast<int64_t>(std::llround(median(diffs)));
+      matched[static_cast<size_t>(d)] = static_cast<int64_t>(diffs.size());
+      grew = true;
+    }
+  }
+  for (size_t p = 0; p < n; ++p) {
+    ClockOffset& o = out[p];
+    o.process = static_cast<int>(p);
+    const auto d = static_cast<size_t>(domain[p]);
+    if (domain[p] == domain[ref]) {
+      o.how = p == ref ? "reference" : "same host as the reference";
+    } else if (offset[d]) {
+      o.offset_ns = *offset[d];
+      o.matched = matched[d];
+      o.how = "matched collective ends";
+    } else {
+      o.how = "no matched collective: not aligned";
+    }
+    t.processes[p].offset_ns = o.offset_ns;
+  }
+  return out;
+}
+
+CrossRank cross_rank(const Trace& t) {
+  CrossRank out;
+  std::map<std::pair<std::string, int64_t>, std::vector<const Collective*>> by;
+  for (const Collective& c : t.collectives) {
+    if (c.comm_id.empty() || c.seq < 0 || c.gpu_start < 0) continue;
+    by[{c.comm_id, c.seq}].push_back(&c);
+  }
+  std::map<int, RankWait> waits;
+  for (const auto& [key, v] : by) {
+    // One entry per process (a process driving several GPUs records one call per GPU).
+    std::map<int, int64_t> start;
+    for (const Collective* c : v) {
+      const int64_t s = c->gpu_start + t.processes[static_cast<size_t>(c->process)].offset_ns;
+      auto it = start.find(c->process);
+      if (it == start.end() || s > it->second) start[c->process] = s;
+    }
+    if (start.size() < 2) {
+      ++out.unmatched;
+      continue;
+    }
+    MatchedCollective m;
+    m.comm_id = key.first;
+    m.seq = key.second;
+    m.op = v.front()->op;
+    m.ranks = static_cast<int>(start.size());
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& [p, s] : start) {
+      lo = std::min(lo, s);
+      if (s > hi) {
+        hi = s;
+        m.straggler = p;
+      }
+    }
+    m.skew_ns = hi - lo;
+    for (const auto& [p, s] : start) {
+      RankWait& w = waits[p];
+      w.process = p;
+      ++w.matched;
+      w.wait_ns += hi - s;
+    }
+    ++waits[m.straggler].straggler_count;
+    out.collectives.push_back(std::move(m));
+  }
+  for (auto& [p, w] : waits) out.ranks.push_back(w);
+  std::sort(out.ranks.begin(), out.ranks.end(), [](const RankWait& x, const RankWait& y) {
+    if (x.straggler_count != y.straggler_count) return x.straggler_count > y.straggler_count;
+    return x.wait_ns < y.wait_ns;
+  });
+  return out;
+}
+
+}  // namespace c3::analyzer
