@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "harness.h"
@@ -127,4 +128,49 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << joined << r.err;
   }
   EXPECT_FALSE(fs::exists(dir.path() + "/x.sqlite"));
+}
+
+TEST(ExportCli, PerfettoJsonHasTracksSlicesAndMatchedFlows) {
+  TempDir dir;
+  RunResult rec = run(
+      {c3bench_path(), "--backend", "sim", "--gpus", "2", "--compute", "gemm:4096x4096x4096:bf16",
+       "--comm", "allreduce:64M", "-w", "0", "-n", "1", "--schedule", "independent"},
+      dir.path(), injected(Inject::record_cli));
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  ASSERT_EQ(rec.traces.size(), 1u);
+  const std::string out = dir.path() + "/trace.json";
+  RunResult ex = c3scope({"export", rec.traces[0], "--format", "perfetto", "-o", out}, dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  const auto j = nlohmann::json::parse(slurp(out));
+  const auto& ev = j.at("traceEvents");
+  int kernels = 0, nccl = 0, nvtx = 0, gpu_tracks = 0, starts = 0, ends = 0;
+  std::set<int64_t> s_ids, f_ids;
+  for (const auto& e : ev) {
+    const std::string ph = e.at("ph");
+    const std::string cat = e.value("cat", "");
+    if (ph == "X" && cat == "kernel") ++kernels;
+    if (ph == "X" && cat == "nccl") {
+      ++nccl;
+      EXPECT_EQ(e.at("args").at("bytes"), int64_t{64} << 20);
+      EXPECT_EQ(e.at("args").at("nranks"), 2);
+    }
+    if (ph == "X" && cat == "nvtx:c3bench") ++nvtx;
+    if (ph == "M" && e.at("name") == "process_name" && e.at("pid").get<int64_t>() >= 1000000)
+      ++gpu_tracks;
+    if (ph == "s") s_ids.insert(e.at("id").get<int64_t>()), ++starts;
+    if (ph == "f") f_ids.insert(e.at("id").get<int64_t>()), ++ends;
+  }
+  // 1 case: compute alone, comm alone, concurrent, serial, 1 iteration each, 2 GPUs.
+  EXPECT_EQ(kernels, 12);
+  EXPECT_EQ(nccl, 6);
+  EXPECT_EQ(nvtx, 5);
+  EXPECT_EQ(gpu_tracks, 2);
+  EXPECT_EQ(starts, 6) << "one flow from each NCCL call to its kernel";
+  EXPECT_EQ(s_ids, f_ids) << "every flow has both ends";
+  RunResult bad = c3scope({"export", dir.path() + "/nope.sqlite", "-o", out}, dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(lines(bad.err), 1u);
+  RunResult fmt = c3scope({"export", rec.traces[0], "--format", "pprof", "-o", out}, dir);
+  EXPECT_EQ(fmt.exit_code, 2);
+  EXPECT_NE(fmt.err.find("pprof"), std::string::npos);
 }

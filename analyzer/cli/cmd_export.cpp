@@ -1,0 +1,40 @@
+// c3scope export: a trace to Chrome trace JSON for ui.perfetto.dev or chrome://tracing.
+#include <iostream>
+
+#include "c3/importer/exporter.h"
+#include "c3/tracedb/reader.h"
+#include "commands.h"
+
+namespace c3::cli {
+
+Action add_export(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export",
+                                 "Write a trace as Chrome trace JSON (open it in ui.perfetto.dev)");
+  auto in = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("perfetto");
+  cmd->add_option("trace", *in, "The trace")->required();
+  cmd->add_option("-o,--output", *out, "The JSON file to write")->required();
+  cmd->add_option("--format", *format, "Output format: perfetto (Chrome trace JSON)")
+      ->capture_default_str();
+  return [in, out, format] {
+    if (*format != "perfetto" && *format != "chrome") {
+      error_line("export: --format '" + *format + "': expected perfetto");
+      return kExitUsage;
+    }
+    try {
+      const auto st = importer::export_perfetto(*in, *out);
+      std::cout << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
+                << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
+    } catch (const tracedb::ReadError& e) {
+      error_line(std::string("export: ") + e.what());
+      return kExitUsage;
+    } catch (const std::invalid_argument& e) {
+      error_line(std::string("export: ") + e.what());
+      return kExitUsage;
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace c3::cli

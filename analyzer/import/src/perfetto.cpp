@@ -1,0 +1,349 @@
+// Trace database -> Chrome trace JSON for ui.perfetto.dev and chrome://tracing.
+//
+// Tracks: each traced process's threads (NVTX ranges, CUDA API calls, NCCL calls) under its
+// pid; each GPU of each process as its own "process" (pid 1000000 + 1000 * process row + device)
+// with one thread per stream (kernels, copies, sets). Flow arrows go from each launching API
+// call to its GPU work (CUPTI correlation ids), and from each NCCL call to the kernels it
+// launched. Timestamps are microseconds with nanosecond decimals.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "c3/importer/exporter.h"
+#include "c3/tracedb/reader.h"
+
+namespace c3::importer {
+namespace {
+
+class Out {
+ public:
+  explicit Out(FILE* f) : f_(f) {}
+  void raw(const char* s) { std::fputs(s, f_); }
+  void str(const std::string& s) {
+    std::fputc('"', f_);
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"':
+          std::fputs("\\\"", f_);
+          break;
+        case '\\':
+          std::fputs("\\\\", f_);
+          break;
+        case '\n':
+          std::fputs("\\n", f_);
+          break;
+        case '\r':
+          std::fputs("\\r", f_);
+          break;
+        case '\t':
+          std::fputs("\\t", f_);
+          break;
+        default:
+          if (c < 0x20) {
+            std::fprintf(f_, "\\u%04x", c);
+          } else {
+            std::fputc(c, f_);
+          }
+      }
+    }
+    std::fputc('"', f_);
+  }
+  void ts(int64_t ns) {
+    const bool neg = ns < 0;
+    const uint64_t a = neg ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
+    std::fprintf(f_, "%s%" PRIu64 ".%03" PRIu64, neg ? "-" : "", a / 1000, a % 1000);
+  }
+  // Starts an event object (comma-separated from the previous one).
+  void begin() {
+    raw(first_ ? "\n" : ",\n");
+    first_ = false;
+  }
+  FILE* file() { return f_; }
+
+ private:
+  FILE* f_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+ExportStats export_perfetto(const std::string& trace, const std::string& out_path) {
+  auto r = tracedb::Reader::open(trace);
+  const std::string tmp = out_path + ".partial";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::invalid_argument("cannot write '" + out_path + "' (does the folder exist?)");
+  ExportStats st;
+  Out o(f);
+  try {
+    std::unordered_map<int64_t, std::string> names;
+    {
+      auto q = r->query("SELECT id, value FROM string");
+      while (q.step()) names.emplace(q.i64(0), q.text(1));
+    }
+    auto name = [&](int64_t id) {
+      auto it = names.find(id);
+      return it == names.end() ? std::string("?") : it->second;
+    };
+    std::map<int64_t, int64_t> pid;  // process row -> OS pid
+    // Correlations that have a launching API call in the trace: only those get flow arrows.
+    std::unordered_set<int64_t> launched;
+    {
+      auto q = r->query("SELECT process_id, correlation_id FROM api_call");
+      while (q.step()) launched.insert(q.i64(0) * 1'000'000'000'000 + q.i64(1));
+    }
+    // ... and GPU work that has them: an API call starts a flow only when something ends it.
+    std::unordered_set<int64_t> worked;
+    {
+      auto q = r->query(
+          "SELECT process_id, correlation_id FROM kernel WHERE correlation_id IS NOT NULL UNION "
+          "SELECT process_id, correlation_id FROM memcpy WHERE correlation_id IS NOT NULL UNION "
+          "SELECT process_id, correlation_id FROM memset WHERE correlation_id IS NOT NULL");
+      while (q.step()) worked.insert(q.i64(0) * 1'000'000'000'000 + q.i64(1));
+    }
+    o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
+    {
+      auto q = r->query("SELECT id, pid, host, rank, command_line FROM process");
+      while (q.step()) {
+        pid[q.i64(0)] = q.i64(1);
+        std::string label = q.text(4);
+        if (auto rank = q.opt_i64(3)) label = "rank " + std::to_string(*rank) + ": " + label;
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64
+                     ", \"args\": {\"name\": ",
+                     q.i64(1));
+        o.str(label);
+        o.raw("}}");
+      }
+    }
+    auto gpu_pid = [&](int64_t process_row, int64_t device) {
+      return 1000000 + 1000 * process_row + device;
+    };
+    {
+      auto q = r->query("SELECT process_id, device_id, name FROM device");
+      while (q.step()) {
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64
+                     ", \"args\": {\"name\": ",
+                     gpu_pid(q.i64(0), q.i64(1)));
+        o.str("GPU " + std::to_string(q.i64(1)) + " (" + q.text(2) + ") of pid " +
+              std::to_string(pid[q.i64(0)]));
+        o.raw("}}");
+      }
+    }
+    {
+      auto q = r->query(
+          "SELECT process_id, IFNULL(device_id, 0), stream_id, IFNULL(name, ''), priority FROM "
+          "stream");
+      while (q.step()) {
+        std::string label = "stream " + std::to_string(q.i64(2));
+        if (!q.text(3).empty()) label += " (" + q.text(3) + ")";
+        if (auto p = q.opt_i64(4); p && *p != 0) label += " prio " + std::to_string(*p);
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %" PRId64
+                     ", \"tid\": %" PRId64 ", \"args\": {\"name\": ",
+                     gpu_pid(q.i64(0), q.i64(1)), q.i64(2));
+        o.str(label);
+        o.raw("}}");
+      }
+    }
+    // GPU activities, with the end of each correlation's flow.
+    auto gpu = [&](const std::string& sql, const char* cat) {
+      auto q = r->query(sql);
+      while (q.step()) {
+        const int64_t p = q.i64(0), dev = q.i64(1), stream = q.opt_i64(2).value_or(0);
+        o.begin();
+        std::fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
+        o.str(q.text(5));
+        std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", gpu_pid(p, dev),
+                     stream);
+        o.ts(q.i64(3));
+        o.raw(", \"dur\": ");
+        o.ts(q.i64(4) - q.i64(3));
+        o.raw(", \"args\": {");
+        std::fprintf(f, "\"device\": %" PRId64 ", \"stream\": %" PRId64, dev, stream);
+        if (auto c = q.opt_i64(6)) std::fprintf(f, ", \"correlation\": %" PRId64, *c);
+        o.raw(", \"detail\": ");
+        o.str(q.text(7));
+        o.raw("}}");
+        ++st.gpu_events;
+        if (auto c = q.opt_i64(6); c && launched.count(p * 1'000'000'000'000 + *c)) {
+          // Flow end, bound to this slice.
+          o.begin();
+          std::fprintf(f,
+                       "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
+                       "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                       p * 1'000'000'000'000 + *c, gpu_pid(p, dev), stream);
+          o.ts(q.i64(3));
+          o.raw("}");
+          ++st.flows;
+        }
+      }
+    };
+    // Kernel names are resolved in C++ (the string table), so select the ids and patch.
+    {
+      auto q = r->query(
+          "SELECT process_id, device_id, stream_id, start_ns, end_ns, name_id, correlation_id, "
+          "'grid ' || grid_x || 'x' || grid_y || 'x' || grid_z || ', block ' || block_x || 'x' || "
+          "block_y || "
+          "'x' || block_z || ', ' || registers_per_thread || ' registers, ' || "
+          "(static_shared_bytes + "
+          "dynamic_shared_bytes) || ' B shared' FROM kernel ORDER BY start_ns");
+      while (q.step()) {
+        const int64_t p = q.i64(0), dev = q.i64(1), stream = q.opt_i64(2).value_or(0);
+        o.begin();
+        o.raw("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
+        o.str(name(q.i64(5)));
+        std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", gpu_pid(p, dev),
+                     stream);
+        o.ts(q.i64(3));
+        o.raw(", \"dur\": ");
+        o.ts(q.i64(4) - q.i64(3));
+        std::fprintf(f, ", \"args\": {\"device\": %" PRId64 ", \"stream\": %" PRId64, dev, stream);
+        if (auto c = q.opt_i64(6)) std::fprintf(f, ", \"correlation\": %" PRId64, *c);
+        o.raw(", \"detail\": ");
+        o.str(q.text(7));
+        o.raw("}}");
+        ++st.gpu_events;
+        if (auto c = q.opt_i64(6); c && launched.count(p * 1'000'000'000'000 + *c)) {
+          o.begin();
+          std::fprintf(f,
+                       "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
+                       "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                       p * 1'000'000'000'000 + *c, gpu_pid(p, dev), stream);
+          o.ts(q.i64(3));
+          o.raw("}");
+          ++st.flows;
+        }
+      }
+    }
+    gpu("SELECT process_id, device_id, stream_id, start_ns, end_ns, 'Memcpy ' || copy_kind, "
+        "correlation_id, "
+        "bytes || ' bytes, ' || src_kind || ' -> ' || dst_kind FROM memcpy ORDER BY start_ns",
+        "memcpy");
+    gpu("SELECT process_id, device_id, stream_id, start_ns, end_ns, 'Memset', correlation_id, "
+        "bytes || ' bytes' FROM memset ORDER BY start_ns",
+        "memset");
+    // API calls: slices on their threads, each the start of its correlation's flow.
+    {
+      auto q = r->query(
+          "SELECT process_id, thread_id, name_id, start_ns, end_ns, correlation_id FROM api_call "
+          "ORDER BY start_ns");
+      while (q.step()) {
+        const int64_t p = q.i64(0);
+        o.begin();
+        o.raw("{\"ph\": \"X\", \"cat\": \"cuda_api\", \"name\": ");
+        o.str(name(q.i64(2)));
+        std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
+        o.ts(q.i64(3));
+        o.raw(", \"dur\": ");
+        o.ts(q.i64(4) - q.i64(3));
+        std::fprintf(f, ", \"args\": {\"correlation\": %" PRId64 "}}", q.i64(5));
+        ++st.cpu_events;
+        if (!worked.count(p * 1'000'000'000'000 + q.i64(5))) continue;
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"s\", \"cat\": \"launch\", \"name\": \"launch\", \"id\": %" PRId64
+                     ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                     p * 1'000'000'000'000 + q.i64(5), pid[p], q.i64(1));
+        o.ts(q.i64(3));
+        o.raw("}");
+      }
+    }
+    // NCCL calls with their arguments, and a flow to their first GPU work.
+    {
+      auto q = r->query(
+          "SELECT c.process_id, c.thread_id, c.op, c.host_start_ns, c.host_end_ns, "
+          "IFNULL(c.comm_id, ''), c.seq, "
+          "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.datatype, g.start_ns, c.device_id, "
+          "c.stream_id, c.id "
+          "FROM collective c LEFT JOIN collective_gpu g ON g.collective_id = c.id ORDER BY "
+          "c.host_start_ns");
+      while (q.step()) {
+        const int64_t p = q.i64(0);
+        o.begin();
+        o.raw("{\"ph\": \"X\", \"cat\": \"nccl\", \"name\": ");
+        o.str("nccl" + q.text(2));
+        std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
+        o.ts(q.i64(3));
+        o.raw(", \"dur\": ");
+        o.ts(std::max<int64_t>(q.i64(4) - q.i64(3), 0));
+        o.raw(", \"args\": {\"comm\": ");
+        o.str(q.text(5));
+        std::fprintf(f,
+                     ", \"seq\": %" PRId64 ", \"bytes\": %" PRId64 ", \"nranks\": %" PRId64
+                     ", \"rank\": %" PRId64 ", \"datatype\": ",
+                     q.i64(6), q.i64(7), q.i64(8), q.i64(9));
+        o.str(q.text(10));
+        o.raw("}}");
+        ++st.cpu_events;
+        if (auto gs = q.opt_i64(11); gs && !q.is_null(12)) {
+          const int64_t id = -(p * 1'000'000'000 + q.i64(14));
+          o.begin();
+          std::fprintf(f,
+                       "{\"ph\": \"s\", \"cat\": \"nccl\", \"name\": \"nccl\", \"id\": %" PRId64
+                       ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                       id, pid[p], q.i64(1));
+          o.ts(q.i64(3));
+          o.raw("}");
+          o.begin();
+          std::fprintf(f,
+                       "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"nccl\", \"name\": \"nccl\", "
+                       "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                       id, gpu_pid(p, q.i64(12)), q.opt_i64(13).value_or(0));
+          o.ts(*gs);
+          o.raw("}");
+          ++st.flows;
+        }
+      }
+    }
+    // NVTX ranges and marks on their threads.
+    {
+      auto q = r->query(
+          "SELECT process_id, thread_id, kind, domain, name, start_ns, end_ns, payload_int FROM "
+          "nvtx_range "
+          "ORDER BY start_ns");
+      while (q.step()) {
+        const int64_t p = q.i64(0);
+        const bool mark = q.text(2) == "mark";
+        o.begin();
+        o.raw(mark ? "{\"ph\": \"i\", \"s\": \"t\", \"cat\": " : "{\"ph\": \"X\", \"cat\": ");
+        o.str("nvtx:" + q.text(3));
+        o.raw(", \"name\": ");
+        o.str(q.text(4));
+        std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
+        o.ts(q.i64(5));
+        if (!mark) {
+          o.raw(", \"dur\": ");
+          o.ts(q.i64(6) - q.i64(5));
+        }
+        if (auto pl = q.opt_i64(7)) std::fprintf(f, ", \"args\": {\"payload\": %" PRId64 "}", *pl);
+        o.raw("}");
+        ++st.cpu_events;
+      }
+    }
+    o.raw("\n]}\n");
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::ferror(f) != 0 || std::fclose(f) != 0) {
+    std::remove(tmp.c_str());
+    throw std::invalid_argument("cannot write '" + out_path + "': disk full or I/O error");
+  }
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::invalid_argument("cannot create '" + out_path + "'");
+  }
+  return st;
+}
+
+}  // namespace c3::importer
