@@ -72,7 +72,7 @@ TEST_F(ImportTest, KinetoRowsAndLinks) {
   ASSERT_EQ(t.activities.size(), 3u);
   EXPECT_EQ(t.activities.collective[1], 0);
   EXPECT_EQ(t.activities.cls[1], analyzer::Class::communication);
-  EXPECT_EQ(t.activities.grid[0], 132u);
+  EXPECT_EQ(t.shape_of(0).grid, 132u);
   ASSERT_EQ(t.ranges.size(), 1u);
   EXPECT_EQ(t.ranges[0].name, "ProfilerStep#3");
   auto r = tracedb::Reader::open(out("good.sqlite"));

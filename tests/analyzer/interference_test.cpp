@@ -37,9 +37,11 @@ size_t kernel(Trace& t, int32_t name, int64_t s, int64_t e, uint32_t grid = 100,
               uint32_t block = 256, int process = 0, int stream = 7) {
   const size_t i =
       t.activities.push(s, e, name, stream, 0, static_cast<int16_t>(process), Kind::kernel, 0);
-  t.activities.grid[i] = grid;
-  t.activities.block[i] = block;
-  t.activities.registers[i] = 32;
+  KernelShape sh;
+  sh.grid = grid;
+  sh.block = block;
+  sh.registers = 32;
+  t.activities.shape[i] = t.add_shape(sh);
   return i;
 }
 

@@ -73,7 +73,8 @@ std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOpti
       std::string sig;
       if (c == Class::compute) {
         sig = (a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : std::string("?")) +
-              " <<<" + std::to_string(a.grid[i]) + ", " + std::to_string(a.block[i]) + ">>>";
+              " <<<" + std::to_string(t.shape_of(i).grid) + ", " +
+              std::to_string(t.shape_of(i).block) + ">>>";
       } else {
         int64_t bytes = 0;
         const std::string op = collective_op(t, i);
@@ -182,7 +183,8 @@ std::vector<Contention> contention(const Trace& t) {
         ++c.kernels_unknown;
         continue;
       }
-      const Occupancy oc = occupancy(*dev, a.grid[i], a.block[i], a.registers[i], a.shared[i]);
+      const KernelShape& sh = t.shape_of(i);
+      const Occupancy oc = occupancy(*dev, sh.grid, sh.block, sh.registers, sh.shared);
       if (oc.sm_demand <= 0) {
         ++c.kernels_unknown;
         continue;

@@ -33,11 +33,31 @@ class Names {
   std::unordered_map<std::string, int32_t> ids_;
 };
 
+// Kernel shapes, interned.
+class Shapes {
+ public:
+  explicit Shapes(std::vector<KernelShape>& shapes) : shapes_(shapes) {}
+  int32_t id(const KernelShape& s) {
+    const uint64_t k1 = (static_cast<uint64_t>(s.grid) << 32) | s.block;
+    const uint64_t k2 = (static_cast<uint64_t>(s.registers) << 32) | s.shared;
+    auto it = ids_.find({k1, k2});
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<int32_t>(shapes_.size());
+    shapes_.push_back(s);
+    ids_.emplace(std::make_pair(k1, k2), id);
+    return id;
+  }
+
+ private:
+  std::vector<KernelShape>& shapes_;
+  std::map<std::pair<uint64_t, uint64_t>, int32_t> ids_;
+};
+
 void skip(Trace& t, const std::string& what) {
   if (t.skipped++ == 0) t.first_skipped = what;
 }
 
-void load_file(const std::string& path, Trace& t, Names& names) {
+void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes) {
   auto r = tracedb::Reader::open(path);
   // Processes of this file: process.id -> Trace::processes index.
   std::map<int64_t, int16_t> proc;
@@ -163,10 +183,12 @@ void load_file(const std::string& path, Trace& t, Names& names) {
       const auto dev = static_cast<int16_t>(q.i64(2));
       const size_t i = a.push(s, e, name, static_cast<int32_t>(q.i64(3)), dev,
                               static_cast<int16_t>(p), Kind::kernel, 0);
-      a.grid[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(7), 0, UINT32_MAX));
-      a.block[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(8), 0, UINT32_MAX));
-      a.registers[i] = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
-      a.shared[i] = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
+      KernelShape shape;
+      shape.grid = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(7), 0, UINT32_MAX));
+      shape.block = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(8), 0, UINT32_MAX));
+      shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
+      shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
+      a.shape[i] = shapes.id(shape);
       a.collective[i] = link("kernel", q.i64(0), dev);
       if (q.i64(11) >= 0 && q.i64(11) <= s)
         t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - q.i64(11)});
@@ -285,8 +307,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
 Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
   Trace t;
   Names names(t.names);
+  Shapes shapes(t.shapes);
   for (size_t i = 0; i < files.size(); ++i) {
-    load_file(files[i], t, names);
+    load_file(files[i], t, names, shapes);
     if (options.progress) options.progress(i + 1, files.size());
   }
   t.activities.sort();

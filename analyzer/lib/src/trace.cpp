@@ -41,10 +41,7 @@ void Activities::reserve(size_t n) {
   kind.reserve(n);
   cls.reserve(n);
   bytes.reserve(n);
-  grid.reserve(n);
-  block.reserve(n);
-  registers.reserve(n);
-  shared.reserve(n);
+  shape.reserve(n);
   collective.reserve(n);
 }
 
@@ -59,10 +56,7 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
   kind.push_back(k);
   cls.push_back(Class::compute);
   bytes.push_back(nbytes);
-  grid.push_back(0);
-  block.push_back(0);
-  registers.push_back(0);
-  shared.push_back(0);
+  shape.push_back(-1);
   collective.push_back(-1);
   return start.size() - 1;
 }
@@ -96,16 +90,27 @@ void Activities::sort() {
   permute(kind, order);
   permute(cls, order);
   permute(bytes, order);
-  permute(grid, order);
-  permute(block, order);
-  permute(registers, order);
-  permute(shared, order);
+  permute(shape, order);
   permute(collective, order);
 }
 
 std::string Process::label() const {
   if (rank) return "rank " + std::to_string(*rank);
   return "pid " + std::to_string(pid) + (host.empty() ? "" : "@" + host);
+}
+
+const KernelShape& Trace::shape_of(size_t i) const {
+  static const KernelShape none;
+  const int32_t s = activities.shape[i];
+  return s >= 0 ? shapes[static_cast<size_t>(s)] : none;
+}
+
+int32_t Trace::add_shape(const KernelShape& s) {
+  for (size_t i = shapes.size(); i-- > 0 && i + 64 >= shapes.size();) {
+    if (shapes[i] == s) return static_cast<int32_t>(i);
+  }
+  shapes.push_back(s);
+  return static_cast<int32_t>(shapes.size() - 1);
 }
 
 const Device* Trace::device(int16_t proc, int16_t dev) const {

@@ -18,8 +18,18 @@ inline constexpr int kClasses = 4;
 const char* class_name(Class c);
 const char* kind_name(Kind k);
 
+// A kernel's launch shape; kernels share them (Trace::shapes), so a row holds 4 bytes of it.
+struct KernelShape {
+  uint32_t grid = 0;       // blocks (x*y*z)
+  uint32_t block = 0;      // threads per block (x*y*z)
+  uint16_t registers = 0;  // per thread
+  uint32_t shared = 0;     // shared memory per block (static + dynamic)
+  bool operator==(const KernelShape&) const = default;
+};
+
 // GPU activities, one row per kernel, memcpy or memset, sorted by (process, device, start, end).
-// About 50 bytes per row.
+// 46 bytes per row (bytes_per_row), so that the metrics over 10 million rows stay within 64
+// bytes per activity with their interval lists.
 struct Activities {
   std::vector<int64_t> start, end;  // ns, trace clock of the process (aligned: load.h)
   std::vector<int32_t> name;        // Trace::names index
@@ -28,11 +38,8 @@ struct Activities {
   std::vector<int16_t> process;     // Trace::processes index
   std::vector<Kind> kind;
   std::vector<Class> cls;
-  std::vector<int64_t> bytes;       // memcpy/memset bytes, 0 for kernels
-  std::vector<uint32_t> grid;       // kernels: blocks (x*y*z); 0 otherwise
-  std::vector<uint32_t> block;      // kernels: threads per block (x*y*z)
-  std::vector<uint16_t> registers;  // kernels: registers per thread
-  std::vector<uint32_t> shared;     // kernels: shared memory per block (static + dynamic)
+  std::vector<int64_t> bytes;  // memcpy/memset bytes, 0 for kernels
+  std::vector<int32_t> shape;  // kernels: Trace::shapes index; -1 otherwise
   std::vector<int32_t>
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
 
@@ -45,8 +52,7 @@ struct Activities {
   void sort();
   // Bytes of memory the columns hold per row (for the benchmark's budget).
   static constexpr size_t bytes_per_row() {
-    return 2 * sizeof(int64_t) + 3 * sizeof(int32_t) + 2 * sizeof(int16_t) + 2 + sizeof(int64_t) +
-           2 * sizeof(uint32_t) + sizeof(uint16_t) + sizeof(uint32_t);
+    return 2 * sizeof(int64_t) + 4 * sizeof(int32_t) + 2 * sizeof(int16_t) + 2 + sizeof(int64_t);
   }
 };
 
@@ -118,6 +124,7 @@ struct Trace {
   std::vector<Process> processes;
   std::vector<Device> devices;
   std::vector<std::string> names;
+  std::vector<KernelShape> shapes;
   Activities activities;
   std::vector<Collective> collectives;
   std::vector<Range> ranges;
@@ -128,6 +135,11 @@ struct Trace {
   std::string first_skipped;
 
   const Device* device(int16_t process, int16_t device) const;
+  // The shape of row i (an empty shape for copies and sets).
+  const KernelShape& shape_of(size_t i) const;
+  // Index of `s` in shapes, adding it the first time (linear in distinct shapes seen recently:
+  // use ShapeTable for bulk loading).
+  int32_t add_shape(const KernelShape& s);
 };
 
 }  // namespace c3::analyzer
