@@ -158,13 +158,39 @@ int max_blocks_per_sm(int major, int minor) {
   return 32;
 }
 
+// Names interned while parsing (a trace repeats a few thousand names millions of times).
+class LocalNames {
+ public:
+  int32_t id(std::string_view s) {
+    auto it = ids_.find(std::string(s));
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<int32_t>(names_.size());
+    names_.emplace_back(s);
+    ids_.emplace(names_.back(), id);
+    return id;
+  }
+  // The trace database's string id, interned once per name.
+  int64_t db_id(int32_t id, tracedb::Writer& out) {
+    if (db_.size() < names_.size()) db_.resize(names_.size(), -1);
+    int64_t& v = db_[static_cast<size_t>(id)];
+    if (v < 0) v = out.intern(names_[static_cast<size_t>(id)]);
+    return v;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int32_t> ids_;
+  std::vector<int64_t> db_;
+};
+
 struct Pending {
+  LocalNames names;
   std::vector<tracedb::KernelRow> kernels;
-  std::vector<std::string> kernel_names;
+  std::vector<int32_t> kernel_names;
   std::vector<tracedb::MemcpyRow> memcpys;
   std::vector<tracedb::MemsetRow> memsets;
   std::vector<tracedb::ApiCallRow> api;
-  std::vector<std::string> api_names;
+  std::vector<int32_t> api_names;
   std::vector<tracedb::NvtxRangeRow> ranges;
   struct Coll {
     size_t kernel = 0;  // kernels index
@@ -313,7 +339,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
         p.colls.push_back(std::move(c));
       }
       p.kernels.push_back(std::move(k));
-      p.kernel_names.emplace_back(name);
+      p.kernel_names.push_back(p.names.id(name));
       ++st.kernels;
     } else if (cat == "gpu_memcpy") {
       tracedb::MemcpyRow m;
@@ -355,7 +381,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
       a.end_ns = start + dur;
       a.return_value = 0;
       p.api.push_back(std::move(a));
-      p.api_names.emplace_back(name);
+      p.api_names.push_back(p.names.id(name));
       ++st.api_calls;
     } else if (cat == "user_annotation" ||
                (cat == "cpu_op" && name.substr(0, 12) == "ProfilerStep")) {
@@ -459,7 +485,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     auto& k = p.kernels[i];
     k.process_id = pid_row;
-    k.name_id = out.intern(p.kernel_names[i]);
+    k.name_id = p.names.db_id(p.kernel_names[i], out);
     out.insert(k);
     if (k.stream_id) streams[{k.device_id, *k.stream_id}] = true;
   }
@@ -485,7 +511,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
   for (size_t i = 0; i < p.api.size(); ++i) {
     auto& a = p.api[i];
     a.process_id = pid_row;
-    a.name_id = out.intern(p.api_names[i]);
+    a.name_id = p.names.db_id(p.api_names[i], out);
     out.insert(a);
     launch_at.emplace(a.correlation_id, a.start_ns);
   }

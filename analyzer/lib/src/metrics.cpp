@@ -35,92 +35,97 @@ bool single_device(const Activities& a, Rows r) {
   return r.begin == r.end || a.device[r.begin] == a.device[r.end - 1];
 }
 
-// Per-class interval lists of the rows, clipped to the window; sorted by start when the rows
-// are one device's (else sorted by union_of).
+// Per-class unions of the rows, clipped to the window. One device's rows are sorted by start,
+// so each class's union is built as the rows stream by; several devices' rows are collected
+// and sorted.
 std::array<Intervals, kClasses> class_intervals(const Activities& a, Rows r,
                                                 const Intervals* window, int64_t* count) {
   std::array<Intervals, kClasses> by;
   *count = 0;
+  const bool sorted = single_device(a, r);
   for (size_t i = r.begin; i < r.end; ++i) {
-    Interval x{a.start[i], a.end[i]};
+    const Interval x{a.start[i], a.end[i]};
     // With a window, a row counts if any of it is inside (it is clipped below).
     if (window && overlap_with(x, *window) <= 0) continue;
     ++*count;
-    by[static_cast<size_t>(a.cls[i])].push_back(x);
+    Intervals& v = by[static_cast<size_t>(a.cls[i])];
+    if (!sorted) {
+      v.push_back(x);
+    } else if (x.end > x.start) {
+      if (!v.empty() && x.start <= v.back().end) {
+        v.back().end = std::max(v.back().end, x.end);
+      } else {
+        v.push_back(x);
+      }
+    }
   }
-  const bool sorted = single_device(a, r);
   for (auto& v : by) {
-    v = sorted ? union_sorted(v) : union_of(std::move(v));
+    if (!sorted) v = union_of(std::move(v));
     if (window) v = intersect(v, *window);
   }
   return by;
 }
 
-// Time during which exactly each set of classes is active: a sweep over the boundaries of the
-// per-class unions.
-std::array<int64_t, 1 << kClasses> masks(const std::array<Intervals, kClasses>& u) {
-  std::array<int64_t, 1 << kClasses> out{};
-  struct Edge {
-    int64_t t;
-    int cls;
-    int delta;
-  };
-  std::vector<Edge> edges;
-  for (int c = 0; c < kClasses; ++c) {
-    for (const Interval& x : u[static_cast<size_t>(c)]) {
-      edges.push_back({x.start, c, +1});
-      edges.push_back({x.end, c, -1});
-    }
-  }
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+// Walks the boundaries of the class unions in time order (a 4-way merge, no allocation),
+// calling fn(from, to, mask) for each stretch where the set of active classes is `mask` != 0.
+template <class F>
+void sweep(const std::array<Intervals, kClasses>& u, F&& fn) {
+  std::array<size_t, kClasses> at{};
   int mask = 0;
-  for (size_t i = 0; i < edges.size();) {
-    const int64_t t = edges[i].t;
-    while (i < edges.size() && edges[i].t == t) {
-      // Unions of one class are disjoint and non-touching: a class is either entering or leaving.
-      if (edges[i].delta > 0) {
-        mask |= 1 << edges[i].cls;
-      } else {
-        mask &= ~(1 << edges[i].cls);
-      }
-      ++i;
+  int64_t prev = 0;
+  for (;;) {
+    // Next boundary: the earliest start (if inactive) or end (if active) among the classes.
+    int64_t next = INT64_MAX;
+    for (int c = 0; c < kClasses; ++c) {
+      const auto& v = u[static_cast<size_t>(c)];
+      if (at[static_cast<size_t>(c)] >= v.size()) continue;
+      const Interval& x = v[at[static_cast<size_t>(c)]];
+      next = std::min(next, (mask >> c) & 1 ? x.end : x.start);
     }
-    if (i < edges.size() && mask) out[static_cast<size_t>(mask)] += edges[i].t - t;
+    if (next == INT64_MAX) return;
+    if (mask && next > prev) fn(prev, next, mask);
+    for (int c = 0; c < kClasses; ++c) {
+      const auto& v = u[static_cast<size_t>(c)];
+      size_t& k = at[static_cast<size_t>(c)];
+      if (k >= v.size()) continue;
+      if (((mask >> c) & 1) && v[k].end == next) {
+        mask &= ~(1 << c);
+        ++k;
+      } else if (!((mask >> c) & 1) && v[k].start == next) {
+        mask |= 1 << c;
+      }
+    }
+    prev = next;
   }
-  return out;
 }
 
 Breakdown from_unions(const std::array<Intervals, kClasses>& u, int64_t count) {
   Breakdown b;
   b.activities = count;
-  Intervals all;
-  for (const auto& v : u) all.insert(all.end(), v.begin(), v.end());
-  all = union_of(std::move(all));
-  if (all.empty()) return b;
-  b.first = all.front().start;
-  b.last = all.back().end;
-  b.span = b.last - b.first;
-  b.busy = length(all);
-  b.idle = b.span - b.busy;
   for (int c = 0; c < kClasses; ++c)
     b.time[static_cast<size_t>(c)] = length(u[static_cast<size_t>(c)]);
-  const Intervals& comp = u[kComp];
-  const Intervals& comm = u[kComm];
-  b.overlap = length(intersect(comm, comp));
+  bool first = true;
+  const int comp = 1 << kComp, comm = 1 << kComm, mem = 1 << kMem, other = 1 << kOther;
+  sweep(u, [&](int64_t from, int64_t to, int mask) {
+    const int64_t d = to - from;
+    if (first) {
+      b.first = from;
+      first = false;
+    }
+    b.last = to;
+    b.busy += d;
+    b.by_mask[static_cast<size_t>(mask)] += d;
+    if ((mask & comm) && (mask & comp)) b.overlap += d;
+    if ((mask & mem) && !(mask & (comp | comm))) b.exposed_memcpy += d;
+    if ((mask & other) && !(mask & (comp | comm | mem))) b.exposed_other += d;
+  });
+  if (first) return b;
+  b.span = b.last - b.first;
+  b.idle = b.span - b.busy;
   b.overlap_pct =
       b.comm() > 0 ? 100.0 * static_cast<double>(b.overlap) / static_cast<double>(b.comm()) : 0.0;
   b.exposed_comm = b.comm() - b.overlap;
-  const Intervals mem_not_comp = subtract(u[kMem], comp);
-  b.exposed_memcpy = length(subtract(mem_not_comp, comm));
-  Intervals busy_known = union_of([&] {
-    Intervals v = comp;
-    v.insert(v.end(), comm.begin(), comm.end());
-    v.insert(v.end(), u[kMem].begin(), u[kMem].end());
-    return v;
-  }());
-  b.exposed_other = length(subtract(u[kOther], busy_known));
   b.non_compute = b.span - b.compute() - b.idle;
-  b.by_mask = masks(u);
   return b;
 }
 
