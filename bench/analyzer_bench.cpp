@@ -47,7 +47,7 @@ Trace make_trace(int64_t n, int processes) {
     d.max_threads_per_sm = 2048;
     d.max_blocks_per_sm = 32;
     d.max_registers_per_sm = 65536;
-    d.max_shared_per_sm = 228 * 1024;
+    d.max_shared_per_sm = int64_t{228} * 1024;
     t.devices.push_back(d);
   }
   for (int i = 0; i < 190; ++i)
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
       "%zu activities in %zu processes (generated in %.2f s; sorted and classified in %.2f s)\n",
       a.size(), t.processes.size(), gen, prep);
   std::printf("baseline (one pass summing durations by class): %.3f s (checksum %lld)\n", base,
-              static_cast<long long>(sums[0] + sums[1]));
+              static_cast<long long>(sums[0]) + static_cast<long long>(sums[1]));
   std::printf(
       "overlap + breakdown + per-collective metrics: %.3f s (%.1fM activities/s; overlap %.2f%%, "
       "%zu "

@@ -70,11 +70,11 @@ int64_t write_trace(const std::string& path, int64_t target_bytes) {
         "\"name\": "
         "\"ac2g\", \"bp\": \"e\"},\n",
         static_cast<long long>(ts), static_cast<long long>(k), static_cast<long long>(k),
-        static_cast<long long>(k), static_cast<long long>(ts + 10), static_cast<long long>(k),
-        static_cast<long long>(corr), static_cast<long long>(ts + 20),
+        static_cast<long long>(k), static_cast<long long>(ts) + 10, static_cast<long long>(k),
+        static_cast<long long>(corr), static_cast<long long>(ts) + 20,
         static_cast<long long>(k % 1000), static_cast<long long>(40 + k % 50),
         static_cast<long long>(k % 997), static_cast<long long>(k), static_cast<long long>(corr),
-        static_cast<long long>(corr), static_cast<long long>(ts + 20));
+        static_cast<long long>(corr), static_cast<long long>(ts) + 20);
     if (n < 0) break;
     written += n;
     ts += 100;
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
       "bytes/row; "
       "the file is %.0f MiB)\n",
       full / split, static_cast<double>(rss1 - rss0) / 1024.0,
-      static_cast<long long>(st.kernels + st.api_calls),
+      static_cast<long long>(st.kernels) + static_cast<long long>(st.api_calls),
       static_cast<double>(rss1 - rss0) * 1024.0 /
           static_cast<double>(std::max<int64_t>(1, st.kernels + st.api_calls)),
       mib);

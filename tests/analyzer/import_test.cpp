@@ -25,14 +25,14 @@ class ImportTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir); }
   std::string write(const std::string& name, const std::string& text) {
-    const std::string p = (dir / name).string();
+    std::string p = (dir / name).string();
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }
   std::string out(const std::string& name) { return (dir / name).string(); }
 };
 
-const char* kGood = R"json({"schemaVersion": 1,
+constexpr const char* kGoodTrace = R"json({"schemaVersion": 1,
  "distributedInfo": {"rank": 2, "world_size": 4},
  "deviceProperties": [{"id": 0, "name": "GPU X", "numSms": 100, "computeMajor": 9, "computeMinor": 0}],
  "traceEvents": [
@@ -52,7 +52,7 @@ const char* kGood = R"json({"schemaVersion": 1,
 }  // namespace
 
 TEST_F(ImportTest, KinetoRowsAndLinks) {
-  const std::string in = write("good.json", kGood);
+  const std::string in = write("good.json", kGoodTrace);
   const auto st = importer::import_files({in}, out("good.sqlite"));
   EXPECT_EQ(st.kernels, 2);
   EXPECT_EQ(st.memcpys, 1);
@@ -83,11 +83,11 @@ TEST_F(ImportTest, KinetoRowsAndLinks) {
 TEST_F(ImportTest, GzipIsReadTheSame) {
   const std::string gz = (dir / "good.json.gz").string();
   gzFile f = gzopen(gz.c_str(), "wb");
-  gzwrite(f, kGood, static_cast<unsigned>(std::char_traits<char>::length(kGood)));
+  gzwrite(f, kGoodTrace, static_cast<unsigned>(std::char_traits<char>::length(kGoodTrace)));
   gzclose(f);
   const auto st = importer::import_files({gz}, out("gz.sqlite"));
   EXPECT_EQ(st.kernels, 2);
-  EXPECT_EQ(st.input_bytes, static_cast<int64_t>(std::char_traits<char>::length(kGood)));
+  EXPECT_EQ(st.input_bytes, static_cast<int64_t>(std::char_traits<char>::length(kGoodTrace)));
 }
 
 TEST_F(ImportTest, MalformedEventsAreCountedNotFatal) {
@@ -116,7 +116,7 @@ TEST_F(ImportTest, MalformedEventsAreCountedNotFatal) {
 }
 
 TEST_F(ImportTest, TruncatedFileKeepsWhatWasRead) {
-  std::string text = kGood;
+  std::string text = kGoodTrace;
   text = text.substr(0, text.find("\"cat\": \"gpu_memcpy\"") + 5);  // cut inside the third event
   const auto st = importer::import_files({write("cut.json", text)}, out("cut.sqlite"));
   EXPECT_EQ(st.kernels, 2);
@@ -140,7 +140,7 @@ TEST_F(ImportTest, NotATraceIsOneClearLine) {
     std::string path;
     if (c.name == "notnsys.sqlite") {
       // An SQLite file that is not an Nsight export (a c3scope trace, say).
-      importer::import_files({write("g.json", kGood)}, out("g.sqlite"));
+      importer::import_files({write("g.json", kGoodTrace)}, out("g.sqlite"));
       path = out("g.sqlite");
     } else {
       path = write(c.name, c.text);
@@ -159,7 +159,7 @@ TEST_F(ImportTest, NotATraceIsOneClearLine) {
     EXPECT_FALSE(fs::exists(out(c.name + ".out.sqlite"))) << "nothing half-written";
   }
   // The output is never overwritten.
-  importer::import_files({write("x.json", kGood)}, out("x.sqlite"));
-  EXPECT_THROW(importer::import_files({write("y.json", kGood)}, out("x.sqlite")),
+  importer::import_files({write("x.json", kGoodTrace)}, out("x.sqlite"));
+  EXPECT_THROW(importer::import_files({write("y.json", kGoodTrace)}, out("x.sqlite")),
                std::invalid_argument);
 }

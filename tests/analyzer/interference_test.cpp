@@ -25,7 +25,7 @@ Trace base(int processes = 1) {
     d.max_threads_per_sm = 2048;
     d.max_blocks_per_sm = 32;
     d.max_registers_per_sm = 65536;
-    d.max_shared_per_sm = 228 * 1024;
+    d.max_shared_per_sm = int64_t{228} * 1024;
     d.memory_bandwidth = 1'000'000'000'000;  // 1 TB/s
     t.devices.push_back(d);
   }
@@ -92,7 +92,7 @@ TEST(Contention, OccupancyAndOversubscription) {
   // 255 registers: (255*32 rounded to 256) = 8192 per warp, 8 warps fit: one 256-thread block.
   EXPECT_EQ(occupancy(d, 1, 256, 255, 0).blocks_per_sm, 1);
   // 100 KiB of shared memory per block: 2 per SM.
-  EXPECT_EQ(occupancy(d, 1, 128, 32, 100 * 1024).blocks_per_sm, 2);
+  EXPECT_EQ(occupancy(d, 1, 128, 32, int64_t{100} * 1024).blocks_per_sm, 2);
   EXPECT_EQ(occupancy(Device{}, 1, 128, 32, 0).sm_demand, 0.0) << "unknown device";
   // Two kernels each demanding 0.75 of the SMs overlap for 50 ns: oversubscribed 50 ns.
   kernel(t, 0, 0, 100, 600);

@@ -77,8 +77,8 @@ const std::vector<Reference>& references() {
 class TempTrace {
  public:
   TempTrace() {
-    path_ = (fs::temp_directory_path() / ("c3-ref-" + std::to_string(::getpid()) + "-" +
-                                          std::to_string(counter_++) + ".sqlite"))
+    path_ = (fs::temp_directory_path() /
+             ("c3-ref-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".sqlite"))
                 .string();
   }
   ~TempTrace() { fs::remove(path_); }
@@ -86,7 +86,7 @@ class TempTrace {
 
  private:
   std::string path_;
-  static inline int counter_ = 0;
+  static inline int counter = 0;
 };
 
 }  // namespace

@@ -71,7 +71,11 @@ Stats import_files(const std::vector<std::string>& inputs, const std::string& ou
   for (const auto& in : inputs) {
     std::string why;
     const Format f = detect(in, &why);
-    if (f == Format::unknown) throw std::invalid_argument("'" + in + "': " + why);
+    if (f == Format::unknown) {
+      std::string msg = "'" + in + "': ";
+      msg += why;
+      throw std::invalid_argument(msg);
+    }
     formats.push_back(f);
     if (source.empty()) {
       source = format_name(f);

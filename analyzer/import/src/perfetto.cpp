@@ -111,7 +111,7 @@ ExportStats export_perfetto(const std::string& trace, const std::string& out_pat
       while (q.step()) {
         pid[q.i64(0)] = q.i64(1);
         std::string label = q.text(4);
-        if (auto rank = q.opt_i64(3)) label = "rank " + std::to_string(*rank) + ": " + label;
+        if (auto rank = q.opt_i64(3)) label.insert(0, "rank " + std::to_string(*rank) + ": ");
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64

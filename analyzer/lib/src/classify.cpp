@@ -89,8 +89,10 @@ Rules Rules::parse(const std::string& text, const std::string& where) {
     Class c;
     const std::string cls = line.substr(0, sp);
     if (!parse_class(cls, &c)) {
-      throw std::invalid_argument(at + ": unknown class '" + cls +
-                                  "' (expected compute, communication, memory or other)");
+      std::string msg = at + ": unknown class '";
+      msg += cls;
+      msg += "' (expected compute, communication, memory or other)";
+      throw std::invalid_argument(msg);
     }
     const std::string pattern = line.substr(line.find_first_not_of(" \t", sp));
     r.rules_.push_back(make_rule(pattern, c, at));

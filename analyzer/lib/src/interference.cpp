@@ -215,6 +215,7 @@ std::vector<Contention> contention(const Trace& t) {
       }
     }
     std::vector<std::pair<std::string, int64_t>> inv;
+    inv.reserve(involved.size());
     for (const auto& [name, ns] : involved)
       inv.emplace_back(name >= 0 ? t.names[static_cast<size_t>(name)] : "?", ns);
     std::sort(inv.begin(), inv.end(),
