@@ -166,3 +166,38 @@ TEST(CrossRank, MatchSkewStragglersAndClockAlignment) {
   EXPECT_EQ(x.ranks[0].wait_ns, 0);
   for (size_t i = 1; i < 3; ++i) EXPECT_EQ(x.ranks[i].wait_ns, 4 * 5000);
 }
+
+TEST(Contention, CopiesGroupedByHardwareChannel) {
+  Trace t = base();
+  // Two H2D copies overlapping 20 ns on different channels, two on channel 3 overlapping 30 ns.
+  auto copy = [&](int64_t s, int64_t e, int32_t channel) {
+    const size_t i = t.activities.push(s, e, 2, 9, 0, 0, Kind::memcpy, 1000);
+    t.activities.shape[i] = channel;
+  };
+  copy(0, 100, 1);
+  copy(80, 200, 2);
+  copy(300, 400, 3);
+  copy(370, 450, 3);
+  t.activities.sort();
+  classify(t, Rules::defaults());
+  const auto c = contention(t);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].copy_overlap_ns, 30) << "only copies on one channel share an engine";
+  ASSERT_EQ(c[0].copy_overlap_by_kind.size(), 1u);
+  EXPECT_EQ(c[0].copy_overlap_by_kind[0].first, "H2D channel 3");
+}
+
+TEST(CrossRank, WallClockAnchorsWhenNoCollectiveIsShared) {
+  Trace t = base(2);
+  t.processes[0].host = "a";
+  t.processes[1].host = "b";
+  t.processes[0].anchor_trace_ns = 1000;
+  t.processes[0].anchor_realtime_ns = 1'700'000'000'000'000'000;
+  t.processes[1].anchor_trace_ns = 5000;
+  t.processes[1].anchor_realtime_ns = 1'700'000'000'000'002'000;
+  const auto clocks = align_clocks(t);
+  EXPECT_EQ(clocks[1].how, "wall-clock anchors (no matched collective)");
+  // realtime - trace: rank 1's clock reads 2000 - 4000 = -2000 ns relative to rank 0's.
+  EXPECT_EQ(clocks[1].offset_ns, -2000);
+  EXPECT_EQ(t.processes[1].offset_ns, -2000);
+}

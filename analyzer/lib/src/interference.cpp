@@ -229,7 +229,10 @@ std::vector<Contention> contention(const Trace& t) {
       if (a.kind[i] != Kind::memcpy || a.end[i] <= a.start[i]) continue;
       const std::string& n = t.names[static_cast<size_t>(a.name[i])];
       const std::string dir = n.rfind("Memcpy ", 0) == 0 ? n.substr(7) : n;
-      copies[dir].push_back({a.start[i], a.end[i]});
+      // Copies on one hardware channel (when CUPTI reported it) share that channel's engine.
+      const int32_t ch = a.channel(i);
+      copies[ch >= 0 ? dir + " channel " + std::to_string(ch) : dir].push_back(
+          {a.start[i], a.end[i]});
       if (dev && dev->memory_bandwidth > 0 && a.bytes[i] > 0) {
         const double bw =
             static_cast<double>(a.bytes[i]) / (static_cast<double>(a.end[i] - a.start[i]) * 1e-9);
@@ -340,8 +343,15 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
       o.offset_ns = *offset[d];
       o.matched = matched[d];
       o.how = "matched collective ends";
+    } else if (t.processes[p].anchor_realtime_ns != 0 && t.processes[ref].anchor_realtime_ns != 0) {
+      // No collective in common: the wall-clock anchors (trace clock <-> CLOCK_REALTIME at start).
+      const Process& me = t.processes[p];
+      const Process& rp = t.processes[ref];
+      o.offset_ns = (me.anchor_realtime_ns - me.anchor_trace_ns) -
+                    (rp.anchor_realtime_ns - rp.anchor_trace_ns);
+      o.how = "wall-clock anchors (no matched collective)";
     } else {
-      o.how = "no matched collective: not aligned";
+      o.how = "no matched collective and no wall-clock anchor: not aligned";
     }
     t.processes[p].offset_ns = o.offset_ns;
   }

@@ -197,8 +197,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes) 
   {
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
-        "bytes "
-        "FROM memcpy");
+        "bytes, IFNULL(channel_id, -1) FROM memcpy");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
@@ -207,6 +206,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes) 
       const size_t i = a.push(s, e, names.id("Memcpy " + q.text(6)), static_cast<int32_t>(q.i64(3)),
                               dev, static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
       a.collective[i] = link("memcpy", q.i64(0), dev);
+      a.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(q.i64(8), -1, INT32_MAX));
     }
   }
   {

@@ -101,7 +101,7 @@ std::string Process::label() const {
 
 const KernelShape& Trace::shape_of(size_t i) const {
   static const KernelShape none;
-  const int32_t s = activities.shape[i];
+  const int32_t s = activities.kind[i] == Kind::kernel ? activities.shape[i] : -1;
   return s >= 0 ? shapes[static_cast<size_t>(s)] : none;
 }
 

@@ -39,11 +39,13 @@ struct Activities {
   std::vector<Kind> kind;
   std::vector<Class> cls;
   std::vector<int64_t> bytes;  // memcpy/memset bytes, 0 for kernels
-  std::vector<int32_t> shape;  // kernels: Trace::shapes index; -1 otherwise
+  // Kernels: Trace::shapes index; memcpy: the CUPTI hardware channel (-1 unknown); memset: -1.
+  std::vector<int32_t> shape;
   std::vector<int32_t>
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
 
   size_t size() const { return start.size(); }
+  int32_t channel(size_t i) const { return kind[i] == Kind::memcpy ? shape[i] : -1; }
   void reserve(size_t n);
   // Appends a row (all columns); returns its index.
   size_t push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id, int16_t device_id,
