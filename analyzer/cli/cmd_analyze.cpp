@@ -73,9 +73,11 @@ Action add_analyze(CLI::App& app) {
       return kExitUsage;
     }
     const bool tty = ::isatty(STDERR_FILENO) != 0;
-    if (tty && files.size() > 1) {
-      lo.progress = [](size_t done, size_t total) {
-        std::fprintf(stderr, "\rc3scope analyze: loading %zu/%zu", done, total);
+    if (tty) {
+      lo.progress = [](int64_t done, int64_t total) {
+        std::fprintf(stderr, "\rc3scope analyze: loading %lld of %lld GPU activities (%d%%)",
+                     static_cast<long long>(done), static_cast<long long>(total),
+                     total > 0 ? static_cast<int>(100 * done / total) : 100);
         std::fflush(stderr);
       };
     }

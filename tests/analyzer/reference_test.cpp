@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 
 #include "c3/analyzer/load.h"
@@ -18,7 +19,9 @@ using namespace c3;
 
 namespace {
 
+// ../shared/traces, or $C3SCOPE_TRACES where the checkout lives elsewhere.
 fs::path traces() {
+  if (const char* e = std::getenv("C3SCOPE_TRACES"); e && *e) return e;
   return fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
 }
 

@@ -2,6 +2,7 @@
 // c3bench trace recorded through the collector, and on bad input (exit 2, one line).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -28,8 +29,12 @@ RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
   return run(a, dir.path(), injected(Inject::none));
 }
 
+// ../shared/traces, or $C3SCOPE_TRACES where the checkout lives elsewhere.
 std::string kineto(const std::string& name) {
-  return (fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces" / "kineto" / name).string();
+  const char* e = std::getenv("C3SCOPE_TRACES");
+  const fs::path root =
+      e && *e ? fs::path(e) : fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+  return (root / "kineto" / name).string();
 }
 
 size_t lines(const std::string& s) {

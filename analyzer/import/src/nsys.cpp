@@ -280,6 +280,45 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
     d.process_id = prow;
     out.insert(d);
   }
+  // Streams (TARGET_INFO_CUDA_STREAM: priority; flag 1 default, 2 non-blocking, 3 the NULL stream),
+  // on the device their kernels ran on.
+  const auto stream_cols = db.columns("TARGET_INFO_CUDA_STREAM");
+  if (stream_cols.count("streamId") && stream_cols.count("processId")) {
+    std::map<std::pair<int64_t, int64_t>, int64_t> stream_device;  // (pid, stream) -> device
+    if (kernel_cols.count("streamId")) {
+      db.each("SELECT DISTINCT " + col(kernel_cols, "globalPid", "0") + ", streamId, " +
+                  col(kernel_cols, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL",
+              [&](sqlite3_stmt* s) {
+                stream_device[{pid_of(i64(s, 0)), i64(s, 1)}] = i64(s, 2);
+              });
+    }
+    db.each("SELECT streamId, processId, " + col(stream_cols, "contextId", "NULL") + ", " +
+                col(stream_cols, "priority", "NULL") + ", " + col(stream_cols, "flag", "NULL") +
+                " FROM TARGET_INFO_CUDA_STREAM",
+            [&](sqlite3_stmt* s) {
+              const int64_t pid = i64(s, 1);
+              int64_t prow = -1;
+              for (const auto& [g, row] : proc_row) {
+                if (pid_of(g) == pid) prow = row;
+              }
+              if (prow < 0) return;
+              tracedb::StreamRow r;
+              r.process_id = prow;
+              r.stream_id = i64(s, 0);
+              if (!null(s, 2)) r.context_id = i64(s, 2);
+              if (!null(s, 3)) r.priority = static_cast<int64_t>(static_cast<int32_t>(i64(s, 3)));
+              if (!null(s, 4)) {
+                const int64_t flag = i64(s, 4);
+                r.flags = flag == 2   ? "non_blocking"
+                          : flag == 1 ? "default"
+                          : flag == 3 ? "null"
+                                      : "flag " + std::to_string(flag);
+              }
+              auto it = stream_device.find({pid, r.stream_id});
+              if (it != stream_device.end()) r.device_id = it->second;
+              out.insert(r);
+            });
+  }
   int64_t total_rows = 0;
   auto tick = [&](int64_t n) {
     total_rows += n;

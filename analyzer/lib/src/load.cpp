@@ -57,7 +57,8 @@ void skip(Trace& t, const std::string& what) {
   if (t.skipped++ == 0) t.first_skipped = what;
 }
 
-void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes) {
+void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
+               const std::function<void()>& tick) {
   auto r = tracedb::Reader::open(path);
   // Processes of this file: process.id -> Trace::processes index.
   std::map<int64_t, int16_t> proc;
@@ -159,6 +160,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes) 
   }
   Activities& a = t.activities;
   auto check = [&](int p, int64_t s, int64_t e, const std::string& table, int64_t id) {
+    tick();
     if (p < 0) {
       skip(t, path + ": " + table + " row " + std::to_string(id) + " has no process");
       return false;
@@ -308,9 +310,19 @@ Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
   Trace t;
   Names names(t.names);
   Shapes shapes(t.shapes);
-  for (size_t i = 0; i < files.size(); ++i) {
-    load_file(files[i], t, names, shapes);
-    if (options.progress) options.progress(i + 1, files.size());
+  int64_t total = 0, done = 0;
+  if (options.progress) {
+    for (const auto& f : files) {
+      auto r = tracedb::Reader::open(f);
+      for (const char* table : {"kernel", "memcpy", "memset"}) total += r->count(table);
+    }
+  }
+  const std::function<void()> tick = [&] {
+    if (options.progress && (++done & 0xFFFFF) == 0) options.progress(done, total);
+  };
+  for (const auto& f : files) {
+    load_file(f, t, names, shapes, tick);
+    if (options.progress) options.progress(done, total);
   }
   t.activities.sort();
   classify(t, options.rules);

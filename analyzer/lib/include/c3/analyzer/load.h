@@ -16,8 +16,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths);
 
 struct LoadOptions {
   Rules rules = Rules::defaults();
-  // Called after each file with (files done, files in all) for a progress bar.
-  std::function<void(size_t, size_t)> progress;
+  // For a progress bar: called with (GPU activity rows loaded, rows in all files) as loading
+  // goes (every million rows and after each file).
+  std::function<void(int64_t, int64_t)> progress;
 };
 
 // Loads every process of every file: activities (kernels, memcpy, memset), devices,
