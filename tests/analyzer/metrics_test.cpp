@@ -235,9 +235,9 @@ TEST(Report, RangesAndJson) {
   Builder bl;
   bl.kernel("gemm", 0, 100).kernel("ncclKernel_AllReduce_RING", 50, 150).kernel("gemm", 200, 300);
   Trace t = bl.done();
-  t.ranges.push_back({0, "pytorch", "ProfilerStep#1", 0, 160, 0});
-  t.ranges.push_back({0, "pytorch", "ProfilerStep#2", 160, 320, 0});
-  t.ranges.push_back({0, "pytorch", "forward", 0, 50, 1});
+  t.ranges.push_back({0, 0, "pytorch", "ProfilerStep#1", 0, 160, 0});
+  t.ranges.push_back({0, 0, "pytorch", "ProfilerStep#2", 160, 320, 0});
+  t.ranges.push_back({0, 0, "pytorch", "forward", 0, 50, 1});
   AnalyzeOptions o;
   o.range = "ProfilerStep#[0-9]";
   const Report r = analyze(t, {"x.sqlite"}, o);

@@ -49,6 +49,27 @@ std::string size_bucket(int64_t bytes) {
 
 }  // namespace
 
+std::string interference_signature(const Trace& t, size_t i) {
+  const Activities& a = t.activities;
+  if (a.cls[i] == Class::compute) {
+    std::string sig = a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : std::string("?");
+    sig += " <<<";
+    sig += std::to_string(t.shape_of(i).grid);
+    sig += ", ";
+    sig += std::to_string(t.shape_of(i).block);
+    sig += ">>>";
+    return sig;
+  }
+  if (a.cls[i] != Class::communication) return {};
+  int64_t bytes = 0;
+  const std::string op = collective_op(t, i);
+  if (a.collective[i] >= 0) {
+    const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
+    bytes = nccl_tests_size(op, col.bytes, col.nranks);
+  }
+  return op + " " + size_bucket(bytes);
+}
+
 std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o) {
   const Activities& a = t.activities;
   struct Samples {
@@ -70,20 +91,7 @@ std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOpti
       if (c != Class::compute && c != Class::communication) continue;
       const int64_t dur = a.end[i] - a.start[i];
       if (dur <= 0) continue;
-      std::string sig;
-      if (c == Class::compute) {
-        sig = (a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : std::string("?")) +
-              " <<<" + std::to_string(t.shape_of(i).grid) + ", " +
-              std::to_string(t.shape_of(i).block) + ">>>";
-      } else {
-        int64_t bytes = 0;
-        const std::string op = collective_op(t, i);
-        if (a.collective[i] >= 0) {
-          const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
-          bytes = nccl_tests_size(op, col.bytes, col.nranks);
-        }
-        sig = op + " " + size_bucket(bytes);
-      }
+      const std::string sig = interference_signature(t, i);
       Samples& s = by[sig];
       s.cls = c;
       s.total += dur;

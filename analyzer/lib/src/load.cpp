@@ -80,6 +80,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       p.trace_clock = q.text(6);
       p.anchor_trace_ns = q.i64(7);
       p.anchor_realtime_ns = q.i64(8);
+      p.db_id = q.i64(0);
       proc[q.i64(0)] = static_cast<int16_t>(t.processes.size());
       t.processes.push_back(std::move(p));
     }
@@ -108,13 +109,18 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       t.devices.push_back(std::move(d));
     }
   }
-  // Collectives and the GPU rows each launched.
-  std::map<int64_t, int32_t> coll;  // collective.id -> Trace::collectives index
+  // Collectives and the GPU rows each launched: collective.external_id was pushed as CUPTI
+  // external correlation (kind custom0) around the call, so external_correlation maps it to the
+  // correlation ids of the kernels and copies it launched. Linked here in memory (the
+  // collective_activity view joins through gpu_activity, a UNION view no index reaches: quadratic
+  // on traces with many collectives).
+  std::map<std::pair<int64_t, int64_t>, std::vector<int32_t>>
+      by_external;  // (process, external id)
   {
     auto q = r->query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
-        "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, g.start_ns, g.end_ns "
-        "FROM collective c LEFT JOIN collective_gpu g ON g.collective_id = c.id ORDER BY c.id");
+        "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, c.external_id "
+        "FROM collective c ORDER BY c.id");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       if (p < 0) continue;
@@ -128,29 +134,41 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       c.nranks = static_cast<int>(q.i64(7));
       c.rank = static_cast<int>(q.i64(8));
       c.host_start = q.i64(9);
-      c.gpu_start = q.opt_i64(10).value_or(-1);
-      c.gpu_end = q.opt_i64(11).value_or(-1);
-      coll[q.i64(0)] = static_cast<int32_t>(t.collectives.size());
+      by_external[{q.i64(1), q.i64(10)}].push_back(static_cast<int32_t>(t.collectives.size()));
       t.collectives.push_back(std::move(c));
     }
   }
-  // (kind, row id) -> collective, preferring the call on the row's own device (a group's calls
-  // share its work).
-  std::map<std::pair<std::string, int64_t>, std::vector<int32_t>> links;
-  {
-    auto q = r->query("SELECT collective_id, kind, row_id FROM collective_activity");
+  // (process, correlation id) -> external ids pushed around its launch.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> external_of;
+  if (!by_external.empty()) {
+    auto q = r->query(
+        "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
+        "external_kind = 'custom0'");
     while (q.step()) {
-      auto it = coll.find(q.i64(0));
-      if (it != coll.end()) links[{q.text(1), q.i64(2)}].push_back(it->second);
+      if (by_external.count({q.i64(0), q.i64(2)}) != 0)
+        external_of[{q.i64(0), q.i64(1)}].push_back(q.i64(2));
     }
   }
-  auto link = [&](const std::string& kind, int64_t row, int16_t device) -> int32_t {
-    auto it = links.find({kind, row});
-    if (it == links.end()) return -1;
-    for (int32_t c : it->second) {
-      if (t.collectives[static_cast<size_t>(c)].device == device) return c;
+  // The collective of a GPU row, preferring the call on the row's own device (a group's calls
+  // share its work); every call it belongs to gets the row in its GPU span.
+  auto link = [&](int64_t process_db_id, int64_t correlation, int16_t device, int64_t s,
+                  int64_t e) -> int32_t {
+    if (external_of.empty() || correlation < 0) return -1;
+    auto it = external_of.find({process_db_id, correlation});
+    if (it == external_of.end()) return -1;
+    int32_t best = -1;
+    for (const int64_t ext : it->second) {
+      for (const int32_t c : by_external[{process_db_id, ext}]) {
+        Collective& col = t.collectives[static_cast<size_t>(c)];
+        col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
+        col.gpu_end = std::max(col.gpu_end, e);
+        if (best < 0 ||
+            (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
+          best = c;
+        }
+      }
     }
-    return it->second.front();
+    return best;
   };
   // String table of this file.
   std::unordered_map<int64_t, int32_t> str;
@@ -175,7 +193,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, name_id, "
         "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
-        "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1) FROM kernel");
+        "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1), "
+        "IFNULL(correlation_id, -1) FROM kernel");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
@@ -191,7 +210,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
       shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
       a.shape[i] = shapes.id(shape);
-      a.collective[i] = link("kernel", q.i64(0), dev);
+      a.collective[i] = link(q.i64(1), q.i64(12), dev, s, e);
       if (q.i64(11) >= 0 && q.i64(11) <= s)
         t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - q.i64(11)});
     }
@@ -199,7 +218,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
   {
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
-        "bytes, IFNULL(channel_id, -1) FROM memcpy");
+        "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
@@ -207,20 +226,22 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       const auto dev = static_cast<int16_t>(q.i64(2));
       const size_t i = a.push(s, e, names.id("Memcpy " + q.text(6)), static_cast<int32_t>(q.i64(3)),
                               dev, static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
-      a.collective[i] = link("memcpy", q.i64(0), dev);
+      a.collective[i] = link(q.i64(1), q.i64(9), dev, s, e);
       a.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(q.i64(8), -1, INT32_MAX));
     }
   }
   {
     auto q = r->query(
-        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes FROM "
-        "memset");
+        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes, "
+        "IFNULL(correlation_id, -1) FROM memset");
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
       if (!check(p, s, e, "memset", q.i64(0))) continue;
       a.push(s, e, names.id("Memset"), static_cast<int32_t>(q.i64(3)),
              static_cast<int16_t>(q.i64(2)), static_cast<int16_t>(p), Kind::memset, q.i64(6));
+      // A set a collective launched counts in its GPU span (sets are not linked rows).
+      link(q.i64(1), q.i64(7), static_cast<int16_t>(q.i64(2)), s, e);
     }
   }
   {
@@ -264,7 +285,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
   }
   {
     auto q = r->query(
-        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0) FROM nvtx_range "
+        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id FROM "
+        "nvtx_range "
         "WHERE kind <> 'mark' AND end_ns >= start_ns");
     while (q.step()) {
       const int p = process_index(q.i64(0));
@@ -276,6 +298,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       g.start = q.i64(3);
       g.end = q.i64(4);
       g.depth = static_cast<int>(q.i64(5));
+      g.thread = q.i64(6);
       t.ranges.push_back(std::move(g));
     }
   }

@@ -30,6 +30,10 @@ struct InterferenceRow {
   int64_t total_ns = 0;            // all instances (sorting key)
 };
 
+// The signature activity i is grouped under: "name <<<grid, block>>>" for compute kernels,
+// "AllReduce 1M..2M" (op and nccl-tests size bucket) for communication, empty otherwise.
+std::string interference_signature(const Trace& t, size_t i);
+
 // Compute kernels against communication on the same device, and communication activities
 // against compute. Sorted by total time, longest first.
 std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o = {});

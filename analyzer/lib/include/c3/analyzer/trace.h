@@ -60,6 +60,7 @@ struct Activities {
 
 struct Process {
   std::string source;  // trace file it came from
+  int64_t db_id = 0;   // process.id in that file
   int64_t pid = 0;
   std::string host;
   std::optional<int64_t> rank, world_size;
@@ -98,6 +99,7 @@ struct Collective {
 // An NVTX (or PyTorch annotation) range.
 struct Range {
   int16_t process = 0;
+  int64_t thread = 0;
   std::string domain;
   std::string name;
   int64_t start = 0, end = 0;
