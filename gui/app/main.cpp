@@ -1,0 +1,191 @@
+// c3scope-gui: the desktop timeline.
+//
+//   c3scope-gui [TRACE...]                      traces (c3scope .sqlite, PyTorch/Kineto .json[.gz],
+//                                               Nsight Systems .sqlite exports, or folders)
+//   c3scope-gui --screenshot DIR [--size WxH] [--dark] [--compare TRACE] TRACE...
+//       renders the main views offscreen into DIR/*.png (with QT_QPA_PLATFORM=offscreen),
+//       prints what it drew, and exits (1 when the traces cannot be opened)
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QPalette>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <cstdio>
+
+#include "c3/gui/document.h"
+#include "details.h"
+#include "main_window.h"
+#include "panels.h"
+#include "timeline_view.h"
+
+namespace {
+
+using c3::gui::MainWindow;
+
+QPalette dark_palette() {
+  QPalette p;
+  const QColor window(45, 45, 48), base(30, 30, 32), text(225, 225, 225);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, window);
+  p.setColor(QPalette::ToolTipBase, window);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, window);
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::Highlight, QColor(60, 130, 220));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Mid, QColor(80, 80, 85));
+  p.setColor(QPalette::PlaceholderText, QColor(140, 140, 140));
+  return p;
+}
+
+QElapsedTimer& run_clock() {
+  static QElapsedTimer c;
+  return c;
+}
+
+bool save(QWidget* w, const QString& dir, const QString& name) {
+  const QString path = QDir(dir).filePath(name);
+  QApplication::processEvents();
+  const bool ok = w->grab().toImage().save(path);
+  std::printf("%s %s (at %.2f s)\n", ok ? "wrote" : "FAILED", path.toLocal8Bit().constData(),
+              static_cast<double>(run_clock().elapsed()) / 1e3);
+  return ok;
+}
+
+// Picks a communication kernel that overlaps compute (the interesting case) for the details view.
+int64_t pick_activity(const c3::gui::Document& doc) {
+  int64_t best = -1;
+  double best_pct = -1;
+  for (const auto& c : doc.report.comm) {
+    const double pct = c.pct();
+    if (pct > best_pct && pct < 100) {
+      best_pct = pct;
+      best = static_cast<int64_t>(c.activity);
+    }
+  }
+  return best;
+}
+
+void screenshots(MainWindow& w, const QString& dir) {
+  using c3::gui::TimelineView;
+  TimelineView* view = w.timeline();
+  const c3::gui::Document& doc = *w.document();
+  // The rows drawn, for the screenshot test to check.
+  for (const int r : doc.timeline->visible_rows()) {
+    std::printf("row %s\n", doc.timeline->row(r).label.c_str());
+  }
+  std::printf("overlap %.2f %%\n", doc.report.overall.b.overlap_pct);
+  std::printf("loaded (at %.2f s)\n", static_cast<double>(run_clock().elapsed()) / 1e3);
+  bool ok = true;
+  w.panels()->setCurrentWidget(w.panels()->summary_page());
+  const int64_t a = pick_activity(doc);
+  if (a >= 0) view->select_activity(static_cast<size_t>(a));
+  view->zoom_to_fit();
+  ok &= save(&w, dir, "timeline.png");
+  // Zoomed in around the selected kernel: names, flow arrows, details.
+  if (a >= 0) {
+    view->select_activity(static_cast<size_t>(a));
+    const double mid = (view->window_start() + view->window_end()) / 2;
+    const auto& acts = doc.trace.activities;
+    const double d = static_cast<double>(acts.end[static_cast<size_t>(a)] - acts.start[static_cast<size_t>(a)]);
+    view->set_window(mid - 4 * d, mid + 4 * d);
+  }
+  ok &= save(&w, dir, "zoomed.png");
+  // A range selection over the middle of the trace.
+  const int64_t first = doc.timeline->first_ns(), last = doc.timeline->last_ns();
+  view->zoom_to_fit();
+  view->set_range_selection(first + (last - first) * 2 / 5, first + (last - first) * 3 / 5);
+  ok &= save(&w, dir, "range.png");
+  view->clear_selection();
+  w.panels()->setCurrentWidget(w.panels()->collectives_page());
+  w.panels()->collectives_view()->sortByColumn(3, Qt::DescendingOrder);
+  ok &= save(w.panels(), dir, "collectives.png");
+  w.panels()->setCurrentWidget(w.panels()->interference_page());
+  ok &= save(w.panels(), dir, "interference.png");
+  w.panels()->setCurrentWidget(w.panels()->summary_page());
+  ok &= save(w.panels(), dir, "summary.png");
+  if (!doc.trace.bench.empty()) {
+    w.panels()->setCurrentWidget(w.panels()->bench_page());
+    ok &= save(w.panels(), dir, "bench.png");
+  }
+  std::printf("frame %.2f ms\n", view->last_frame_ms());
+  QApplication::exit(ok ? 0 : 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  run_clock().start();
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("c3scope-gui");
+  QApplication::setOrganizationName("c3scope");
+  QApplication::setApplicationVersion(C3SCOPE_VERSION);
+  QCommandLineParser cli;
+  cli.setApplicationDescription("c3scope desktop timeline: overlap of computation and communication on GPUs");
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument("traces", "c3scope traces (.sqlite), PyTorch profiler JSON, Nsight Systems SQLite exports, or folders");
+  const QCommandLineOption shot("screenshot", "Render the main views into DIR/*.png and exit.", "DIR");
+  const QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
+  const QCommandLineOption dark("dark", "Use a dark palette.");
+  const QCommandLineOption compare("compare", "Also open TRACE as the comparison (B).", "TRACE");
+  cli.addOptions({shot, size, dark, compare});
+  cli.process(app);
+  if (cli.isSet(dark)) {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(dark_palette());
+  }
+  const QStringList traces = cli.positionalArguments();
+  MainWindow w;
+  if (cli.isSet(shot)) {
+    const QString dir = cli.value(shot);
+    const QStringList wh = cli.value(size).split('x');
+    if (wh.size() != 2 || wh[0].toInt() < 400 || wh[1].toInt() < 300) {
+      std::fprintf(stderr, "c3scope-gui: --size %s: expected WIDTHxHEIGHT, at least 400x300\n",
+                   cli.value(size).toLocal8Bit().constData());
+      return 2;
+    }
+    if (traces.isEmpty()) {
+      std::fprintf(stderr, "c3scope-gui: --screenshot needs at least one trace\n");
+      return 2;
+    }
+    if (!QDir().mkpath(dir)) {
+      std::fprintf(stderr, "c3scope-gui: --screenshot %s: cannot create that folder\n", dir.toLocal8Bit().constData());
+      return 2;
+    }
+    w.set_quiet_errors(true);
+    w.resize(wh[0].toInt(), wh[1].toInt());
+    w.show();
+    const QString other = cli.value(compare);
+    w.open(traces, [&w, dir, other](bool ok) {
+      if (!ok) {
+        QApplication::exit(1);
+        return;
+      }
+      if (other.isEmpty()) {
+        QTimer::singleShot(0, &w, [&w, dir] { screenshots(w, dir); });
+        return;
+      }
+      w.compare_with({other}, [&w, dir](bool ok2) {
+        if (!ok2) {
+          QApplication::exit(1);
+          return;
+        }
+        save(w.panels(), dir, "compare.png");
+        QTimer::singleShot(0, &w, [&w, dir] { screenshots(w, dir); });
+      });
+    });
+    return QApplication::exec();
+  }
+  w.show();
+  if (!traces.isEmpty()) w.open(traces);
+  return QApplication::exec();
+}

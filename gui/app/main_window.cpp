@@ -1,0 +1,504 @@
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressDialog>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QStatusBar>
+#include <QThread>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
+#include <set>
+
+#include "c3/gui/format.h"
+#include "details.h"
+#include "panels.h"
+#include "timeline_view.h"
+
+namespace c3::gui {
+
+using analyzer::Class;
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QString join_paths(const QStringList& paths) {
+  return paths.join(QChar('\n'));
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("c3scope");
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+
+  view_ = new TimelineView(this);
+  auto* central = new QWidget(this);
+  auto* lay = new QVBoxLayout(central);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  setCentralWidget(central);
+  build_search_bar();
+  lay->addWidget(view_, 1);
+
+  details_ = new DetailsPanel(this);
+  auto* details_dock = new QDockWidget(tr("Details"), this);
+  details_dock->setObjectName("details");
+  details_dock->setWidget(details_);
+  addDockWidget(Qt::RightDockWidgetArea, details_dock);
+
+  panels_ = new AnalysisPanels(this);
+  auto* panels_dock = new QDockWidget(tr("Analysis"), this);
+  panels_dock->setObjectName("analysis");
+  panels_dock->setWidget(panels_);
+  addDockWidget(Qt::BottomDockWidgetArea, panels_dock);
+
+  rows_view_ = new QTreeView(this);
+  rows_view_->setModel(&rows_model_);
+  rows_view_->setHeaderHidden(true);
+  rows_view_->setToolTip(tr("Untick a row to hide it; Alt+Up / Alt+Down move the selected row."));
+  auto* rows_dock = new QDockWidget(tr("Rows"), this);
+  rows_dock->setObjectName("rows");
+  rows_dock->setWidget(rows_view_);
+  addDockWidget(Qt::LeftDockWidgetArea, rows_dock);
+  rows_dock->hide();
+  connect(&rows_model_, &RowsModel::rowsChangedInTimeline, view_, &TimelineView::relayout);
+  connect(rows_view_, &QTreeView::collapsed, this, [this](const QModelIndex& i) {
+    const int r = rows_model_.row_of(i);
+    if (doc_ && r >= 0) {
+      doc_->timeline->row(r).expanded = false;
+      view_->relayout();
+    }
+  });
+  connect(rows_view_, &QTreeView::expanded, this, [this](const QModelIndex& i) {
+    const int r = rows_model_.row_of(i);
+    if (doc_ && r >= 0) {
+      doc_->timeline->row(r).expanded = true;
+      view_->relayout();
+    }
+  });
+  auto* up = new QAction(tr("Move row up"), rows_view_);
+  up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+  up->setShortcutContext(Qt::WidgetShortcut);
+  connect(up, &QAction::triggered, this, [this] {
+    if (rows_model_.move(rows_view_->currentIndex(), -1)) view_->relayout();
+  });
+  auto* down = new QAction(tr("Move row down"), rows_view_);
+  down->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Down));
+  down->setShortcutContext(Qt::WidgetShortcut);
+  connect(down, &QAction::triggered, this, [this] {
+    if (rows_model_.move(rows_view_->currentIndex(), 1)) view_->relayout();
+  });
+  rows_view_->addAction(up);
+  rows_view_->addAction(down);
+
+  connect(view_, &TimelineView::itemSelected, this, &MainWindow::on_item_selected);
+  connect(view_, &TimelineView::rangeSelected, this, [this](qint64 t0, qint64 t1) { details_->show_range(t0, t1); });
+  connect(view_, &TimelineView::selectionCleared, details_, &DetailsPanel::show_nothing);
+  connect(view_, &TimelineView::rowsChanged, this, [this] { rows_model_.sync(); });
+  connect(details_, &DetailsPanel::activityRequested, this, [this](qulonglong a) { view_->select_activity(a); });
+  connect(details_, &DetailsPanel::collectiveRequested, this, [this](qulonglong c) { select_collective(c); });
+  connect(panels_, &AnalysisPanels::activityRequested, this, [this](qulonglong a) {
+    if (!view_->select_activity(a)) {
+      // Filtered out by the search: clear the filter and try again.
+      search_->clear();
+      class_box_->setCurrentIndex(0);
+      stream_box_->setCurrentIndex(0);
+      view_->select_activity(a);
+    }
+  });
+  connect(panels_, &AnalysisPanels::compareRequested, this, [this] {
+    const QStringList files = QFileDialog::getOpenFileNames(this, tr("Compare with"), {},
+                                                            tr("Traces (*.sqlite *.json *.json.gz);;All files (*)"));
+    if (!files.isEmpty()) compare_with(files);
+  });
+
+  status_ = new QLabel(this);
+  statusBar()->addWidget(status_, 1);
+  connect(view_, &TimelineView::windowChanged, this, [this] {
+    status_->setText(tr("window %1 .. %2 (%3)")
+                         .arg(format_duration(view_->window_start() - (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
+                              format_duration(view_->window_end() - (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
+                              format_duration(view_->window_end() - view_->window_start())));
+  });
+
+  build_menus();
+  QSettings s;
+  if (!restoreGeometry(s.value("window/geometry").toByteArray())) resize(1500, 950);
+  if (!restoreState(s.value("window/state").toByteArray())) {
+    // Default layout: the timeline gets most of the height, the details a readable width.
+    resizeDocks({panels_dock}, {height() * 2 / 5}, Qt::Vertical);
+    resizeDocks({details_dock}, {420}, Qt::Horizontal);
+  }
+}
+
+MainWindow::~MainWindow() {
+  if (cancel_) *cancel_ = true;
+}
+
+void MainWindow::build_search_bar() {
+  auto* bar = new QWidget(this);
+  auto* h = new QHBoxLayout(bar);
+  h->setContentsMargins(6, 4, 6, 4);
+  search_ = new QLineEdit(bar);
+  search_->setPlaceholderText(tr("Filter by name (regular expression), e.g. nccl|gemm   [Ctrl+F]"));
+  search_->setClearButtonEnabled(true);
+  class_box_ = new QComboBox(bar);
+  class_box_->addItems({tr("all classes"), tr("compute"), tr("communication"), tr("memory"), tr("other")});
+  stream_box_ = new QComboBox(bar);
+  stream_box_->addItem(tr("all streams"), -1);
+  auto* prev = new QPushButton(tr("Previous"), bar);
+  auto* next = new QPushButton(tr("Next"), bar);
+  prev->setToolTip(tr("Previous match (Shift+F3)"));
+  next->setToolTip(tr("Next match (F3, Enter)"));
+  match_label_ = new QLabel(bar);
+  h->addWidget(new QLabel(tr("Search:"), bar));
+  h->addWidget(search_, 3);
+  h->addWidget(class_box_);
+  h->addWidget(stream_box_);
+  h->addWidget(prev);
+  h->addWidget(next);
+  h->addWidget(match_label_, 1);
+  static_cast<QVBoxLayout*>(centralWidget()->layout())->addWidget(bar);
+  connect(search_, &QLineEdit::textChanged, this, &MainWindow::on_filter_changed);
+  connect(class_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
+  connect(stream_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
+  connect(search_, &QLineEdit::returnPressed, this, [this] { view_->step_match(1); });
+  connect(next, &QPushButton::clicked, this, [this] { view_->step_match(1); });
+  connect(prev, &QPushButton::clicked, this, [this] { view_->step_match(-1); });
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open..."), QKeySequence::Open, this, [this] {
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Open traces"), QSettings().value("files/last_dir").toString(),
+        tr("Traces (*.sqlite *.json *.json.gz *.pt.trace.json);;All files (*)"));
+    if (!files.isEmpty()) {
+      QSettings().setValue("files/last_dir", QFileInfo(files.front()).absolutePath());
+      open(files);
+    }
+  });
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  update_recent_menu();
+  file->addAction(tr("&Compare with..."), this, [this] { emit panels_->compareRequested(); });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("Zoom to &fit"), QKeySequence(Qt::Key_0), view_, &TimelineView::zoom_to_fit);
+  view->addAction(tr("Zoom to &selection"), QKeySequence(Qt::Key_F), view_, &TimelineView::zoom_to_selection);
+  view->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  view->addSeparator();
+  view->addAction(tr("&Reset layout"), this, [this] {
+    for (QDockWidget* d : findChildren<QDockWidget*>()) {
+      d->setFloating(false);
+      d->show();
+    }
+    QSettings().remove("window/state");
+  });
+
+  QMenu* search = menuBar()->addMenu(tr("&Search"));
+  search->addAction(tr("&Find..."), QKeySequence::Find, this, [this] {
+    search_->setFocus();
+    search_->selectAll();
+  });
+  search->addAction(tr("&Next match"), QKeySequence(Qt::Key_F3), this, [this] { view_->step_match(1); });
+  search->addAction(tr("&Previous match"), QKeySequence(Qt::SHIFT | Qt::Key_F3), this, [this] { view_->step_match(-1); });
+  search->addAction(tr("&Clear filter"), this, [this] {
+    search_->clear();
+    class_box_->setCurrentIndex(0);
+    stream_box_->setCurrentIndex(0);
+  });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this, &MainWindow::show_shortcuts);
+  help->addAction(tr("&About c3scope"), this, [this] {
+    QMessageBox::about(this, tr("About c3scope"),
+                       tr("<b>c3scope %1</b><br>Concurrent computation and communication on GPUs: what "
+                          "overlapped, what was exposed, and what slowed down.")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::show_shortcuts() {
+  QMessageBox box(this);
+  box.setWindowTitle(tr("Keyboard and mouse"));
+  box.setTextFormat(Qt::RichText);
+  box.setText(tr("<table cellpadding='3'>"
+                 "<tr><td><b>W / S</b></td><td>zoom in / out (at the mouse)</td></tr>"
+                 "<tr><td><b>A / D</b></td><td>pan left / right (Shift: faster)</td></tr>"
+                 "<tr><td><b>Mouse wheel</b></td><td>zoom at the cursor; Shift+wheel pans; Alt+wheel "
+                 "or wheel over the labels scrolls rows</td></tr>"
+                 "<tr><td><b>Drag</b></td><td>select a time range (details show its overlap, exposed "
+                 "communication, top kernels)</td></tr>"
+                 "<tr><td><b>Shift+drag, middle or right drag</b></td><td>pan</td></tr>"
+                 "<tr><td><b>Click / double-click</b></td><td>select an item / zoom to it</td></tr>"
+                 "<tr><td><b>F</b></td><td>zoom to the selection</td></tr>"
+                 "<tr><td><b>0 or Home</b></td><td>whole trace</td></tr>"
+                 "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
+                 "<tr><td><b>Ctrl+F</b></td><td>search (regular expression, class, stream)</td></tr>"
+                 "<tr><td><b>F3 / Shift+F3, N / Shift+N, Enter</b></td><td>next / previous match</td></tr>"
+                 "<tr><td><b>Overview strip</b></td><td>click or drag to move the window</td></tr>"
+                 "<tr><td><b>Labels</b></td><td>click a group to collapse it; right-click to hide or "
+                 "move a row</td></tr>"
+                 "<tr><td><b>Rows panel</b></td><td>untick to hide; Alt+Up / Alt+Down to reorder</td></tr>"
+                 "<tr><td><b>Ctrl+O, Ctrl+Q, F1</b></td><td>open, quit, this help</td></tr>"
+                 "</table>"));
+  box.exec();
+}
+
+void MainWindow::update_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings().value("files/recent").toStringList();
+  for (const QString& entry : recent) {
+    const QStringList paths = entry.split('\n');
+    const QString text = paths.size() == 1 ? paths.front() : tr("%1 (+%2 more)").arg(paths.front()).arg(paths.size() - 1);
+    recent_menu_->addAction(text, this, [this, paths] { open(paths); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+  if (!recent.isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear"), this, [this] {
+      QSettings().remove("files/recent");
+      update_recent_menu();
+    });
+  }
+}
+
+void MainWindow::add_recent(const QStringList& paths) {
+  QStringList abs;
+  abs.reserve(paths.size());
+  for (const QString& p : paths) abs << QFileInfo(p).absoluteFilePath();
+  QSettings s;
+  QStringList recent = s.value("files/recent").toStringList();
+  recent.removeAll(join_paths(abs));
+  recent.prepend(join_paths(abs));
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  s.setValue("files/recent", recent);
+  update_recent_menu();
+}
+
+void MainWindow::open(const QStringList& paths, std::function<void(bool)> done) {
+  start_load(paths, false, std::move(done));
+}
+
+void MainWindow::compare_with(const QStringList& paths, std::function<void(bool)> done) {
+  if (!doc_) {
+    show_error(tr("Open a trace first, then compare it with another one."));
+    if (done) done(false);
+    return;
+  }
+  start_load(paths, true, std::move(done));
+}
+
+void MainWindow::start_load(const QStringList& paths, bool compare, std::function<void(bool)> done) {
+  if (loading_) {
+    show_error(tr("Still loading the previous traces; wait for them or cancel."));
+    if (done) done(false);
+    return;
+  }
+  loading_ = true;
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  auto cancel = cancel_;
+  auto* dialog = new QProgressDialog(tr("Loading %1").arg(QFileInfo(paths.front()).fileName()), tr("Cancel"), 0, 1000, this);
+  dialog->setWindowTitle(tr("c3scope"));
+  dialog->setMinimumDuration(400);
+  dialog->setWindowModality(Qt::WindowModal);
+  dialog->setAutoClose(false);
+  dialog->setAutoReset(false);
+  connect(dialog, &QProgressDialog::canceled, this, [cancel] { *cancel = true; });
+  QPointer<QProgressDialog> guard(dialog);
+  auto progress = [guard](double f, const QString& what) {
+    QMetaObject::invokeMethod(
+        qApp,
+        [guard, f, what] {
+          if (guard) {
+            guard->setValue(static_cast<int>(f * 1000));
+            guard->setLabelText(what);
+          }
+        },
+        Qt::QueuedConnection);
+  };
+  auto* watcher = new QFutureWatcher<std::pair<Document*, QString>>(this);
+  connect(watcher, &QFutureWatcher<std::pair<Document*, QString>>::finished, this,
+          [this, watcher, dialog, paths, compare, done = std::move(done)] {
+            auto [raw, error] = watcher->result();
+            std::unique_ptr<Document> doc(raw);
+            watcher->deleteLater();
+            dialog->deleteLater();
+            loading_ = false;
+            if (!doc) {
+              show_error(error);
+              if (done) done(false);
+              return;
+            }
+            add_recent(paths);
+            if (compare) {
+              other_ = std::move(doc);
+              panels_->set_comparison(other_.get());
+              panels_->setCurrentWidget(panels_->compare_page());
+            } else {
+              set_document(std::move(doc));
+            }
+            if (done) done(true);
+          });
+  watcher->setFuture(QtConcurrent::run([paths, cancel, progress]() -> std::pair<Document*, QString> {
+    LoadError err;
+    std::unique_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
+    return {doc.release(), err.message};
+  }));
+}
+
+void MainWindow::set_document(std::unique_ptr<Document> doc) {
+  view_->set_document(nullptr);
+  details_->set_document(nullptr);
+  panels_->set_document(nullptr);
+  rows_model_.set(nullptr);
+  other_.reset();
+  doc_ = std::move(doc);
+  setWindowTitle(QString("%1 - c3scope").arg(doc_->title()));
+  // Streams for the filter.
+  {
+    const QSignalBlocker block(stream_box_);
+    stream_box_->clear();
+    stream_box_->addItem(tr("all streams"), -1);
+    std::set<int32_t> streams(doc_->trace.activities.stream.begin(), doc_->trace.activities.stream.end());
+    for (const int32_t s : streams) stream_box_->addItem(tr("stream %1").arg(s), s);
+  }
+  view_->set_document(doc_.get());
+  details_->set_document(doc_.get());
+  panels_->set_document(doc_.get());
+  rows_model_.set(doc_->timeline.get());
+  on_filter_changed();
+  const analyzer::Breakdown& b = doc_->report.overall.b;
+  status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
+                       .arg(doc_->trace.activities.size())
+                       .arg(doc_->trace.processes.size())
+                       .arg(format_pct(b.overlap_pct), format_duration(static_cast<double>(b.exposed_comm))));
+}
+
+int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
+  if (!doc_) return 0;
+  Timeline& tl = *doc_->timeline;
+  if (regex.isEmpty() && cls < 0 && stream < 0) {
+    tl.clear_filter();
+    view_->relayout();
+    return -2;
+  }
+  const QRegularExpression re(regex, QRegularExpression::CaseInsensitiveOption);
+  if (!re.isValid()) return -1;
+  const analyzer::Trace& t = doc_->trace;
+  // Names are interned: match each distinct name once.
+  std::vector<uint8_t> name_ok(t.names.size(), 1);
+  if (!regex.isEmpty()) {
+    for (size_t i = 0; i < t.names.size(); ++i) {
+      name_ok[i] = re.match(QString::fromStdString(t.names[i])).hasMatch() ? 1 : 0;
+    }
+  }
+  auto text_ok = [&](const std::string& s) { return regex.isEmpty() || re.match(QString::fromStdString(s)).hasMatch(); };
+  const auto want = static_cast<Class>(cls);
+  const size_t kept = tl.filter([&](const Row& r, uint32_t x) {
+    switch (r.kind) {
+      case RowKind::stream: {
+        const analyzer::Activities& a = t.activities;
+        if (stream >= 0 && a.stream[x] != stream) return false;
+        if (cls >= 0 && a.cls[x] != want) return false;
+        return a.name[x] >= 0 ? name_ok[static_cast<size_t>(a.name[x])] != 0 : regex.isEmpty();
+      }
+      case RowKind::collectives:
+        if (stream >= 0 || (cls >= 0 && want != Class::communication)) return false;
+        return text_ok(t.collectives[x].op);
+      case RowKind::nvtx:
+        if (stream >= 0 || cls >= 0) return false;
+        return text_ok(t.ranges[x].name);
+      default: return true;
+    }
+  });
+  view_->relayout();
+  return static_cast<int64_t>(kept);
+}
+
+void MainWindow::on_filter_changed() {
+  const int cls = class_box_->currentIndex() - 1;
+  const int stream = stream_box_->currentData().isValid() ? stream_box_->currentData().toInt() : -1;
+  const int64_t kept = apply_filter(search_->text(), cls, stream);
+  QPalette pal = search_->palette();
+  if (kept == -1) {
+    match_label_->setText(tr("not a valid regular expression"));
+    pal.setColor(QPalette::Text, Qt::red);
+  } else if (kept == -2) {
+    match_label_->clear();
+    pal = QApplication::palette(search_);
+  } else {
+    match_label_->setText(tr("%1 matches").arg(kept));
+    pal = QApplication::palette(search_);
+  }
+  search_->setPalette(pal);
+}
+
+void MainWindow::on_item_selected(int row, qint64 item) {
+  view_->set_links(details_->show_item(row, item));
+}
+
+void MainWindow::select_collective(size_t c) {
+  if (!doc_) return;
+  const auto [row, item] = doc_->timeline->find_collective(c);
+  if (row >= 0) view_->select(row, item, true);
+}
+
+void MainWindow::show_error(const QString& message) {
+  last_error_ = message;
+  if (quiet_errors_) {
+    fprintf(stderr, "c3scope-gui: %s\n", message.toLocal8Bit().constData());
+    return;
+  }
+  QMessageBox::warning(this, tr("c3scope"), message);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  QSettings s;
+  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/state", saveState());
+  if (cancel_) *cancel_ = true;
+  QMainWindow::closeEvent(e);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  QStringList paths;
+  for (const QUrl& u : e->mimeData()->urls()) {
+    if (u.isLocalFile()) paths << u.toLocalFile();
+  }
+  if (!paths.isEmpty()) {
+    e->acceptProposedAction();
+    open(paths);
+  }
+}
+
+}  // namespace c3::gui

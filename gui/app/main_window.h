@@ -1,0 +1,84 @@
+// The main window: the timeline in the middle, the details panel on the right, the analysis
+// panels below, the row tree on the left; menus, search bar, recent files, drag and drop.
+// Loading and analysis run on a worker thread with a cancellable progress dialog.
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "c3/gui/document.h"
+#include "c3/gui/models.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressDialog;
+class QTreeView;
+
+namespace c3::gui {
+
+class TimelineView;
+class DetailsPanel;
+class AnalysisPanels;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens traces in the background; `done(ok)` runs on the GUI thread when loading ends.
+  void open(const QStringList& paths, std::function<void(bool)> done = {});
+  void compare_with(const QStringList& paths, std::function<void(bool)> done = {});
+  Document* document() const { return doc_.get(); }
+  TimelineView* timeline() const { return view_; }
+  DetailsPanel* details() const { return details_; }
+  AnalysisPanels* panels() const { return panels_; }
+  // Errors are shown in a dialog (interactive) or printed (screenshot mode).
+  void set_quiet_errors(bool quiet) { quiet_errors_ = quiet; }
+  const QString& last_error() const { return last_error_; }
+  // Search: applies the name regex, class and stream filters; returns items kept (-1: bad regex).
+  int64_t apply_filter(const QString& regex, int cls, int stream);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void build_menus();
+  void build_search_bar();
+  void update_recent_menu();
+  void add_recent(const QStringList& paths);
+  void set_document(std::unique_ptr<Document> doc);
+  void start_load(const QStringList& paths, bool compare, std::function<void(bool)> done);
+  void show_error(const QString& message);
+  void show_shortcuts();
+  void on_filter_changed();
+  void on_item_selected(int row, qint64 item);
+  void select_collective(size_t c);
+
+  std::unique_ptr<Document> doc_;
+  std::unique_ptr<Document> other_;
+  TimelineView* view_ = nullptr;
+  DetailsPanel* details_ = nullptr;
+  AnalysisPanels* panels_ = nullptr;
+  RowsModel rows_model_;
+  QTreeView* rows_view_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QComboBox* class_box_ = nullptr;
+  QComboBox* stream_box_ = nullptr;
+  QLabel* match_label_ = nullptr;
+  QLabel* status_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  bool loading_ = false;
+  bool quiet_errors_ = false;
+  QString last_error_;
+};
+
+}  // namespace c3::gui

@@ -1,0 +1,264 @@
+#include "panels.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QHeaderView>
+#include <QHorizontalStackedBarSeries>
+#include <QLabel>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <QValueAxis>
+
+#include "bench_charts.h"
+#include "c3/gui/format.h"
+#include "theme.h"
+
+namespace c3::gui {
+
+using analyzer::Class;
+
+QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
+  auto* proxy = new QSortFilterProxyModel(parent);
+  proxy->setSourceModel(model);
+  proxy->setSortRole(kSortRole);
+  auto* view = new QTableView(parent);
+  view->setModel(proxy);
+  view->setSortingEnabled(true);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  view->setAlternatingRowColors(true);
+  view->verticalHeader()->setVisible(false);
+  view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  view->sortByColumn(-1, Qt::AscendingOrder);
+  // Columns fit their contents (Qt samples the rows in view), capped so one long kernel name
+  // does not push the numbers out of sight.
+  QObject::connect(model, &QAbstractItemModel::modelReset, view, [view] {
+    view->resizeColumnsToContents();
+    for (int c = 0; c < view->model()->columnCount(); ++c) {
+      view->setColumnWidth(c, std::min(view->columnWidth(c), 360));
+    }
+  });
+  return view;
+}
+
+namespace {
+
+QLabel* heading(const QString& text, QWidget* parent) {
+  auto* l = new QLabel(QString("<b>%1</b>").arg(text), parent);
+  return l;
+}
+
+}  // namespace
+
+AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
+  setDocumentMode(true);
+  // Summary: headline, per-rank bars, table, skew.
+  summary_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(summary_page_);
+    headline_ = new QLabel(summary_page_);
+    headline_->setTextFormat(Qt::RichText);
+    headline_->setWordWrap(true);
+    lay->addWidget(headline_);
+    auto* split = new QSplitter(Qt::Horizontal, summary_page_);
+    bars_ = new QChartView(split);
+    bars_->setRenderHint(QPainter::Antialiasing);
+    bars_->setMinimumHeight(160);
+    auto* right = new QWidget(split);
+    auto* rl = new QVBoxLayout(right);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->addWidget(heading(tr("Per rank"), right));
+    rl->addWidget(make_table(&summary_, right));
+    rl->addWidget(heading(tr("Stragglers and skew (matched collectives)"), right));
+    rl->addWidget(make_table(&skew_, right));
+    split->addWidget(bars_);
+    split->addWidget(right);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    split->setSizes({500, 900});
+    lay->addWidget(split, 1);
+  }
+  addTab(summary_page_, tr("Summary"));
+
+  collectives_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(collectives_page_);
+    lay->addWidget(new QLabel(tr("Every communication kernel; double-click a row to show it in the timeline."),
+                              collectives_page_));
+    collectives_view_ = make_table(&collectives_, collectives_page_);
+    lay->addWidget(collectives_view_, 1);
+    connect(collectives_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+      const QVariant v = i.data(kActivityRole);
+      if (v.isValid()) emit activityRequested(v.toULongLong());
+    });
+  }
+  addTab(collectives_page_, tr("Collectives"));
+
+  interference_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(interference_page_);
+    auto* split = new QSplitter(Qt::Vertical, interference_page_);
+    auto* top = new QWidget(split);
+    auto* tl = new QVBoxLayout(top);
+    tl->setContentsMargins(0, 0, 0, 0);
+    tl->addWidget(heading(tr("Interference: durations alone vs overlapped with the other class, per signature"), top));
+    tl->addWidget(make_table(&interference_, top));
+    auto* bottom = new QWidget(split);
+    auto* bl = new QVBoxLayout(bottom);
+    bl->setContentsMargins(0, 0, 0, 0);
+    bl->addWidget(heading(tr("Contention: SM oversubscription, copy-engine sharing, launch queueing"), bottom));
+    bl->addWidget(make_table(&contention_, bottom));
+    split->addWidget(top);
+    split->addWidget(bottom);
+    lay->addWidget(split);
+  }
+  addTab(interference_page_, tr("Interference"));
+
+  bench_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(bench_page_);
+    auto* split = new QSplitter(Qt::Vertical, bench_page_);
+    charts_ = new BenchCharts(split);
+    split->addWidget(charts_);
+    split->addWidget(make_table(&bench_, split));
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    lay->addWidget(split);
+  }
+  addTab(bench_page_, tr("Microbenchmarks"));
+
+  compare_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(compare_page_);
+    auto* row = new QHBoxLayout();
+    compare_label_ = new QLabel(tr("Compare the open trace with another one (B - A)."), compare_page_);
+    auto* button = new QPushButton(tr("Compare with..."), compare_page_);
+    connect(button, &QPushButton::clicked, this, &AnalysisPanels::compareRequested);
+    row->addWidget(compare_label_, 1);
+    row->addWidget(button);
+    lay->addLayout(row);
+    lay->addWidget(make_table(&compare_, compare_page_), 1);
+  }
+  addTab(compare_page_, tr("Compare"));
+}
+
+void AnalysisPanels::set_document(const Document* doc) {
+  doc_ = doc;
+  summary_.set(doc);
+  skew_.set(doc);
+  collectives_.set(doc);
+  interference_.set(doc);
+  contention_.set(doc);
+  bench_.set(doc);
+  charts_->set(doc != nullptr ? &doc->trace : nullptr);
+  set_comparison(nullptr);
+  update_summary();
+  update_bars();
+}
+
+void AnalysisPanels::set_comparison(const Document* other) {
+  other_ = other;
+  compare_.set(doc_, other_);
+  if (doc_ != nullptr && other_ != nullptr) {
+    compare_label_->setText(tr("A: %1    B: %2    (difference: B - A)").arg(doc_->title(), other_->title()));
+  } else {
+    compare_label_->setText(tr("Compare the open trace with another one (B - A)."));
+  }
+}
+
+void AnalysisPanels::update_summary() {
+  if (doc_ == nullptr) {
+    headline_->setText(tr("No trace open."));
+    return;
+  }
+  const analyzer::Breakdown& b = doc_->report.overall.b;
+  const bool dark = is_dark(palette());
+  const QString hid = hidden_color(dark).name();
+  const QString exp = exposed_color(dark).name();
+  QString s = tr("<span style='font-size:large'><b>%1</b> of communication hidden under compute"
+                 " &nbsp; <span style='color:%2'>■</span> hidden %3 &nbsp; <span style='color:%4'>■</span>"
+                 " exposed %5</span>")
+                  .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)), exp,
+                       format_duration(static_cast<double>(b.exposed_comm)));
+  s += tr("<br>span %1 (summed over %2 processes) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed memcpy %5"
+          " &nbsp; %6 kernels, %7 copies, %8 sets")
+           .arg(format_duration(static_cast<double>(b.span)))
+           .arg(doc_->trace.processes.size())
+           .arg(format_duration(static_cast<double>(b.idle)), format_duration(static_cast<double>(b.compute())),
+                format_duration(static_cast<double>(b.exposed_memcpy)))
+           .arg(doc_->report.kernels)
+           .arg(doc_->report.memcpys)
+           .arg(doc_->report.memsets);
+  if (doc_->trace.skipped > 0) {
+    s += tr("<br><span style='color:%1'>%2 rows could not be used (first: %3)</span>")
+             .arg(exp)
+             .arg(doc_->trace.skipped)
+             .arg(QString::fromStdString(doc_->trace.first_skipped).toHtmlEscaped());
+  }
+  headline_->setText(s);
+}
+
+void AnalysisPanels::update_bars() {
+  auto* chart = new QChart();
+  const bool dark = is_dark(palette());
+  chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+  chart->setTitle(tr("Time per rank: where the span went"));
+  chart->setAnimationOptions(QChart::NoAnimation);
+  if (doc_ != nullptr && !doc_->report.processes.empty()) {
+    auto* series = new QHorizontalStackedBarSeries();
+    auto* compute = new QBarSet(tr("compute"));
+    auto* exposed = new QBarSet(tr("exposed comm"));
+    auto* copies = new QBarSet(tr("exposed memcpy"));
+    auto* other = new QBarSet(tr("other"));
+    auto* idle = new QBarSet(tr("idle"));
+    compute->setColor(class_color(Class::compute, dark));
+    exposed->setColor(exposed_color(dark));
+    copies->setColor(class_color(Class::memory, dark));
+    other->setColor(class_color(Class::other, dark));
+    idle->setColor(dark ? QColor(70, 70, 70) : QColor(220, 220, 220));
+    QStringList cats;
+    double most = 0;
+    // Bars in milliseconds; ranks bottom to top in rank order.
+    for (auto it = doc_->report.processes.rbegin(); it != doc_->report.processes.rend(); ++it) {
+      const analyzer::Breakdown& b = it->b;
+      cats << QString::fromStdString(doc_->trace.processes[static_cast<size_t>(it->process)].label());
+      *compute << static_cast<double>(b.compute()) / 1e6;
+      *exposed << static_cast<double>(b.exposed_comm) / 1e6;
+      *copies << static_cast<double>(b.exposed_memcpy) / 1e6;
+      *other << static_cast<double>(b.exposed_other) / 1e6;
+      *idle << static_cast<double>(b.idle) / 1e6;
+      most = std::max(most, static_cast<double>(b.span) / 1e6);
+    }
+    series->append(compute);
+    series->append(exposed);
+    series->append(copies);
+    series->append(other);
+    series->append(idle);
+    chart->addSeries(series);
+    auto* y = new QBarCategoryAxis();
+    y->append(cats);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(y);
+    auto* x = new QValueAxis();
+    x->setTitleText(tr("ms"));
+    x->setRange(0, most > 0 ? most * 1.02 : 1);
+    x->applyNiceNumbers();
+    x->setLabelFormat("%.0f");
+    chart->addAxis(x, Qt::AlignBottom);
+    series->attachAxis(x);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+  }
+  QChart* old = bars_->chart();
+  bars_->setChart(chart);
+  delete old;
+}
+
+}  // namespace c3::gui

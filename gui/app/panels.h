@@ -1,0 +1,68 @@
+// The analysis panels beside the timeline: summary (headline numbers, per-rank breakdown bars,
+// skew/straggler table), collectives, interference and contention, microbenchmark results, and
+// the comparison of two traces.
+#pragma once
+
+#include <QTabWidget>
+
+#include "c3/gui/document.h"
+#include "c3/gui/models.h"
+
+class QLabel;
+class QTableView;
+class QChartView;
+class QSortFilterProxyModel;
+
+namespace c3::gui {
+
+class BenchCharts;
+
+class AnalysisPanels : public QTabWidget {
+  Q_OBJECT
+ public:
+  explicit AnalysisPanels(QWidget* parent = nullptr);
+  void set_document(const Document* doc);
+  // Compare: `other` side by side with the open document (nullptr hides the comparison).
+  void set_comparison(const Document* other);
+
+  QTableView* collectives_view() const { return collectives_view_; }
+  QWidget* summary_page() const { return summary_page_; }
+  QWidget* collectives_page() const { return collectives_page_; }
+  QWidget* interference_page() const { return interference_page_; }
+  QWidget* bench_page() const { return bench_page_; }
+  QWidget* compare_page() const { return compare_page_; }
+
+ signals:
+  // Double-click in the collectives table: show that activity in the timeline.
+  void activityRequested(qulonglong activity);
+  void compareRequested();
+
+ private:
+  void update_summary();
+  void update_bars();
+
+  const Document* doc_ = nullptr;
+  const Document* other_ = nullptr;
+  SummaryModel summary_;
+  SkewModel skew_;
+  CollectivesModel collectives_;
+  InterferenceModel interference_;
+  ContentionModel contention_;
+  BenchModel bench_;
+  CompareModel compare_;
+  QLabel* headline_ = nullptr;
+  QChartView* bars_ = nullptr;
+  QTableView* collectives_view_ = nullptr;
+  QLabel* compare_label_ = nullptr;
+  BenchCharts* charts_ = nullptr;
+  QWidget* summary_page_ = nullptr;
+  QWidget* collectives_page_ = nullptr;
+  QWidget* interference_page_ = nullptr;
+  QWidget* bench_page_ = nullptr;
+  QWidget* compare_page_ = nullptr;
+};
+
+// A sortable, read-only table view over a model (sorting by kSortRole).
+QTableView* make_table(QAbstractItemModel* model, QWidget* parent);
+
+}  // namespace c3::gui

@@ -1,0 +1,48 @@
+// One opened set of traces: the loaded trace, its analysis and its timeline rows. Loading runs
+// off the GUI thread (load_document), reporting progress and honouring cancellation.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QTemporaryDir>
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/report.h"
+#include "c3/analyzer/trace.h"
+#include "c3/gui/timeline.h"
+
+namespace c3::gui {
+
+struct Document {
+  QStringList paths;
+  // Traces imported from PyTorch or Nsight files live here while the document is open.
+  std::unique_ptr<QTemporaryDir> imported;
+  // The trace database of each process (Trace::processes order): the file opened, or the
+  // imported copy of it (Process::source names what the user opened).
+  std::vector<std::string> process_db;
+  analyzer::Trace trace;
+  analyzer::Report report;
+  std::unique_ptr<Timeline> timeline;
+  // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
+  std::vector<std::array<float, analyzer::kClasses>> overview;
+  static constexpr int kOverviewBuckets = 2048;
+  QString title() const;
+};
+
+struct LoadError {
+  QString message;  // one sentence naming the file
+};
+
+// Loads (and imports: PyTorch or Nsight files are converted into a temporary trace first),
+// analyzes and lays out. `progress(fraction 0..1, what)`; returns nullptr with `error` set on
+// failure, or when `cancel` became true.
+std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
+                                        const std::function<void(double, const QString&)>& progress,
+                                        LoadError* error);
+
+}  // namespace c3::gui

@@ -1,0 +1,251 @@
+// Table models of the analysis panels, over a Document's report. Each cell has a display text
+// and, under kSortRole, a number to sort by (QSortFilterProxyModel with sortRole kSortRole):
+// numeric columns sort by a double (absent values, shown "-", sort first), text columns by their
+// text. Numeric columns are right-aligned.
+#pragma once
+
+#include <QAbstractItemModel>
+#include <QAbstractTableModel>
+#include <QStringList>
+#include <vector>
+
+#include "c3/gui/document.h"
+
+namespace c3::gui {
+
+inline constexpr int kSortRole = Qt::UserRole;
+// Collectives: the Activities row of the kernel, to jump to it in the timeline.
+inline constexpr int kActivityRole = Qt::UserRole + 1;
+
+// A read-only table with fixed headers; subclasses fill cell(row, column).
+class TableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  explicit TableModel(QStringList headers, QObject* parent = nullptr);
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+
+ protected:
+  struct Cell {
+    QString text;
+    QVariant sort;       // double for numeric columns, QString for text columns
+    QString tooltip;     // empty: none
+    bool right = false;  // right-aligned (numbers)
+  };
+  virtual Cell cell(int row, int column) const = 0;
+  virtual QVariant extra(int /*row*/, int /*role*/) const { return {}; }
+
+  // Cell makers: text, text sorted by a number (ranks), number (right-aligned, sorted by `sort`),
+  // duration in ns, and an absent number ("-" or another text, sorted before every number).
+  static Cell text_cell(const QString& text, const QString& tooltip = {});
+  static Cell label_cell(const QString& text, double sort, const QString& tooltip = {});
+  static Cell number_cell(const QString& text, double sort, const QString& tooltip = {});
+  static Cell duration_cell(double ns, const QString& tooltip = {});
+  static Cell absent_cell(const QString& text = QStringLiteral("-"), const QString& tooltip = {});
+
+ private:
+  QStringList headers_;
+};
+
+// Per rank (and overall): span, idle, compute, communication, overlap %, exposed comm and memcpy.
+class SummaryModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    kScope,
+    kSpan,
+    kIdle,
+    kCompute,
+    kCommunication,
+    kOverlap,
+    kExposedComm,
+    kExposedMemcpy
+  };
+  explicit SummaryModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// One row per communication activity: rank, op, bytes, duration, algbw, busbw, overlap %, kernel.
+class CollectivesModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column { kRank, kOp, kBytes, kDuration, kAlgbw, kBusbw, kOverlap, kKernel };
+  explicit CollectivesModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+  QVariant extra(int row, int role) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// Durations alone vs overlapped per operation, with the slowdown and its 95% interval.
+class InterferenceModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    kOperation,
+    kClass,
+    kAlone,
+    kOverlapped,
+    kMedianAlone,
+    kMedianOverlapped,
+    kSlowdown
+  };
+  explicit InterferenceModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// Per (process, device): SM oversubscription, copy-engine sharing, launch queueing, copy bandwidth.
+class ContentionModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    kDevice,
+    kOversubscribed,
+    kTopKernel,
+    kCopySharing,
+    kQueueMedian,
+    kQueueP95,
+    kCopyShare
+  };
+  explicit ContentionModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// Across ranks: matched collectives, wait and straggler count per rank, clock offset.
+class SkewModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column { kRank, kMatched, kWait, kStraggler, kClockOffset };
+  explicit SkewModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// c3bench results found in the traces.
+class BenchModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    kBackend,
+    kData,  // "simulated" or "real"
+    kLabel,
+    kScenario,
+    kTComp,
+    kTComm,
+    kTC3,
+    kComputeSlowdown,
+    kCommSlowdown,
+    kIdealSpeedup,
+    kRealizedSpeedup,
+    kFractionOfIdeal
+  };
+  explicit BenchModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  void set(const Document* doc);
+  int rowCount(const QModelIndex& parent = {}) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document* doc_ = nullptr;
+};
+
+// Two documents' overall metrics side by side, with the difference (B - A).
+class CompareModel : public TableModel {
+  Q_OBJECT
+ public:
+  enum Column { kMetric, kA, kB, kDifference };
+  // Rows, in order.
+  enum Metric {
+    kSpanRow,
+    kBusyRow,
+    kIdleRow,
+    kComputeRow,
+    kCommunicationRow,
+    kMemoryRow,
+    kOverlapRow,
+    kExposedCommRow,
+    kExposedMemcpyRow,
+    kKernelsRow,
+    kMemcpysRow,
+    kMetricRows
+  };
+  explicit CompareModel(const Document* a = nullptr, const Document* b = nullptr,
+                        QObject* parent = nullptr);
+  void set(const Document* a, const Document* b);
+  int rowCount(const QModelIndex& parent = {}) const override;
+  // Column A and B's tooltips name their documents.
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ protected:
+  Cell cell(int row, int column) const override;
+
+ private:
+  const Document *a_ = nullptr, *b_ = nullptr;
+};
+
+// The timeline's row tree (groups, streams, ...) with a check state per row to hide it. An
+// index's internalId is its timeline row.
+class RowsModel : public QAbstractItemModel {
+  Q_OBJECT
+ public:
+  explicit RowsModel(Timeline* timeline = nullptr, QObject* parent = nullptr);
+  void set(Timeline* timeline);
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+  // The timeline row of an index (-1 for an invalid one), and the index of a timeline row.
+  int row_of(const QModelIndex& index) const;
+  QModelIndex index_of(int timeline_row, int column = 0) const;
+  // Moves a row among its siblings (Timeline::move) and tells the views (layoutChanged).
+  bool move(const QModelIndex& index, int delta);
+  // Re-reads every check state after the timeline changed behind the model's back (reveal()).
+  void sync();
+
+ signals:
+  void rowsChangedInTimeline();
+
+ private:
+  const std::vector<int>& children(int row) const;
+  void sync_children(int row);
+  Timeline* timeline_ = nullptr;
+};
+
+}  // namespace c3::gui

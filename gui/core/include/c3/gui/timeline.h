@@ -1,0 +1,140 @@
+// The timeline's rows and its level of detail, with no widget in sight (tested headless).
+//
+// Rows: host > process (rank) > device > stream rows (kernels, copies, sets) and an overlap row
+// per device (communication hidden under compute vs exposed), a collectives row per
+// communicator of each process, NVTX rows per thread and nesting depth. Groups collapse; rows
+// can be hidden and reordered among their siblings.
+//
+// Level of detail: a row's items are sorted by start; painting a window binary-searches its
+// first item and folds every run of items narrower than a pixel into one counted block, jumping
+// over the folded items with a second binary search (block maxima of item ends keep wide items
+// visible). The work per row and frame is O(pixels x log items), never O(items).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "c3/analyzer/trace.h"
+
+namespace c3::gui {
+
+enum class RowKind : uint8_t { group, stream, overlap, collectives, nvtx };
+
+// An overlap row's span kinds.
+enum class OverlapKind : uint8_t { hidden = 0, exposed = 1 };
+
+// What a row shows (for tooltips, selection and painting).
+enum class ItemKind : uint8_t { activity, collective, range, span };
+
+struct Row {
+  RowKind kind = RowKind::group;
+  std::string label;
+  int parent = -1;
+  std::vector<int> children;
+  bool expanded = true;
+  bool hidden = false;
+  int process = -1;
+  int device = -1;
+  int64_t key = 0;  // stream id, thread id, or communicator index
+  // Clock alignment: added to every timestamp of the row (its process's offset from the
+  // analyzer's align_clocks), so that several ranks line up in one view.
+  int64_t offset = 0;
+  int nvtx_depth = 0;
+  // Items sorted by start: activity rows (stream), collective indices (collectives), range
+  // indices (nvtx); overlap rows keep their spans.
+  std::vector<uint32_t> items;
+  std::vector<uint32_t> all_items;  // while a filter is on: every item (items holds the kept ones)
+  struct Span {
+    int64_t start = 0, end = 0;
+    OverlapKind kind = OverlapKind::hidden;
+  };
+  std::vector<Span> spans;
+  int64_t max_duration = 0;             // longest item, to find the first visible one
+  std::vector<int64_t> block_max_end;   // max end per kBlock items
+  std::vector<uint8_t> block_classes;   // class bits per kBlock items
+};
+
+inline constexpr size_t kBlock = 256;
+
+// The visible window: time at x = 0, nanoseconds per pixel, width in pixels.
+struct Viewport {
+  double t0 = 0;
+  double ns_per_px = 1;
+  int width = 1;
+  double x_of(int64_t t) const { return (static_cast<double>(t) - t0) / ns_per_px; }
+  double t_of(double x) const { return t0 + x * ns_per_px; }
+  double t1() const { return t0 + ns_per_px * width; }
+};
+
+// One thing to paint: a single item (count 1) or a folded block of `count` items.
+struct LodItem {
+  double x0 = 0, x1 = 0;
+  uint32_t first = 0;  // items[] index of the (first) item
+  uint32_t count = 1;
+  uint8_t classes = 0;  // class bits (1 << analyzer::Class); overlap rows: 1 << OverlapKind
+};
+
+class Timeline {
+ public:
+  // Builds every row from a loaded trace (its activities sorted as the analyzer sorts them;
+  // Process::offset_ns, set by analyzer::analyze / align_clocks, shifts each process's rows).
+  explicit Timeline(const analyzer::Trace& trace);
+
+  const analyzer::Trace& trace() const { return *trace_; }
+  const std::vector<Row>& rows() const { return rows_; }
+  Row& row(int i) { return rows_[static_cast<size_t>(i)]; }
+  const Row& row(int i) const { return rows_[static_cast<size_t>(i)]; }
+  const std::vector<int>& roots() const { return roots_; }
+
+  // Rows in display order: depth-first over expanded groups, hidden rows left out.
+  std::vector<int> visible_rows() const;
+  // Moves row `i` by `delta` places among its siblings (reordering); false if it cannot move.
+  bool move(int i, int delta);
+
+  int64_t first_ns() const { return first_; }
+  int64_t last_ns() const { return last_; }
+
+  // Start/end of item k of a row (activities, collectives' GPU spans, ranges, overlap spans).
+  int64_t start(const Row& r, size_t k) const;
+  int64_t end(const Row& r, size_t k) const;
+  uint8_t classes(const Row& r, size_t k) const;
+  size_t size(const Row& r) const { return r.kind == RowKind::overlap ? r.spans.size() : r.items.size(); }
+  std::string name(const Row& r, size_t k) const;
+  // The row showing activity `a` (a stream row) and its items[] index, or {-1, -1}.
+  std::pair<int, int64_t> find_activity(size_t a) const;
+  // The collectives row and index of collective `c`, or {-1, -1}.
+  std::pair<int, int64_t> find_collective(size_t c) const;
+  // Filtering (search by name, class, stream): keeps the items of stream, collectives and NVTX
+  // rows for which keep(row, trace index) holds (activity, collective or range index); the
+  // other items are set aside until clear_filter(). Returns the items kept.
+  size_t filter(const std::function<bool(const Row&, uint32_t)>& keep);
+  void clear_filter();
+  bool filtered() const { return filtered_; }
+  // Makes row i visible: expands its ancestors and un-hides it.
+  void reveal(int i);
+
+  // What to paint for a row in a viewport (folded below `min_px` pixels).
+  std::vector<LodItem> lod(const Row& r, const Viewport& v, double min_px = 1.0) const;
+  // The item of a row under time t (within `slack` ns), or -1.
+  int64_t hit(const Row& r, double t, double slack) const;
+
+  // Busy time of each class in `buckets` equal slices of the whole trace (the overview strip).
+  std::vector<std::array<float, analyzer::kClasses>> overview(int buckets) const;
+
+ private:
+  void build();
+  void finish(Row& r);
+  int add(Row r);
+
+  const analyzer::Trace* trace_;
+  std::vector<Row> rows_;
+  std::vector<int> roots_;
+  int64_t first_ = 0, last_ = 0;
+  bool filtered_ = false;
+};
+
+}  // namespace c3::gui

@@ -1,0 +1,112 @@
+#include "c3/gui/document.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "c3/analyzer/load.h"
+#include "c3/importer/importer.h"
+#include "c3/tracedb/reader.h"
+
+namespace c3::gui {
+namespace {
+struct Cancelled {};
+}  // namespace
+
+QString Document::title() const {
+  if (paths.size() == 1) return QFileInfo(paths.front()).fileName();
+  return QString("%1 traces").arg(paths.size());
+}
+
+std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
+                                        const std::function<void(double, const QString&)>& progress,
+                                        LoadError* error) {
+  auto doc = std::make_unique<Document>();
+  doc->paths = paths;
+  doc->imported = std::make_unique<QTemporaryDir>();
+  QTemporaryDir& tmp = *doc->imported;
+  try {
+    std::vector<std::string> files;
+    std::map<std::string, std::string> origin;  // imported file -> what the user opened
+    for (const QString& p : paths) {
+      const std::vector<std::string> expanded = analyzer::expand_inputs({p.toStdString()});
+      for (const std::string& f : expanded) {
+        std::string why;
+        const importer::Format fmt = importer::detect(f, &why);
+        if (fmt == importer::Format::unknown) {
+          error->message = QString::fromStdString("'" + f + "' is not a trace: " + why + ".");
+          return nullptr;
+        }
+        bool ours = false;
+        if (fmt == importer::Format::nsys) {
+          // An SQLite file: a c3scope trace, or an Nsight Systems export to import.
+          try {
+            ours = tracedb::Reader::open(f)->has_table("gpu_activity");
+          } catch (const tracedb::ReadError& e) {
+            // Not ours: maybe an Nsight export. A damaged or too-new c3scope trace says so.
+            if (e.kind() != tracedb::ReadError::Kind::not_c3scope) {
+              error->message = QString::fromStdString(e.what());
+              if (!error->message.endsWith('.')) error->message += '.';
+              return nullptr;
+            }
+          }
+        }
+        if (ours) {
+          files.push_back(f);
+          continue;
+        }
+        progress(0.0, QString("importing %1").arg(QString::fromStdString(f)));
+        const std::string out = tmp.filePath(QString("import-%1.sqlite").arg(files.size())).toStdString();
+        importer::import_files({f}, out, {}, [&](int64_t done, int64_t total) {
+          if (cancel) throw Cancelled{};
+          if (total > 0) {
+            progress(0.3 * static_cast<double>(done) / static_cast<double>(total),
+                     QString("importing %1").arg(QFileInfo(QString::fromStdString(f)).fileName()));
+          }
+        });
+        origin[out] = f;
+        files.push_back(out);
+      }
+    }
+    analyzer::LoadOptions lo;
+    lo.progress = [&](int64_t done, int64_t total) {
+      if (cancel) throw Cancelled{};
+      progress(total > 0 ? 0.3 + 0.5 * static_cast<double>(done) / static_cast<double>(total) : 0.3,
+               "loading");
+    };
+    doc->trace = analyzer::load(files, lo);
+    doc->process_db.reserve(doc->trace.processes.size());
+    for (auto& p : doc->trace.processes) {
+      doc->process_db.push_back(p.source);
+      auto it = origin.find(p.source);
+      if (it != origin.end()) p.source = it->second;
+    }
+    if (cancel) throw Cancelled{};
+    progress(0.8, "analyzing");
+    doc->report = analyzer::analyze(doc->trace, files, {});
+    if (cancel) throw Cancelled{};
+    progress(0.95, "laying out the timeline");
+    doc->timeline = std::make_unique<Timeline>(doc->trace);
+    doc->overview = doc->timeline->overview(Document::kOverviewBuckets);
+    // As a share of the GPUs: 1 = every GPU busy with that class.
+    size_t gpus = 0;
+    for (const Row& r : doc->timeline->rows()) gpus += r.kind == RowKind::overlap ? 1 : 0;
+    for (auto& b : doc->overview) {
+      for (float& v : b) v /= static_cast<float>(std::max<size_t>(gpus, 1));
+    }
+    progress(1.0, "done");
+  } catch (const Cancelled&) {
+    error->message = "Loading was cancelled.";
+    return nullptr;
+  } catch (const std::exception& e) {
+    error->message = QString::fromStdString(e.what());
+    if (!error->message.endsWith('.')) error->message += '.';
+    return nullptr;
+  }
+  return doc;
+}
+
+}  // namespace c3::gui

@@ -1,0 +1,98 @@
+#include "c3/gui/format.h"
+
+#include <array>
+#include <cmath>
+
+namespace c3::gui {
+
+namespace {
+
+QString three_digits(double v, const char* unit) {
+  const double a = std::fabs(v);
+  const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+  return QString("%1 %2").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(unit));
+}
+
+}  // namespace
+
+QString format_duration(double ns) {
+  const double a = std::fabs(ns);
+  if (a < 1e3) return QString("%1 ns").arg(static_cast<long long>(std::llround(ns)));
+  if (a < 1e6) return three_digits(ns / 1e3, "µs");
+  if (a < 1e9) return three_digits(ns / 1e6, "ms");
+  return three_digits(ns / 1e9, "s");
+}
+
+QString format_bytes(double bytes) {
+  static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t u = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 1024 && u + 1 < kUnits.size()) {
+    v /= 1024;
+    ++u;
+  }
+  if (u == 0) return QString("%1 B").arg(static_cast<long long>(std::llround(v)));
+  return three_digits(v, kUnits[u]);
+}
+
+QString format_bandwidth(double bytes_per_s) {
+  if (bytes_per_s <= 0) return "-";
+  if (bytes_per_s >= 1e9) return three_digits(bytes_per_s / 1e9, "GB/s");
+  if (bytes_per_s >= 1e6) return three_digits(bytes_per_s / 1e6, "MB/s");
+  return three_digits(bytes_per_s / 1e3, "kB/s");
+}
+
+QString format_pct(double pct) {
+  return QString("%1 %").arg(pct, 0, 'f', 1);
+}
+
+double tick_step(double ns_per_px, double min_px) {
+  const double want = std::max(ns_per_px * min_px, 1.0);
+  double step = std::pow(10.0, std::floor(std::log10(want)));
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (step * m >= want) return step * m;
+  }
+  return step * 10;
+}
+
+std::vector<Tick> ruler_ticks(double t0, double t1, double ns_per_px, double min_px, double origin) {
+  std::vector<Tick> out;
+  const double minor = tick_step(ns_per_px, min_px / 5);
+  const double major = tick_step(ns_per_px, min_px);
+  if (!(t1 > t0) || minor <= 0) return out;
+  // The unit follows the largest label in view (35.8 ms, not 35800 µs), with the decimals
+  // that tell neighbouring major ticks apart.
+  const double reach = std::max(std::fabs(t0 - origin), std::fabs(t1 - origin));
+  double unit = 1;
+  const char* name = "ns";
+  if (reach >= 1e9) {
+    unit = 1e9;
+    name = "s";
+  } else if (reach >= 1e6) {
+    unit = 1e6;
+    name = "ms";
+  } else if (reach >= 1e3) {
+    unit = 1e3;
+    name = "µs";
+  }
+  const double stepu = major / unit;
+  const int decimals = stepu >= 1 ? 0 : std::min(6, static_cast<int>(std::ceil(-std::log10(stepu) - 1e-9)));
+  const double first = std::ceil((t0 - origin) / minor) * minor + origin;
+  const auto n = static_cast<size_t>(std::ceil((t1 - first) / minor)) + 1;
+  out.reserve(std::min<size_t>(n, 10000));
+  for (double t = first; t <= t1 && out.size() < 10000; t += minor) {
+    Tick k;
+    k.t = t;
+    const double rel = t - origin;
+    const double q = rel / major;
+    k.major = std::fabs(q - std::round(q)) < 1e-6;
+    if (k.major) {
+      const double v = std::round(q) * major / unit;
+      k.label = QString("%1 %2").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(name));
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace c3::gui

@@ -1,0 +1,366 @@
+// The real main window, offscreen, on a generated two-rank job: loading off the GUI thread,
+// clock alignment across hosts, search and stepping, selection with details and flow arrows,
+// range summaries, zoom and pan by keys and wheel, collapsing/hiding/reordering rows, recent
+// files, bad files, and the comparison of two traces.
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSettings>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <filesystem>
+
+#include "c3/analyzer/metrics.h"
+#include "c3/gui/format.h"
+#include "details.h"
+#include "main_window.h"
+#include "panels.h"
+#include "synthetic.h"
+#include "timeline_view.h"
+
+using namespace c3::gui;
+using c3::analyzer::Class;
+
+namespace {
+
+QStringList qpaths(const std::vector<std::string>& v) {
+  QStringList out;
+  for (const auto& s : v) out << QString::fromStdString(s);
+  return out;
+}
+
+// Opens `paths` and waits for the worker to finish; returns whether it loaded.
+bool open_and_wait(MainWindow& w, const QStringList& paths, bool compare = false) {
+  bool finished = false, ok = false;
+  auto done = [&](bool r) {
+    finished = true;
+    ok = r;
+  };
+  if (compare) {
+    w.compare_with(paths, done);
+  } else {
+    w.open(paths, done);
+  }
+  for (int i = 0; i < 3000 && !finished; ++i) QTest::qWait(10);
+  return finished && ok;
+}
+
+int find_row(const Timeline& tl, RowKind kind, int process) {
+  for (size_t i = 0; i < tl.rows().size(); ++i) {
+    if (tl.rows()[i].kind == kind && tl.rows()[i].process == process) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+class AppTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QStringList job_;
+  c3::gui::testing::SyntheticJob spec_;
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("c3scope-tests");
+    QSettings().clear();
+    spec_.ranks = 2;
+    spec_.steps = 6;
+    spec_.layers = 4;
+    job_ = qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("job").toStdString(), spec_));
+  }
+
+  void cleanupTestCase() { QSettings().clear(); }
+
+  void opensAndAlignsRanks() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    Document* doc = w.document();
+    QVERIFY(doc != nullptr);
+    QCOMPARE(doc->trace.processes.size(), size_t{2});
+    const int64_t per_rank = c3::gui::testing::synthetic_activities_per_rank(spec_);
+    QCOMPARE(static_cast<int64_t>(doc->trace.activities.size()), 2 * per_rank);
+    // Rank 1's clock reads 7 ms later (another host): alignment by matched collective ends
+    // brings it back exactly.
+    const auto& p1 = doc->trace.processes[1];
+    QCOMPARE(p1.offset_ns, -spec_.clock_skew_ns);
+    const Timeline& tl = *doc->timeline;
+    const int c0 = find_row(tl, RowKind::collectives, 0), c1 = find_row(tl, RowKind::collectives, 1);
+    QVERIFY(c0 >= 0 && c1 >= 0);
+    QCOMPARE(tl.size(tl.row(c0)), tl.size(tl.row(c1)));
+    for (size_t k = 0; k < tl.size(tl.row(c0)); ++k) QCOMPARE(tl.end(tl.row(c0), k), tl.end(tl.row(c1), k));
+    // Rows: host > rank > GPU > overlap + 3 streams, NCCL row, NVTX thread with two depths.
+    QStringList labels;
+    for (const int r : tl.visible_rows()) labels << QString::fromStdString(tl.row(r).label);
+    for (const char* want : {"host node0", "host node1", "rank 0", "rank 1", "overlap", "stream 7", "stream 13",
+                             "stream 20", "depth 0", "depth 1"}) {
+      QVERIFY2(std::any_of(labels.begin(), labels.end(), [&](const QString& l) { return l.startsWith(want); }),
+               qPrintable(QString("no row %1 in %2").arg(want, labels.join(", "))));
+    }
+    // The slow rank is the straggler of every matched collective.
+    const auto& cross = doc->report.cross;
+    QCOMPARE(static_cast<int>(cross.collectives.size()), spec_.steps * spec_.layers);
+    QCOMPARE(cross.ranks.front().process, 1);
+    // Recent files remember the set.
+    const QStringList recent = QSettings().value("files/recent").toStringList();
+    QVERIFY(!recent.isEmpty());
+    QVERIFY(recent.front().contains("rank0.sqlite"));
+  }
+
+  void searchFiltersAndSteps() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    const Timeline& tl = *w.document()->timeline;
+    const int64_t nccl = 2 * spec_.steps * spec_.layers;
+    // Kernels named AllReduce and the NCCL calls (collectives rows) match.
+    QCOMPARE(w.apply_filter("allreduce", -1, -1), 2 * nccl);
+    QCOMPARE(w.apply_filter("allreduce", static_cast<int>(Class::compute), -1), int64_t{0});
+    QCOMPARE(w.apply_filter("", static_cast<int>(Class::memory), -1), int64_t{2 * spec_.steps});
+    QCOMPARE(w.apply_filter("([", -1, -1), int64_t{-1});
+    QCOMPARE(w.apply_filter("", -1, 13), nccl);
+    // Step through the matches: time never goes back, every selection matches.
+    QCOMPARE(w.apply_filter("gemm", -1, -1), int64_t{2 * spec_.steps * spec_.layers * 2});
+    TimelineView* v = w.timeline();
+    v->zoom_to_fit();
+    double last = -1e30;
+    for (int i = 0; i < 20; ++i) {
+      QVERIFY(v->step_match(1));
+      const Row& r = tl.row(v->selected_row());
+      QVERIFY(QString::fromStdString(tl.name(r, static_cast<size_t>(v->selected_item()))).contains("gemm"));
+      const auto s = static_cast<double>(tl.start(r, static_cast<size_t>(v->selected_item())));
+      QVERIFY(s >= last);
+      last = s;
+    }
+    const int row = v->selected_row();
+    const int64_t item = v->selected_item();
+    QVERIFY(v->step_match(1));
+    QVERIFY(v->step_match(-1));
+    QCOMPARE(v->selected_row(), row);
+    QCOMPARE(v->selected_item(), item);
+    w.apply_filter("", -1, -1);
+    QVERIFY(!w.document()->timeline->filtered());
+  }
+
+  void selectionShowsDetailsAndLinks() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    Document* doc = w.document();
+    // The first AllReduce kernel of rank 0 (hidden under the next backward GEMM).
+    size_t a = 0;
+    const auto& acts = doc->trace.activities;
+    while (a < acts.size() && !(acts.cls[a] == Class::communication && acts.process[a] == 0)) ++a;
+    QVERIFY(a < acts.size());
+    QVERIFY(w.timeline()->select_activity(a));
+    const QString text = w.details()->toPlainText();
+    for (const char* want : {"ncclDevKernel_AllReduce", "communication", "24 x 512", "cudaLaunchKernel",
+                             "AllReduce", "64.0 MiB", "hidden under compute", "vs median alone", "busbw",
+                             "correlation id"}) {
+      QVERIFY2(text.contains(want), qPrintable(QString("details lack '%1':\n%2").arg(want, text)));
+    }
+    // Linked items: API call -> kernel, collective -> kernel.
+    const std::vector<FlowLink> links = w.details()->show_item(w.timeline()->selected_row(), w.timeline()->selected_item());
+    QCOMPARE(links.size(), size_t{2});
+    // The collective's own details list its kernel as a link.
+    const auto [crow, citem] = doc->timeline->find_collective(static_cast<size_t>(acts.collective[a]));
+    QVERIFY(crow >= 0);
+    w.timeline()->select(crow, citem, true);
+    const QString ctext = w.details()->toPlainText();
+    QVERIFY2(ctext.contains("bfloat16") && ctext.contains("sum") && ctext.contains("Linked GPU work"), qPrintable(ctext));
+    QVERIFY(w.details()->toHtml().contains(QString("act:%1").arg(a)));
+    // An NVTX range: its payload.
+    const int nvtx = find_row(*doc->timeline, RowKind::nvtx, 0);
+    w.timeline()->select(nvtx, 2, true);
+    QVERIFY2(w.details()->toPlainText().contains("payload"), qPrintable(w.details()->toPlainText()));
+  }
+
+  void rangeSummaryMatchesTheAnalyzer() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    const Document& doc = *w.document();
+    const Timeline& tl = *doc.timeline;
+    // The whole trace as a range gives the report's overall numbers.
+    w.timeline()->set_range_selection(tl.first_ns(), tl.last_ns() + 1);
+    const QString text = w.details()->toPlainText();
+    QVERIFY2(text.contains(format_pct(doc.report.overall.b.overlap_pct)), qPrintable(text));
+    QVERIFY(text.contains(format_duration(static_cast<double>(doc.report.overall.b.exposed_comm))));
+    QVERIFY(text.contains("Top kernels"));
+    QVERIFY(text.contains("sm90_xmma_gemm"));
+    QVERIFY(text.contains("AllReduce"));
+    // An empty stretch (before the trace) has no communication.
+    const QString before = range_summary_html(doc, tl.first_ns() - 1000000, tl.first_ns() - 1);
+    QVERIFY(before.contains(format_pct(0)));
+  }
+
+  void zoomAndPan() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(open_and_wait(w, job_));
+    TimelineView* v = w.timeline();
+    v->setFocus();
+    v->zoom_to_fit();
+    const double w0 = v->window_end() - v->window_start();
+    QTest::keyClick(v, Qt::Key_W);
+    const double w1 = v->window_end() - v->window_start();
+    QVERIFY(std::fabs(w0 / w1 - 1.25) < 1e-6);
+    QTest::keyClick(v, Qt::Key_S);
+    QVERIFY(std::fabs((v->window_end() - v->window_start()) / w0 - 1) < 1e-6);
+    for (int i = 0; i < 10; ++i) QTest::keyClick(v, Qt::Key_W);
+    const double t0 = v->window_start();
+    QTest::keyClick(v, Qt::Key_D);
+    QVERIFY(v->window_start() > t0);
+    QTest::keyClick(v, Qt::Key_A);
+    QVERIFY(std::fabs(v->window_start() - t0) < 1e-3 * (v->window_end() - v->window_start()));
+    // The wheel zooms at the cursor: the time under it stays put.
+    const double x = TimelineView::kLabelWidth + 300;
+    const double ns_px = (v->window_end() - v->window_start()) / (v->viewport()->width() - TimelineView::kLabelWidth);
+    const double under = v->window_start() + 300 * ns_px;
+    QWheelEvent wheel(QPointF(x, 200), v->viewport()->mapToGlobal(QPointF(x, 200)), QPoint(), QPoint(0, 240),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(v->viewport(), &wheel);
+    const double ns_px2 = (v->window_end() - v->window_start()) / (v->viewport()->width() - TimelineView::kLabelWidth);
+    QVERIFY(ns_px2 < ns_px);
+    QVERIFY(std::fabs(v->window_start() + 300 * ns_px2 - under) < 2 * ns_px);
+    // A left drag selects a range; F zooms to it.
+    QTest::mousePress(v->viewport(), Qt::LeftButton, {}, QPoint(TimelineView::kLabelWidth + 100, 150));
+    QMouseEvent move(QEvent::MouseMove, QPointF(TimelineView::kLabelWidth + 400, 150),
+                     v->viewport()->mapToGlobal(QPointF(TimelineView::kLabelWidth + 400, 150)), Qt::NoButton,
+                     Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(v->viewport(), &move);
+    QTest::mouseRelease(v->viewport(), Qt::LeftButton, {}, QPoint(TimelineView::kLabelWidth + 400, 150));
+    const auto range = v->range_selection();
+    QVERIFY(range.has_value());
+    QTest::keyClick(v, Qt::Key_F);
+    QVERIFY(std::fabs(v->window_start() - static_cast<double>(range->first)) < 2);
+    QVERIFY(w.details()->toPlainText().contains("Time range"));
+    QTest::keyClick(v, Qt::Key_0);
+    QVERIFY(v->window_end() - v->window_start() >= w0 * 0.99);
+  }
+
+  void rowsCollapseHideAndMove() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    Timeline& tl = *w.document()->timeline;
+    TimelineView* v = w.timeline();
+    const int full = v->content_height();
+    // Click the first process group's label: it collapses.
+    int proc = -1;
+    for (size_t i = 0; i < tl.rows().size() && proc < 0; ++i) {
+      if (tl.rows()[i].kind == RowKind::group && tl.rows()[i].process == 0 && tl.rows()[i].device < 0 &&
+          tl.row(tl.rows()[i].parent).process < 0) {
+        proc = static_cast<int>(i);
+      }
+    }
+    QVERIFY(proc >= 0);
+    const int y = TimelineView::kHeaderHeight + v->row_y(proc) + 5;
+    QTest::mouseClick(v->viewport(), Qt::LeftButton, {}, QPoint(20, y));
+    QVERIFY(!tl.row(proc).expanded);
+    QVERIFY(v->content_height() < full);
+    QTest::mouseClick(v->viewport(), Qt::LeftButton, {}, QPoint(20, y));
+    QCOMPARE(v->content_height(), full);
+    // Hide a stream row, then move a device's rows.
+    const int stream = find_row(tl, RowKind::stream, 0);
+    tl.row(stream).hidden = true;
+    v->relayout();
+    QCOMPARE(v->row_y(stream), -1);
+    QCOMPARE(v->content_height(), full - TimelineView::kRowHeight);
+    tl.row(stream).hidden = false;
+    const int parent = tl.row(stream).parent;
+    const int first_child = tl.row(parent).children.front();
+    QVERIFY(tl.move(first_child, 1));
+    v->relayout();
+    QVERIFY(v->row_y(first_child) > v->row_y(tl.row(parent).children.front()));
+  }
+
+  void paintsFramesOffscreenAtHighDpi() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    TimelineView* v = w.timeline();
+    QImage img(QSize(1400, 700) * 2, QImage::Format_ARGB32_Premultiplied);
+    img.setDevicePixelRatio(2);
+    {
+      QPainter p(&img);
+      v->paint_frame(p, QSize(1400, 700));
+    }
+    QVERIFY(v->last_frame_ms() > 0);
+    // Compute and communication colours are there, at device-pixel resolution.
+    std::set<QRgb> colours;
+    for (int y = 0; y < img.height(); y += 3) {
+      for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+    }
+    QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+  }
+
+  void badFilesGiveOneSentence() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.show();
+    QFile f(dir_.filePath("notes.txt"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("this is not a trace\n");
+    f.close();
+    QVERIFY(!open_and_wait(w, {f.fileName()}));
+    QVERIFY(!w.last_error().isEmpty());
+    QVERIFY(!w.last_error().contains('\n'));
+    QVERIFY2(w.last_error().contains("notes.txt"), qPrintable(w.last_error()));
+    QVERIFY(!open_and_wait(w, {dir_.filePath("missing.sqlite")}));
+    QVERIFY2(w.last_error().contains("missing.sqlite"), qPrintable(w.last_error()));
+    // Truncated SQLite file.
+    QFile t(dir_.filePath("cut.sqlite"));
+    QVERIFY(t.open(QIODevice::WriteOnly));
+    QFile src(job_.front());
+    QVERIFY(src.open(QIODevice::ReadOnly));
+    t.write(src.read(3000));
+    t.close();
+    QVERIFY(!open_and_wait(w, {t.fileName()}));
+    QVERIFY(!w.last_error().isEmpty());
+    // The window still works.
+    QVERIFY(open_and_wait(w, job_));
+    QVERIFY(w.document() != nullptr);
+  }
+
+  void comparesTwoTraces() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    c3::gui::testing::SyntheticJob other = spec_;
+    other.ranks = 1;
+    other.layers = 2;
+    const QStringList b = qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("other").toStdString(), other));
+    QVERIFY(open_and_wait(w, b, true));
+    QCOMPARE(w.panels()->currentWidget(), w.panels()->compare_page());
+    auto* view = w.panels()->compare_page()->findChild<QTableView*>();
+    QVERIFY(view != nullptr);
+    QVERIFY(view->model()->rowCount() > 5);
+  }
+};
+
+QTEST_MAIN(AppTest)
+#include "app_test.moc"

@@ -1,0 +1,132 @@
+// c3scope-gui --screenshot, as the README's pictures are made: the app runs offscreen on a
+// generated two-rank job and saves PNGs of the main views; each must have real content (many
+// colours, the class colours of the timeline), and the app must report the expected rows.
+#include <QColor>
+#include <QDir>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <set>
+
+#include "synthetic.h"
+
+namespace {
+
+QString gui_binary() {
+  return QString(C3_BINARY_DIR) + "/bin/c3scope-gui";
+}
+
+// Distinct colours on a grid of samples, and whether some pixel is close to `want`.
+int colours(const QImage& img) {
+  std::set<QRgb> seen;
+  for (int y = 0; y < img.height(); y += 2) {
+    for (int x = 0; x < img.width(); x += 2) seen.insert(img.pixel(x, y));
+  }
+  return static_cast<int>(seen.size());
+}
+
+bool has_colour(const QImage& img, const QColor& want) {
+  for (int y = 0; y < img.height(); y += 1) {
+    for (int x = 0; x < img.width(); x += 2) {
+      const QColor c = img.pixelColor(x, y);
+      if (std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) + std::abs(c.blue() - want.blue()) < 12) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+double mean_lightness(const QImage& img) {
+  double sum = 0;
+  int n = 0;
+  for (int y = 0; y < img.height(); y += 4) {
+    for (int x = 0; x < img.width(); x += 4) {
+      sum += img.pixelColor(x, y).lightness();
+      ++n;
+    }
+  }
+  return sum / n;
+}
+
+}  // namespace
+
+class ScreenshotTest : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QStringList job_;
+
+  QString run(const QStringList& extra, const QString& out) {
+    QProcess p;
+    QStringList args{"--screenshot", out, "--size", "1400x900"};
+    args << extra << job_;
+    p.start(gui_binary(), args);
+    if (!p.waitForFinished(120000)) return "timeout";
+    const QString stdout_text = QString::fromLocal8Bit(p.readAllStandardOutput());
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+      return "exit " + QString::number(p.exitCode()) + ": " + QString::fromLocal8Bit(p.readAllStandardError());
+    }
+    return stdout_text;
+  }
+
+ private slots:
+  void initTestCase() {
+    c3::gui::testing::SyntheticJob job;
+    job.ranks = 2;
+    job.steps = 8;
+    job.layers = 5;
+    for (const auto& p : c3::gui::testing::write_synthetic_job(dir_.filePath("job").toStdString(), job)) {
+      job_ << QString::fromStdString(p);
+    }
+  }
+
+  void lightPalette() {
+    const QString out = dir_.filePath("light");
+    const QString log = run({}, out);
+    QVERIFY2(log.contains("wrote"), qPrintable(log));
+    for (const char* row : {"row host node0", "row rank 0", "row rank 1", "row GPU 0: NVIDIA H100", "row overlap",
+                            "row stream 13", "row NCCL", "row NVTX thread", "row depth 1"}) {
+      QVERIFY2(log.contains(row), qPrintable(QString("missing '%1' in\n%2").arg(row, log)));
+    }
+    for (const char* name : {"timeline.png", "zoomed.png", "range.png", "collectives.png", "interference.png",
+                             "summary.png"}) {
+      const QImage img(QDir(out).filePath(name));
+      QVERIFY2(!img.isNull(), name);
+      QVERIFY2(img.width() >= 800 && img.height() >= 300, name);
+      QVERIFY2(colours(img) > 40, qPrintable(QString("%1: %2 colours").arg(name).arg(colours(img))));
+    }
+    // The timeline shows every class colour and both overlap shades (theme.cpp, light palette).
+    const QImage tl(QDir(out).filePath("timeline.png"));
+    QVERIFY(has_colour(tl, QColor(0, 114, 178)));   // compute
+    QVERIFY(has_colour(tl, QColor(213, 94, 0)));    // communication
+    QVERIFY(has_colour(tl, QColor(0, 158, 115)));   // memory
+    QVERIFY(has_colour(tl, QColor(46, 139, 87)));   // hidden communication
+    QVERIFY(has_colour(tl, QColor(200, 30, 45)));   // exposed communication
+    QVERIFY(mean_lightness(tl) > 150);
+  }
+
+  void darkPalette() {
+    const QString out = dir_.filePath("dark");
+    const QString log = run({"--dark"}, out);
+    QVERIFY2(log.contains("wrote"), qPrintable(log));
+    const QImage tl(QDir(out).filePath("timeline.png"));
+    QVERIFY(!tl.isNull());
+    QVERIFY2(mean_lightness(tl) < 110, qPrintable(QString::number(mean_lightness(tl))));
+    QVERIFY(has_colour(tl, QColor(86, 180, 233)));  // compute, dark variant
+    QVERIFY(has_colour(tl, QColor(240, 150, 60)));  // communication, dark variant
+  }
+
+  void badTraceFailsCleanly() {
+    QProcess p;
+    p.start(gui_binary(), {"--screenshot", dir_.filePath("bad"), dir_.filePath("nothing-here.sqlite")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 1);
+    const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+    QVERIFY2(err.contains("nothing-here.sqlite"), qPrintable(err));
+  }
+};
+
+QTEST_MAIN(ScreenshotTest)
+#include "screenshot_test.moc"

@@ -1,0 +1,283 @@
+#include "synthetic.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "c3/tracedb/writer.h"
+
+namespace c3::gui::testing {
+
+namespace {
+
+using tracedb::Writer;
+
+constexpr int64_t kUs = 1000;
+constexpr int64_t kStart = 1'000'000'000;  // trace clock at the first step (rank 0)
+constexpr int kComputeStream = 7, kCommStream = 13, kCopyStream = 20;
+constexpr int64_t kAllReduceBytes = int64_t{64} << 20;
+
+// One rank's writer state.
+struct Rank {
+  std::unique_ptr<Writer> w;
+  int64_t pid = 0, tid = 0;
+  int64_t offset = 0;  // this rank's clock minus rank 0's
+  int64_t correlation = 0, external = 0, seq = 0;
+  int64_t gemm_fwd = 0, gemm_bwd = 0, nccl = 0, elementwise = 0, launch = 0;
+  bool api = true;
+};
+
+void api_call(Rank& r, int64_t at, int64_t corr) {
+  if (!r.api) return;
+  tracedb::ApiCallRow a;
+  a.process_id = 1;
+  a.thread_id = r.tid;
+  a.api = "runtime";
+  a.cbid = 211;
+  a.name_id = r.launch;
+  a.correlation_id = corr;
+  a.start_ns = at - 9 * kUs;
+  a.end_ns = at - 5 * kUs;
+  r.w->insert(a);
+}
+
+int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t grid, int64_t block, int64_t regs,
+               int64_t shared) {
+  tracedb::KernelRow k;
+  k.process_id = 1;
+  k.device_id = 0;
+  k.context_id = 1;
+  k.stream_id = stream;
+  k.correlation_id = ++r.correlation;
+  k.start_ns = s + r.offset;
+  k.end_ns = e + r.offset;
+  k.name_id = name;
+  k.grid_x = grid;
+  k.grid_y = 1;
+  k.grid_z = 1;
+  k.block_x = block;
+  k.block_y = 1;
+  k.block_z = 1;
+  k.registers_per_thread = regs;
+  k.static_shared_bytes = shared;
+  k.dynamic_shared_bytes = 0;
+  k.launch_type = "regular";
+  k.device_launched = 0;
+  r.w->insert(k);
+  api_call(r, s + r.offset, k.correlation_id.value_or(0));
+  return *k.correlation_id;
+}
+
+void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth, std::optional<int64_t> payload) {
+  tracedb::NvtxRangeRow g;
+  g.process_id = 1;
+  g.thread_id = r.tid;
+  g.kind = "push_pop";
+  g.domain = "default";
+  g.name = name;
+  g.payload_int = payload;
+  g.start_ns = s + r.offset;
+  g.end_ns = e + r.offset;
+  g.depth = depth;
+  g.closed = 1;
+  r.w->insert(g);
+}
+
+}  // namespace
+
+int64_t synthetic_activities_per_rank(const SyntheticJob& job) {
+  // Per step: forward GEMMs, backward GEMMs and AllReduces, 4 optimizer kernels, 1 copy.
+  return static_cast<int64_t>(job.steps) * (3 * job.layers + 4 + 1);
+}
+
+std::vector<std::string> write_synthetic_job(const std::string& dir, const SyntheticJob& job) {
+  std::filesystem::create_directories(dir);
+  std::vector<Rank> ranks(static_cast<size_t>(job.ranks));
+  std::vector<std::string> paths;
+  paths.reserve(ranks.size());
+  for (int ri = 0; ri < job.ranks; ++ri) {
+    Rank& r = ranks[static_cast<size_t>(ri)];
+    const std::string path = (std::filesystem::path(dir) / ("rank" + std::to_string(ri) + ".sqlite")).string();
+    std::filesystem::remove(path);
+    paths.push_back(path);
+    r.w = Writer::create(path);
+    r.pid = 4000 + ri;
+    r.tid = r.pid;
+    r.offset = ri * job.clock_skew_ns;
+    r.api = job.api_calls;
+    tracedb::ProcessRow p;
+    p.id = 1;
+    p.pid = r.pid;
+    p.host = "node" + std::to_string(ri);
+    p.rank = ri;
+    p.local_rank = 0;
+    p.world_size = job.ranks;
+    p.command_line = "python train.py --synthetic";
+    p.start_ns = kStart - 1'000'000 + r.offset;
+    p.trace_clock = "CLOCK_MONOTONIC";
+    p.anchor_start_trace_ns = p.start_ns;
+    // Hosts' wall clocks agree to within NTP error; the matched collectives do better.
+    p.anchor_start_realtime_ns = 1'790'000'000'000'000'000 + (kStart - 1'000'000) + 150'000 * ri;
+    p.anchor_start_monotonic_ns = p.start_ns;
+    r.w->insert(p);
+    tracedb::DeviceRow d;
+    d.process_id = 1;
+    d.device_id = 0;
+    d.name = "NVIDIA H100 80GB HBM3";
+    d.sm_count = 132;
+    d.cc_major = 9;
+    d.cc_minor = 0;
+    d.memory_bytes = int64_t{80} << 30;
+    d.memory_bandwidth_bytes_per_s = 3'350'000'000'000;
+    d.copy_engines = 3;
+    d.warp_size = 32;
+    d.max_threads_per_sm = 2048;
+    d.max_blocks_per_sm = 32;
+    d.max_registers_per_sm = 65536;
+    d.max_shared_memory_per_sm = 233472;
+    d.max_threads_per_block = 1024;
+    d.max_registers_per_block = 65536;
+    d.max_shared_memory_per_block = 232448;
+    r.w->insert(d);
+    for (const auto& [sid, prio, name] : {std::tuple{kComputeStream, 0, "compute"}, std::tuple{kCommStream, -1, "nccl"},
+                                          std::tuple{kCopyStream, 0, "h2d"}}) {
+      tracedb::StreamRow s;
+      s.process_id = 1;
+      s.device_id = 0;
+      s.context_id = 1;
+      s.stream_id = sid;
+      s.priority = prio;
+      s.flags = "non_blocking";
+      s.name = name;
+      r.w->insert(s);
+    }
+    tracedb::CommunicatorRow c;
+    c.process_id = 1;
+    c.comm_id = "0x5eed5eed5eed5eed";
+    c.comm_handle = 0x7f0000001000;
+    c.init_call = "ncclCommInitRank";
+    c.rank = ri;
+    c.nranks = job.ranks;
+    c.device_id = 0;
+    c.created_ns = p.start_ns;
+    c.result = 0;
+    r.w->insert(c);
+    r.gemm_fwd = r.w->intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas");
+    r.gemm_bwd = r.w->intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas");
+    r.nccl = r.w->intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    r.elementwise = r.w->intern("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)");
+    r.launch = r.w->intern("cudaLaunchKernel");
+  }
+
+  // Time on rank 0's clock; each rank keeps its own cursor and waits for the collectives.
+  std::vector<int64_t> t(ranks.size(), kStart);
+  for (int step = 0; step < job.steps; ++step) {
+    std::vector<int64_t> step_start = t;
+    std::vector<int64_t> fwd_end(ranks.size()), bwd_start(ranks.size());
+    for (size_t ri = 0; ri < ranks.size(); ++ri) {
+      Rank& r = ranks[ri];
+      const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
+      // Input batch to the GPU.
+      tracedb::MemcpyRow m;
+      m.process_id = 1;
+      m.device_id = 0;
+      m.context_id = 1;
+      m.stream_id = kCopyStream;
+      m.correlation_id = ++r.correlation;
+      m.start_ns = t[ri] + r.offset;
+      m.end_ns = t[ri] + 180 * kUs + r.offset;
+      m.copy_kind = "H2D";
+      m.bytes = int64_t{96} << 20;
+      m.src_kind = "pinned";
+      m.dst_kind = "device";
+      m.async = 1;
+      m.channel_id = 2;
+      m.channel_type = "async_memcpy";
+      m.copy_count = 1;
+      r.w->insert(m);
+      t[ri] += 190 * kUs;
+      for (int l = 0; l < job.layers; ++l) {
+        const auto d = static_cast<int64_t>(static_cast<double>((280 + 15 * l) * kUs) * slow);
+        kernel(r, r.gemm_fwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, 213 * 1024);
+        t[ri] += d + 6 * kUs;
+      }
+      fwd_end[ri] = t[ri];
+      bwd_start[ri] = t[ri];
+    }
+    // Backward: layer l's gradient AllReduce starts on each rank when its GEMM is done and ends
+    // when the slowest rank's data arrived plus the transfer; the next GEMM runs under it.
+    std::vector<int64_t> comm_free(ranks.size());
+    for (size_t ri = 0; ri < ranks.size(); ++ri) comm_free[ri] = t[ri];
+    for (int l = 0; l < job.layers; ++l) {
+      std::vector<int64_t> ready(ranks.size());
+      for (size_t ri = 0; ri < ranks.size(); ++ri) {
+        Rank& r = ranks[ri];
+        const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
+        const auto d = static_cast<int64_t>(static_cast<double>((520 + 20 * l) * kUs) * slow);
+        kernel(r, r.gemm_bwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, 213 * 1024);
+        t[ri] += d + 6 * kUs;
+        ready[ri] = std::max(t[ri], comm_free[ri]);
+      }
+      const int64_t all_ready = *std::max_element(ready.begin(), ready.end());
+      const int64_t transfer = 450 * kUs;
+      for (size_t ri = 0; ri < ranks.size(); ++ri) {
+        Rank& r = ranks[ri];
+        const int64_t s = ready[ri], e = all_ready + transfer;
+        const int64_t corr = kernel(r, r.nccl, kCommStream, s, e, 24, 512, 96, 0);
+        tracedb::CollectiveRow c;
+        c.process_id = 1;
+        c.thread_id = r.tid;
+        c.device_id = 0;
+        c.stream_id = kCommStream;
+        c.stream_handle = 0x7f0000002000;
+        c.comm_id = "0x5eed5eed5eed5eed";
+        c.comm_handle = 0x7f0000001000;
+        c.rank = static_cast<int64_t>(ri);
+        c.nranks = job.ranks;
+        c.op = "AllReduce";
+        c.datatype = "bfloat16";
+        c.count = kAllReduceBytes / 2;
+        c.bytes = kAllReduceBytes;
+        c.reduce_op = "sum";
+        c.seq = r.seq++;
+        c.external_id = ++r.external;
+        c.host_start_ns = s - 30 * kUs + r.offset;
+        c.host_end_ns = s - 22 * kUs + r.offset;
+        c.result = 0;
+        r.w->insert(c);
+        tracedb::ExternalCorrelationRow x;
+        x.process_id = 1;
+        x.external_kind = "custom0";
+        x.external_id = c.external_id;
+        x.correlation_id = corr;
+        r.w->insert(x);
+        comm_free[ri] = e;
+      }
+    }
+    for (size_t ri = 0; ri < ranks.size(); ++ri) {
+      Rank& r = ranks[ri];
+      // The optimizer waits for the last gradients.
+      t[ri] = std::max(t[ri], comm_free[ri]);
+      const int64_t opt_start = t[ri];
+      for (int k = 0; k < 4; ++k) {
+        kernel(r, r.elementwise, kComputeStream, t[ri], t[ri] + 60 * kUs, 4096, 128, 16, 0);
+        t[ri] += 64 * kUs;
+      }
+      range(r, "step " + std::to_string(step), step_start[ri], t[ri], 0, step);
+      range(r, "forward", step_start[ri], fwd_end[ri], 1, std::nullopt);
+      range(r, "backward", bwd_start[ri], opt_start, 1, std::nullopt);
+      range(r, "optimizer", opt_start, t[ri], 1, std::nullopt);
+      t[ri] += 40 * kUs;
+    }
+    // Steps start together (the next batch waits for every rank's optimizer).
+    const int64_t next = *std::max_element(t.begin(), t.end());
+    std::fill(t.begin(), t.end(), next);
+  }
+  for (Rank& r : ranks) {
+    r.w->close();
+    r.w.reset();
+  }
+  return paths;
+}
+
+}  // namespace c3::gui::testing

@@ -1,0 +1,31 @@
+// A training-like multi-rank job written as c3scope trace files (one per rank), for the GUI's
+// tests, screenshots and benchmark: per step a forward pass of GEMMs, a backward pass whose
+// AllReduce per layer overlaps the next layer's GEMM (the last one exposed), an optimizer, a
+// host-to-device copy, NVTX ranges (step > forward/backward/optimizer) with payloads, the API
+// call of every launch and the NCCL calls linked to their kernels. Ranks compute at slightly
+// different speeds, so collectives show skew and a straggler; each rank after the first runs on
+// its own host with its own clock offset, so the view must align them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace c3::gui::testing {
+
+struct SyntheticJob {
+  int ranks = 2;
+  int steps = 12;
+  int layers = 6;
+  bool api_calls = true;          // one api_call row per launch (the benchmark leaves them out)
+  int64_t clock_skew_ns = 7'000'000;  // rank r's clock reads r * this later than rank 0's
+  double slow_rank_factor = 1.08;     // the last rank's GEMMs take this much longer
+};
+
+// Writes rank files dir/rank<R>.sqlite; returns their paths. Throws on write errors.
+std::vector<std::string> write_synthetic_job(const std::string& dir, const SyntheticJob& job);
+
+// GPU activities (kernels + copies) one rank file holds.
+int64_t synthetic_activities_per_rank(const SyntheticJob& job);
+
+}  // namespace c3::gui::testing
