@@ -232,7 +232,9 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
           format_pct(100.0 * static_cast<double>(ov_ns) / static_cast<double>(d)) + QString(" (%1)").arg(dur(ov_ns)));
   }
   const std::string sig = analyzer::interference_signature(t, a);
-  if (!sig.empty()) {
+  if (!doc_->analyzed) {
+    h.row(tr("vs median alone"), tr("(the analysis is still running)"));
+  } else if (!sig.empty()) {
     const auto& rows = doc_->report.interference;
     auto it = std::find_if(rows.begin(), rows.end(), [&](const analyzer::InterferenceRow& x) { return x.signature == sig; });
     if (it != rows.end() && it->alone > 0 && it->median_alone_ns > 0) {

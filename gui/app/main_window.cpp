@@ -136,6 +136,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   status_ = new QLabel(this);
   statusBar()->addWidget(status_, 1);
+  busy_ = new QLabel(this);
+  statusBar()->addPermanentWidget(busy_);
+  busy_->hide();
   connect(view_, &TimelineView::windowChanged, this, [this] {
     status_->setText(tr("window %1 .. %2 (%3)")
                          .arg(format_duration(view_->window_start() - (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
@@ -155,6 +158,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
 MainWindow::~MainWindow() {
   if (cancel_) *cancel_ = true;
+  if (analysis_cancel_) *analysis_cancel_ = true;
 }
 
 void MainWindow::build_search_bar() {
@@ -344,9 +348,9 @@ void MainWindow::start_load(const QStringList& paths, bool compare, std::functio
   };
   auto* watcher = new QFutureWatcher<std::pair<Document*, QString>>(this);
   connect(watcher, &QFutureWatcher<std::pair<Document*, QString>>::finished, this,
-          [this, watcher, dialog, paths, compare, done = std::move(done)] {
+          [this, watcher, dialog, paths, compare, done = std::move(done)]() mutable {
             auto [raw, error] = watcher->result();
-            std::unique_ptr<Document> doc(raw);
+            std::shared_ptr<Document> doc(raw);
             watcher->deleteLater();
             dialog->deleteLater();
             loading_ = false;
@@ -360,19 +364,66 @@ void MainWindow::start_load(const QStringList& paths, bool compare, std::functio
               other_ = std::move(doc);
               panels_->set_comparison(other_.get());
               panels_->setCurrentWidget(panels_->compare_page());
+              if (done) done(true);
             } else {
               set_document(std::move(doc));
+              start_analysis(std::move(done));
             }
-            if (done) done(true);
           });
-  watcher->setFuture(QtConcurrent::run([paths, cancel, progress]() -> std::pair<Document*, QString> {
+  watcher->setFuture(QtConcurrent::run([paths, cancel, progress, compare]() -> std::pair<Document*, QString> {
     LoadError err;
     std::unique_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
+    // The comparison only needs the summary: analyze it here, before it is shown.
+    if (doc && compare) {
+      progress(0.95, QObject::tr("analyzing"));
+      if (analyze_document(*doc, *cancel, &doc->report)) {
+        doc->analyzed = true;
+      } else {
+        return {nullptr, QObject::tr("Loading was cancelled.")};
+      }
+    }
     return {doc.release(), err.message};
   }));
 }
 
-void MainWindow::set_document(std::unique_ptr<Document> doc) {
+void MainWindow::start_analysis(std::function<void(bool)> done) {
+  if (analysis_cancel_) *analysis_cancel_ = true;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  analysis_cancel_ = cancel;
+  std::shared_ptr<Document> doc = doc_;
+  busy_->setText(tr("analyzing %1 activities...").arg(doc->trace.activities.size()));
+  busy_->show();
+  auto* watcher = new QFutureWatcher<std::shared_ptr<analyzer::Report>>(this);
+  connect(watcher, &QFutureWatcher<std::shared_ptr<analyzer::Report>>::finished, this,
+          [this, watcher, doc, cancel, done = std::move(done)] {
+            std::shared_ptr<analyzer::Report> report = watcher->result();
+            watcher->deleteLater();
+            // A newer document (or a closed window) makes this result moot.
+            if (!report || *cancel || doc_ != doc) {
+              if (done) done(false);
+              return;
+            }
+            busy_->hide();
+            doc->report = std::move(*report);
+            doc->analyzed = true;
+            panels_->set_document(doc.get());
+            if (view_->selected_row() >= 0) on_item_selected(view_->selected_row(), view_->selected_item());
+            const analyzer::Breakdown& b = doc->report.overall.b;
+            status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
+                                 .arg(doc->trace.activities.size())
+                                 .arg(doc->trace.processes.size())
+                                 .arg(format_pct(b.overlap_pct), format_duration(static_cast<double>(b.exposed_comm))));
+            if (done) done(true);
+          });
+  watcher->setFuture(QtConcurrent::run([doc, cancel]() -> std::shared_ptr<analyzer::Report> {
+    auto report = std::make_shared<analyzer::Report>();
+    if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
+    return report;
+  }));
+}
+
+void MainWindow::set_document(std::shared_ptr<Document> doc) {
+  if (analysis_cancel_) *analysis_cancel_ = true;
   view_->set_document(nullptr);
   details_->set_document(nullptr);
   panels_->set_document(nullptr);
@@ -380,12 +431,19 @@ void MainWindow::set_document(std::unique_ptr<Document> doc) {
   other_.reset();
   doc_ = std::move(doc);
   setWindowTitle(QString("%1 - c3scope").arg(doc_->title()));
-  // Streams for the filter.
+  // Streams for the filter (one pass; activities of a device come in runs of few streams).
   {
     const QSignalBlocker block(stream_box_);
     stream_box_->clear();
     stream_box_->addItem(tr("all streams"), -1);
-    std::set<int32_t> streams(doc_->trace.activities.stream.begin(), doc_->trace.activities.stream.end());
+    std::vector<int32_t> streams;
+    int32_t last = INT32_MIN;
+    for (const int32_t s : doc_->trace.activities.stream) {
+      if (s == last) continue;
+      last = s;
+      if (std::find(streams.begin(), streams.end(), s) == streams.end()) streams.push_back(s);
+    }
+    std::sort(streams.begin(), streams.end());
     for (const int32_t s : streams) stream_box_->addItem(tr("stream %1").arg(s), s);
   }
   view_->set_document(doc_.get());
@@ -393,11 +451,7 @@ void MainWindow::set_document(std::unique_ptr<Document> doc) {
   panels_->set_document(doc_.get());
   rows_model_.set(doc_->timeline.get());
   on_filter_changed();
-  const analyzer::Breakdown& b = doc_->report.overall.b;
-  status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
-                       .arg(doc_->trace.activities.size())
-                       .arg(doc_->trace.processes.size())
-                       .arg(format_pct(b.overlap_pct), format_duration(static_cast<double>(b.exposed_comm))));
+  status_->setText(tr("%1 activities in %2 processes").arg(doc_->trace.activities.size()).arg(doc_->trace.processes.size()));
 }
 
 int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {

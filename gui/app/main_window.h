@@ -31,7 +31,9 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Opens traces in the background; `done(ok)` runs on the GUI thread when loading ends.
+  // Opens traces in the background: the timeline appears as soon as they are loaded, the
+  // analysis panels when the analysis (also in the background) ends; `done(ok)` runs on the GUI
+  // thread then.
   void open(const QStringList& paths, std::function<void(bool)> done = {});
   void compare_with(const QStringList& paths, std::function<void(bool)> done = {});
   Document* document() const { return doc_.get(); }
@@ -54,7 +56,9 @@ class MainWindow : public QMainWindow {
   void build_search_bar();
   void update_recent_menu();
   void add_recent(const QStringList& paths);
-  void set_document(std::unique_ptr<Document> doc);
+  void set_document(std::shared_ptr<Document> doc);
+  // Runs the full analysis of the open document on a worker; the panels fill in when it ends.
+  void start_analysis(std::function<void(bool)> done);
   void start_load(const QStringList& paths, bool compare, std::function<void(bool)> done);
   void show_error(const QString& message);
   void show_shortcuts();
@@ -62,8 +66,11 @@ class MainWindow : public QMainWindow {
   void on_item_selected(int row, qint64 item);
   void select_collective(size_t c);
 
-  std::unique_ptr<Document> doc_;
-  std::unique_ptr<Document> other_;
+  // Shared with the analysis worker, which may outlive the document's time on screen.
+  std::shared_ptr<Document> doc_;
+  std::shared_ptr<Document> other_;
+  std::shared_ptr<std::atomic<bool>> analysis_cancel_;
+  QLabel* busy_ = nullptr;
   TimelineView* view_ = nullptr;
   DetailsPanel* details_ = nullptr;
   AnalysisPanels* panels_ = nullptr;

@@ -152,11 +152,13 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
 
 void AnalysisPanels::set_document(const Document* doc) {
   doc_ = doc;
-  summary_.set(doc);
-  skew_.set(doc);
-  collectives_.set(doc);
-  interference_.set(doc);
-  contention_.set(doc);
+  // Until the background analysis ends, the tables stay empty and the headline says so.
+  const Document* ready = doc != nullptr && doc->analyzed ? doc : nullptr;
+  summary_.set(ready);
+  skew_.set(ready);
+  collectives_.set(ready);
+  interference_.set(ready);
+  contention_.set(ready);
   bench_.set(doc);
   charts_->set(doc != nullptr ? &doc->trace : nullptr);
   set_comparison(nullptr);
@@ -177,6 +179,12 @@ void AnalysisPanels::set_comparison(const Document* other) {
 void AnalysisPanels::update_summary() {
   if (doc_ == nullptr) {
     headline_->setText(tr("No trace open."));
+    return;
+  }
+  if (!doc_->analyzed) {
+    headline_->setText(tr("Analyzing %1 GPU activities of %2 processes in the background...")
+                           .arg(doc_->trace.activities.size())
+                           .arg(doc_->trace.processes.size()));
     return;
   }
   const analyzer::Breakdown& b = doc_->report.overall.b;
@@ -212,7 +220,7 @@ void AnalysisPanels::update_bars() {
   chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
   chart->setTitle(tr("Time per rank: where the span went"));
   chart->setAnimationOptions(QChart::NoAnimation);
-  if (doc_ != nullptr && !doc_->report.processes.empty()) {
+  if (doc_ != nullptr && doc_->analyzed && !doc_->report.processes.empty()) {
     auto* series = new QHorizontalStackedBarSeries();
     auto* compute = new QBarSet(tr("compute"));
     auto* exposed = new QBarSet(tr("exposed comm"));

@@ -431,6 +431,18 @@ void TimelineTest::test_lod_long_items() {
   QCOMPARE(items[1].first, 1000u);
   QCOMPARE(items[1].count, 1000u);
   QCOMPARE(items[1].x1, 2.0);
+  // Zero-length markers under the long item, before the window: none of them is drawn (they are
+  // off-screen), and the long item still is.
+  {
+    Builder z;
+    z.process("h", 0, 1);
+    z.kernel("long", 0, 1'000'000);
+    for (int i = 0; i < 50; ++i) z.kernel("marker", 1000 + 10 * i, 1000 + 10 * i);
+    const Timeline tz(z.done());
+    const std::vector<LodItem> zi = tz.lod(tz.row(find_row(tz, RowKind::stream)), {500000, 1, 100});
+    QCOMPARE(zi.size(), size_t{1});
+    QCOMPARE(zi[0].count, 1u);
+  }
   QString why;
   for (const Viewport& v :
        {Viewport{0, 1e4, 200}, Viewport{500000, 1, 100}, Viewport{2990, 0.5, 50},
@@ -524,6 +536,13 @@ void TimelineTest::test_move() {
   QVERIFY(!tl.move(tl.row(gpu).children[0], -1));
   QCOMPARE(order(),
            (std::vector<std::string>{"overlap", "stream 1", "stream 2", "stream 4", "stream 3"}));
+  // Moving by more than one place shifts the row; the others keep their order.
+  QVERIFY(tl.move(tl.row(gpu).children[1], 2));
+  QCOMPARE(order(),
+           (std::vector<std::string>{"overlap", "stream 2", "stream 4", "stream 1", "stream 3"}));
+  QVERIFY(tl.move(tl.row(gpu).children[4], -3));
+  QCOMPARE(order(),
+           (std::vector<std::string>{"overlap", "stream 3", "stream 2", "stream 4", "stream 1"}));
   // Roots move too, and the display order follows.
   QCOMPARE(labels(tl, tl.roots()), (std::vector<std::string>{"host h1", "host h2"}));
   QVERIFY(tl.move(tl.roots()[1], -1));

@@ -12,12 +12,24 @@
 namespace c3::analyzer {
 namespace {
 
-double median(std::vector<double> v) {
+// Median in linear time (selection, not a sort); reorders `v`.
+double median_in_place(std::vector<double>& v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  return (*std::max_element(v.begin(), mid) + *mid) / 2;
 }
+
+double median(std::vector<double> v) {
+  return median_in_place(v);
+}
+
+// Bootstrap resamples draw at most this many values per side: the cost stays bounded on traces
+// with millions of instances, and the interval is then as wide as for this many samples
+// (conservative).
+constexpr size_t kMaxResample = 4096;
 
 // Rows of one (process, device), contiguous (rows are sorted by process, device, start).
 template <class F>
@@ -122,14 +134,15 @@ std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOpti
       r.slowdown = r.median_overlapped_ns / r.median_alone_ns - 1;
       std::vector<double> boot;
       boot.reserve(static_cast<size_t>(o.bootstrap));
-      std::vector<double> x(s.alone.size()), y(s.overlapped.size());
+      std::vector<double> x(std::min(s.alone.size(), kMaxResample)),
+          y(std::min(s.overlapped.size(), kMaxResample));
       std::uniform_int_distribution<size_t> da(0, s.alone.size() - 1),
           dov(0, s.overlapped.size() - 1);
       for (int k = 0; k < o.bootstrap; ++k) {
         for (double& v : x) v = s.alone[da(rng)];
         for (double& v : y) v = s.overlapped[dov(rng)];
-        const double ma = median(x);
-        if (ma > 0) boot.push_back(median(y) / ma - 1);
+        const double ma = median_in_place(x);
+        if (ma > 0) boot.push_back(median_in_place(y) / ma - 1);
       }
       std::sort(boot.begin(), boot.end());
       if (!boot.empty()) {

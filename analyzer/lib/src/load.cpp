@@ -6,6 +6,10 @@
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "c3/tracedb/reader.h"
 
@@ -13,6 +17,17 @@ namespace fs = std::filesystem;
 
 namespace c3::analyzer {
 namespace {
+
+struct PairHash {
+  template <class A, class B>
+  size_t operator()(const std::pair<A, B>& p) const {
+    // splitmix64 of the two halves combined: a well-spread bucket for dense ids.
+    uint64_t x = static_cast<uint64_t>(p.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return static_cast<size_t>(x ^ (x >> 31));
+  }
+};
 
 class Names {
  public:
@@ -50,15 +65,48 @@ class Shapes {
 
  private:
   std::vector<KernelShape>& shapes_;
-  std::map<std::pair<uint64_t, uint64_t>, int32_t> ids_;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, int32_t, PairHash> ids_;
+};
+
+// (process, correlation id) -> a 1-based slot (0: none). Correlation ids of one process are dense
+// and small, so the main process's live in a plain vector; other processes' in a hash.
+class LinkTable {
+ public:
+  uint32_t& slot(int64_t process, int64_t correlation, bool main) {
+    if (main && correlation >= 0 && correlation < kDenseLimit) {
+      main_process_ = process;
+      const auto i = static_cast<size_t>(correlation);
+      if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2), 0);
+      return dense_[i];
+    }
+    return sparse_[{process, correlation}];
+  }
+  uint32_t find(int64_t process, int64_t correlation) const {
+    if (process == main_process_ && correlation >= 0 && static_cast<size_t>(correlation) < dense_.size()) {
+      return dense_[static_cast<size_t>(correlation)];
+    }
+    if (sparse_.empty()) return 0;
+    auto it = sparse_.find({process, correlation});
+    return it == sparse_.end() ? 0 : it->second;
+  }
+
+ private:
+  static constexpr int64_t kDenseLimit = int64_t{1} << 28;
+  int64_t main_process_ = INT64_MIN;
+  std::vector<uint32_t> dense_;
+  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> sparse_;
 };
 
 void skip(Trace& t, const std::string& what) {
   if (t.skipped++ == 0) t.first_skipped = what;
 }
 
+// Loads one file into `t` (a trace of its own: files load in parallel, then merge). `tick`
+// is called every kTickRows GPU rows.
+constexpr int64_t kTickRows = 1 << 16;
+
 void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
-               const std::function<void()>& tick) {
+               const std::function<void(int64_t)>& tick) {
   auto r = tracedb::Reader::open(path);
   // Processes of this file: process.id -> Trace::processes index.
   std::map<int64_t, int16_t> proc;
@@ -85,9 +133,14 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       t.processes.push_back(std::move(p));
     }
   }
+  int64_t last_id = INT64_MIN;
+  int last_index = -1;
   auto process_index = [&](int64_t id) -> int {
+    if (id == last_id) return last_index;
     auto it = proc.find(id);
-    return it == proc.end() ? -1 : it->second;
+    last_id = id;
+    last_index = it == proc.end() ? -1 : it->second;
+    return last_index;
   };
   {
     auto q = r->query(
@@ -114,8 +167,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
   // correlation ids of the kernels and copies it launched. Linked here in memory (the
   // collective_activity view joins through gpu_activity, a UNION view no index reaches: quadratic
   // on traces with many collectives).
-  std::map<std::pair<int64_t, int64_t>, std::vector<int32_t>>
-      by_external;  // (process, external id)
+  std::unordered_map<std::pair<int64_t, int64_t>, std::vector<int32_t>, PairHash>
+      by_external;  // (process, external id) -> collectives
   {
     auto q = r->query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
@@ -138,34 +191,45 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       t.collectives.push_back(std::move(c));
     }
   }
-  // (process, correlation id) -> external ids pushed around its launch.
-  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> external_of;
+  // (process, correlation id) -> the collectives whose external id was pushed around that launch
+  // (an index into `lists`: most launches belong to one call, grouped calls share theirs).
+  // CUPTI correlation ids are dense and small: a direct table for the file's first process, a
+  // hash for anything else.
+  LinkTable linked;
+  std::vector<std::vector<int32_t>> lists;
   if (!by_external.empty()) {
     auto q = r->query(
         "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
         "external_kind = 'custom0'");
+    const int64_t main_process = proc.empty() ? -1 : proc.begin()->first;
     while (q.step()) {
-      if (by_external.count({q.i64(0), q.i64(2)}) != 0)
-        external_of[{q.i64(0), q.i64(1)}].push_back(q.i64(2));
+      auto ext = by_external.find({q.i64(0), q.i64(2)});
+      if (ext == by_external.end()) continue;
+      uint32_t& slot = linked.slot(q.i64(0), q.i64(1), q.i64(0) == main_process);
+      if (slot == 0) {
+        lists.emplace_back();
+        slot = static_cast<uint32_t>(lists.size());  // 1-based: 0 is "none"
+      }
+      auto& l = lists[slot - 1];
+      l.insert(l.end(), ext->second.begin(), ext->second.end());
     }
   }
+  by_external = {};
   // The collective of a GPU row, preferring the call on the row's own device (a group's calls
   // share its work); every call it belongs to gets the row in its GPU span.
   auto link = [&](int64_t process_db_id, int64_t correlation, int16_t device, int64_t s,
                   int64_t e) -> int32_t {
-    if (external_of.empty() || correlation < 0) return -1;
-    auto it = external_of.find({process_db_id, correlation});
-    if (it == external_of.end()) return -1;
+    if (lists.empty() || correlation < 0) return -1;
+    const uint32_t slot = linked.find(process_db_id, correlation);
+    if (slot == 0) return -1;
     int32_t best = -1;
-    for (const int64_t ext : it->second) {
-      for (const int32_t c : by_external[{process_db_id, ext}]) {
-        Collective& col = t.collectives[static_cast<size_t>(c)];
-        col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
-        col.gpu_end = std::max(col.gpu_end, e);
-        if (best < 0 ||
-            (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
-          best = c;
-        }
+    for (const int32_t c : lists[slot - 1]) {
+      Collective& col = t.collectives[static_cast<size_t>(c)];
+      col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
+      col.gpu_end = std::max(col.gpu_end, e);
+      if (best < 0 ||
+          (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
+        best = c;
       }
     }
     return best;
@@ -177,14 +241,27 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     while (q.step()) str.emplace(q.i64(0), names.id(q.text(1)));
   }
   Activities& a = t.activities;
-  auto check = [&](int p, int64_t s, int64_t e, const std::string& table, int64_t id) {
-    tick();
+  {
+    // Room for every row up front (max(id) is an index lookup, not a scan).
+    int64_t expect = 0;
+    for (const char* table : {"kernel", "memcpy", "memset"}) {
+      auto q = r->query(std::string("SELECT IFNULL(MAX(id), 0) FROM ") + table);
+      if (q.step()) expect += q.i64(0);
+    }
+    a.reserve(a.size() + static_cast<size_t>(std::clamp<int64_t>(expect, 0, int64_t{1} << 31)));
+  }
+  int64_t rows = 0;
+  auto check = [&](int p, int64_t s, int64_t e, const char* table, int64_t id) {
+    if (++rows == kTickRows) {
+      tick(rows);
+      rows = 0;
+    }
     if (p < 0) {
-      skip(t, path + ": " + table + " row " + std::to_string(id) + " has no process");
+      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) + " has no process");
       return false;
     }
     if (e < s) {
-      skip(t, path + ": " + table + " row " + std::to_string(id) + " ends before it starts");
+      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) + " ends before it starts");
       return false;
     }
     return true;
@@ -216,6 +293,15 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     }
   }
   {
+    // "Memcpy <kind>" names, interned once per kind rather than per row.
+    struct CopyNames {
+      std::unordered_map<std::string, int32_t> ids;
+      int32_t id(const std::string& kind, Names& all) {
+        auto it = ids.find(kind);
+        if (it != ids.end()) return it->second;
+        return ids.emplace(kind, all.id("Memcpy " + kind)).first->second;
+      }
+    } copy_names;
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
         "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
@@ -224,7 +310,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       const int64_t s = q.i64(4), e = q.i64(5);
       if (!check(p, s, e, "memcpy", q.i64(0))) continue;
       const auto dev = static_cast<int16_t>(q.i64(2));
-      const size_t i = a.push(s, e, names.id("Memcpy " + q.text(6)), static_cast<int32_t>(q.i64(3)),
+      const int32_t copy_name = copy_names.id(q.text(6), names);
+      const size_t i = a.push(s, e, copy_name, static_cast<int32_t>(q.i64(3)),
                               dev, static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
       a.collective[i] = link(q.i64(1), q.i64(9), dev, s, e);
       a.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(q.i64(8), -1, INT32_MAX));
@@ -302,6 +389,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       t.ranges.push_back(std::move(g));
     }
   }
+  tick(rows);
 }
 
 }  // namespace
@@ -329,25 +417,134 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
   return out;
 }
 
+namespace {
+
+// Appends `part` (one file's trace) to `t`: process, collective, name and shape indices remapped.
+void merge(Trace& t, Names& names, Shapes& shapes, Trace&& part) {
+  if (t.processes.size() + part.processes.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+    throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
+  }
+  const auto poff = static_cast<int16_t>(t.processes.size());
+  const auto coff = static_cast<int32_t>(t.collectives.size());
+  std::vector<int32_t> name_map(part.names.size()), shape_map(part.shapes.size());
+  for (size_t i = 0; i < part.names.size(); ++i) name_map[i] = names.id(part.names[i]);
+  for (size_t i = 0; i < part.shapes.size(); ++i) shape_map[i] = shapes.id(part.shapes[i]);
+  for (auto& p : part.processes) t.processes.push_back(std::move(p));
+  for (auto& d : part.devices) {
+    d.process = static_cast<int16_t>(d.process + poff);
+    t.devices.push_back(std::move(d));
+  }
+  for (auto& c : part.collectives) {
+    c.process = static_cast<int16_t>(c.process + poff);
+    t.collectives.push_back(std::move(c));
+  }
+  for (auto& g : part.ranges) {
+    g.process = static_cast<int16_t>(g.process + poff);
+    t.ranges.push_back(std::move(g));
+  }
+  for (auto& l : part.launch_delays) {
+    l.process = static_cast<int16_t>(l.process + poff);
+    t.launch_delays.push_back(l);
+  }
+  for (auto& b : part.bench) {
+    b.process = static_cast<int16_t>(b.process + poff);
+    t.bench.push_back(std::move(b));
+  }
+  if (t.skipped == 0) t.first_skipped = part.first_skipped;
+  t.skipped += part.skipped;
+  const Activities& from = part.activities;
+  Activities& to = t.activities;
+  const size_t base = to.size(), n = from.size();
+  auto append = [&](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+  append(to.start, from.start);
+  append(to.end, from.end);
+  append(to.stream, from.stream);
+  append(to.device, from.device);
+  append(to.kind, from.kind);
+  append(to.cls, from.cls);
+  append(to.bytes, from.bytes);
+  to.name.resize(base + n);
+  to.process.resize(base + n);
+  to.shape.resize(base + n);
+  to.collective.resize(base + n);
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t nm = from.name[i];
+    to.name[base + i] = nm >= 0 ? name_map[static_cast<size_t>(nm)] : nm;
+    to.process[base + i] = static_cast<int16_t>(from.process[i] + poff);
+    // Kernels: a shape index; copies: their hardware channel (kept as is).
+    const int32_t sh = from.shape[i];
+    to.shape[base + i] = from.kind[i] == Kind::kernel && sh >= 0 ? shape_map[static_cast<size_t>(sh)] : sh;
+    const int32_t c = from.collective[i];
+    to.collective[base + i] = c >= 0 ? c + coff : c;
+  }
+  part = Trace{};
+}
+
+}  // namespace
+
 Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
-  Trace t;
-  Names names(t.names);
-  Shapes shapes(t.shapes);
-  int64_t total = 0, done = 0;
+  int64_t total = 0;
   if (options.progress) {
     for (const auto& f : files) {
       auto r = tracedb::Reader::open(f);
       for (const char* table : {"kernel", "memcpy", "memset"}) total += r->count(table);
     }
   }
-  const std::function<void()> tick = [&] {
-    if (options.progress && (++done & 0xFFFFF) == 0) options.progress(done, total);
+  // Files load in parallel (SQLite stepping is most of the time), each into a trace of its own
+  // sorted there; the parts are then appended in file order, so the whole stays sorted.
+  std::vector<Trace> parts(files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false};
+  std::mutex progress_mutex;
+  std::vector<std::exception_ptr> errors(files.size());
+  struct Stop {};
+  auto worker = [&] {
+    for (size_t f = next++; f < files.size() && !stop; f = next++) {
+      try {
+        Names names(parts[f].names);
+        Shapes shapes(parts[f].shapes);
+        load_file(files[f], parts[f], names, shapes, [&](int64_t rows) {
+          if (stop) throw Stop{};
+          const int64_t now = done += rows;
+          if (options.progress && (now & ~(kTickRows * 16 - 1)) != ((now - rows) & ~(kTickRows * 16 - 1))) {
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            options.progress(now, total);
+          }
+        });
+        parts[f].activities.sort();
+      } catch (const Stop&) {
+        return;
+      } catch (...) {
+        errors[f] = std::current_exception();
+        stop = true;
+        return;
+      }
+    }
   };
-  for (const auto& f : files) {
-    load_file(f, t, names, shapes, tick);
-    if (options.progress) options.progress(done, total);
+  const size_t threads =
+      std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  pool.reserve(threads > 0 ? threads - 1 : 0);
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
-  t.activities.sort();
+  Trace t;
+  if (parts.size() == 1) {
+    t = std::move(parts.front());
+  } else {
+    Names names(t.names);
+    Shapes shapes(t.shapes);
+    size_t rows = 0;
+    for (const auto& p : parts) rows += p.activities.size();
+    t.activities.reserve(rows);
+    for (auto& p : parts) merge(t, names, shapes, std::move(p));
+  }
+  if (options.progress) options.progress(done, total);
+  t.activities.sort();  // already sorted: one check
   classify(t, options.rules);
   std::sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
     if (a.process != b.process) return a.process < b.process;

@@ -206,8 +206,16 @@ void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
 }  // namespace
 
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
+  std::vector<ClockOffset> clocks;
+  if (o.align) clocks = align_clocks(t);
+  Report r = analyze_aligned(t, inputs, o);
+  r.clocks = std::move(clocks);
+  return r;
+}
+
+Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
+                       const AnalyzeOptions& o) {
   Report r;
-  r.clocks = align_clocks(t);
   r.inputs = inputs;
   for (size_t i = 0; i < t.activities.size(); ++i) {
     switch (t.activities.kind[i]) {

@@ -1,6 +1,7 @@
 #include "c3/analyzer/trace.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace c3::analyzer {
@@ -72,15 +73,39 @@ void permute(V& v, const std::vector<uint32_t>& order) {
 }  // namespace
 
 void Activities::sort() {
-  std::vector<uint32_t> order(size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  const size_t n = size();
+  auto less = [&](size_t a, size_t b) {
     if (process[a] != process[b]) return process[a] < process[b];
     if (device[a] != device[b]) return device[a] < device[b];
     if (start[a] != start[b]) return start[a] < start[b];
     return end[a] < end[b];
+  };
+  // Loaded parts usually arrive sorted: one linear check.
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) sorted = !less(i, i - 1);
+  if (sorted) return;
+  // Sort compact keys (contiguous, no indirection); the row index breaks ties, so the order is
+  // stable.
+  struct Key {
+    int64_t start, end;
+    uint32_t group;  // process << 16 | device, both biased to unsigned
+    uint32_t row;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto p = static_cast<uint32_t>(static_cast<uint16_t>(process[i] ^ INT16_MIN));
+    const auto d = static_cast<uint32_t>(static_cast<uint16_t>(device[i] ^ INT16_MIN));
+    keys[i] = {start[i], end[i], (p << 16) | d, static_cast<uint32_t>(i)};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.group != b.group) return a.group < b.group;
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end < b.end;
+    return a.row < b.row;
   });
-  if (std::is_sorted(order.begin(), order.end())) return;
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = keys[i].row;
+  keys = {};
   permute(start, order);
   permute(end, order);
   permute(name, order);

@@ -85,10 +85,10 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
       if (it != origin.end()) p.source = it->second;
     }
     if (cancel) throw Cancelled{};
-    progress(0.8, "analyzing");
-    doc->report = analyzer::analyze(doc->trace, files, {});
-    if (cancel) throw Cancelled{};
-    progress(0.95, "laying out the timeline");
+    progress(0.85, "aligning clocks");
+    doc->clocks = analyzer::align_clocks(doc->trace);
+    doc->files = files;
+    progress(0.9, "laying out the timeline");
     doc->timeline = std::make_unique<Timeline>(doc->trace);
     doc->overview = doc->timeline->overview(Document::kOverviewBuckets);
     // As a share of the GPUs: 1 = every GPU busy with that class.
@@ -107,6 +107,13 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
     return nullptr;
   }
   return doc;
+}
+
+bool analyze_document(const Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
+  if (cancel) return false;
+  *out = analyzer::analyze_aligned(doc.trace, doc.files, {});
+  out->clocks = doc.clocks;
+  return !cancel;
 }
 
 }  // namespace c3::gui

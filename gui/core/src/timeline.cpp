@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <map>
+#include <thread>
 
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
@@ -40,147 +42,224 @@ int Timeline::add(Row r) {
   return i;
 }
 
+// The rows of one process, with parents local to the returned vector (index 0 is the process
+// group itself; -1 means "the host"): processes are built in parallel, then spliced in.
+std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end, const std::vector<uint32_t>& colls,
+                                         const std::vector<uint32_t>& ranges) const {
+  const analyzer::Trace& t = *trace_;
+  const analyzer::Activities& a = t.activities;
+  std::vector<Row> rows;
+  auto add = [&](Row r) {
+    const auto i = static_cast<int>(rows.size());
+    if (r.parent >= 0) rows[static_cast<size_t>(r.parent)].children.push_back(i);
+    r.offset = t.processes[static_cast<size_t>(p)].offset_ns;
+    rows.push_back(std::move(r));
+    return i;
+  };
+  const auto& pr = t.processes[static_cast<size_t>(p)];
+  Row pg;
+  pg.kind = RowKind::group;
+  pg.process = p;
+  pg.label = pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "");
+  add(std::move(pg));
+  // Devices and their streams: rows of one (process, device) are contiguous in activities.
+  size_t i = begin;
+  while (i < end) {
+    const int dev = a.device[i];
+    size_t j = i;
+    while (j < end && a.device[j] == dev) ++j;
+    Row dg;
+    dg.kind = RowKind::group;
+    dg.parent = 0;
+    dg.process = p;
+    dg.device = dev;
+    const analyzer::Device* d = t.device(static_cast<int16_t>(p), static_cast<int16_t>(dev));
+    dg.label = "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : "");
+    const int di = add(std::move(dg));
+    // Overlap row: communication hidden under compute vs exposed.
+    analyzer::Intervals comp, comm;
+    for (size_t k = i; k < j; ++k) {
+      if (a.cls[k] == Class::compute) comp.push_back({a.start[k], a.end[k]});
+      if (a.cls[k] == Class::communication) comm.push_back({a.start[k], a.end[k]});
+    }
+    comp = analyzer::union_sorted(comp);
+    comm = analyzer::union_sorted(comm);
+    Row ov;
+    ov.kind = RowKind::overlap;
+    ov.parent = di;
+    ov.process = p;
+    ov.device = dev;
+    ov.label = "overlap";
+    const analyzer::Intervals hidden = analyzer::intersect(comm, comp);
+    const analyzer::Intervals exposed = analyzer::subtract(comm, comp);
+    ov.spans.reserve(hidden.size() + exposed.size());
+    // Both lists are sorted and disjoint: merge them in order.
+    size_t h = 0, x = 0;
+    while (h < hidden.size() || x < exposed.size()) {
+      if (x >= exposed.size() || (h < hidden.size() && hidden[h].start < exposed[x].start)) {
+        ov.spans.push_back({hidden[h].start, hidden[h].end, OverlapKind::hidden});
+        ++h;
+      } else {
+        ov.spans.push_back({exposed[x].start, exposed[x].end, OverlapKind::exposed});
+        ++x;
+      }
+    }
+    const int oi = add(std::move(ov));
+    finish(rows[static_cast<size_t>(oi)]);
+    // Streams in id order (a device has few; the last one seen is the likely next).
+    std::vector<std::pair<int32_t, std::vector<uint32_t>>> streams;
+    size_t last = 0;
+    for (size_t k = i; k < j; ++k) {
+      const int32_t sid = a.stream[k];
+      if (last >= streams.size() || streams[last].first != sid) {
+        last = 0;
+        while (last < streams.size() && streams[last].first != sid) ++last;
+        if (last == streams.size()) streams.emplace_back(sid, std::vector<uint32_t>{});
+      }
+      streams[last].second.push_back(static_cast<uint32_t>(k));
+    }
+    std::sort(streams.begin(), streams.end(), [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
+    for (auto& [sid, items] : streams) {
+      Row s;
+      s.kind = RowKind::stream;
+      s.parent = di;
+      s.process = p;
+      s.device = dev;
+      s.key = sid;
+      s.label = sid >= 0 ? "stream " + std::to_string(sid) : "no stream";
+      s.items = std::move(items);
+      const int si = add(std::move(s));
+      finish(rows[static_cast<size_t>(si)]);
+    }
+    i = j;
+  }
+  // Collectives per communicator (their GPU time spans).
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> comms;
+  size_t last = 0;
+  for (const uint32_t c : colls) {
+    const std::string& id = t.collectives[c].comm_id;
+    if (last >= comms.size() || comms[last].first != id) {
+      last = 0;
+      while (last < comms.size() && comms[last].first != id) ++last;
+      if (last == comms.size()) comms.emplace_back(id, std::vector<uint32_t>{});
+    }
+    comms[last].second.push_back(c);
+  }
+  std::sort(comms.begin(), comms.end(), [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
+  for (auto& [id, items] : comms) {
+    std::stable_sort(items.begin(), items.end(),
+                     [&](uint32_t x1, uint32_t x2) { return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start; });
+    Row c;
+    c.kind = RowKind::collectives;
+    c.parent = 0;
+    c.process = p;
+    c.label = "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id));
+    c.items = std::move(items);
+    const int ci = add(std::move(c));
+    finish(rows[static_cast<size_t>(ci)]);
+  }
+  // NVTX: a group per thread, a row per nesting depth.
+  std::map<int64_t, std::map<int, std::vector<uint32_t>>> threads;
+  for (const uint32_t g : ranges) threads[t.ranges[g].thread][t.ranges[g].depth].push_back(g);
+  for (auto& [tid, depths] : threads) {
+    Row tg;
+    tg.kind = RowKind::group;
+    tg.parent = 0;
+    tg.process = p;
+    tg.key = tid;
+    tg.label = "NVTX thread " + std::to_string(tid);
+    const int ti = add(std::move(tg));
+    for (auto& [depth, items] : depths) {
+      std::stable_sort(items.begin(), items.end(),
+                       [&](uint32_t x1, uint32_t x2) { return t.ranges[x1].start < t.ranges[x2].start; });
+      Row r;
+      r.kind = RowKind::nvtx;
+      r.parent = ti;
+      r.process = p;
+      r.key = tid;
+      r.nvtx_depth = depth;
+      r.label = "depth " + std::to_string(depth);
+      r.items = std::move(items);
+      const int ri = add(std::move(r));
+      finish(rows[static_cast<size_t>(ri)]);
+    }
+  }
+  return rows;
+}
+
 void Timeline::build() {
   const analyzer::Trace& t = *trace_;
   const analyzer::Activities& a = t.activities;
+  const size_t np = t.processes.size();
   first_ = INT64_MAX;
   last_ = INT64_MIN;
-  auto offset = [&](int p) { return t.processes[static_cast<size_t>(p)].offset_ns; };
+  // One pass: the time span, and where each process's rows begin and end (rows are sorted by
+  // process first).
+  std::vector<size_t> begin(np, 0), end(np, 0);
   for (size_t i = 0; i < a.size(); ++i) {
-    first_ = std::min(first_, a.start[i] + offset(a.process[i]));
-    last_ = std::max(last_, a.end[i] + offset(a.process[i]));
+    const auto p = static_cast<size_t>(a.process[i]);
+    const int64_t off = t.processes[p].offset_ns;
+    first_ = std::min(first_, a.start[i] + off);
+    last_ = std::max(last_, a.end[i] + off);
+    if (i == 0 || a.process[i - 1] != a.process[i]) begin[p] = i;
+    end[p] = i + 1;
   }
   for (const auto& g : t.ranges) {
-    first_ = std::min(first_, g.start + offset(g.process));
-    last_ = std::max(last_, g.end + offset(g.process));
+    const int64_t off = t.processes[static_cast<size_t>(g.process)].offset_ns;
+    first_ = std::min(first_, g.start + off);
+    last_ = std::max(last_, g.end + off);
   }
   if (first_ > last_) first_ = last_ = 0;
+  std::vector<std::vector<uint32_t>> colls(np), ranges(np);
+  for (size_t c = 0; c < t.collectives.size(); ++c) {
+    if (t.collectives[c].gpu_start >= 0) colls[static_cast<size_t>(t.collectives[c].process)].push_back(static_cast<uint32_t>(c));
+  }
+  for (size_t g = 0; g < t.ranges.size(); ++g) ranges[static_cast<size_t>(t.ranges[g].process)].push_back(static_cast<uint32_t>(g));
 
-  // Hosts, then processes in rank order.
+  // Each process's rows on a worker (they only read the trace).
+  std::vector<std::vector<Row>> sub(np);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t p = next++; p < np; p = next++) sub[p] = build_process(static_cast<int>(p), begin[p], end[p], colls[p], ranges[p]);
+  };
+  const size_t threads = std::min<size_t>(np, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  pool.reserve(threads > 1 ? threads - 1 : 0);
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+
+  // Hosts, then processes in rank order; each process's rows spliced in.
   std::map<std::string, std::vector<int>> hosts;
-  for (size_t p = 0; p < t.processes.size(); ++p) hosts[t.processes[p].host].push_back(static_cast<int>(p));
+  for (size_t p = 0; p < np; ++p) hosts[t.processes[p].host].push_back(static_cast<int>(p));
   for (auto& [host, procs] : hosts) {
     std::sort(procs.begin(), procs.end(), [&](int x, int y) {
       const auto& px = t.processes[static_cast<size_t>(x)];
       const auto& py = t.processes[static_cast<size_t>(y)];
-      if (px.rank && py.rank) return *px.rank < *py.rank;
+      // Ranked processes first, by rank; then the others in load order (a strict weak order).
+      if (px.rank.has_value() != py.rank.has_value()) return px.rank.has_value();
+      if (px.rank && py.rank && *px.rank != *py.rank) return *px.rank < *py.rank;
       return x < y;
     });
     Row h;
     h.kind = RowKind::group;
     h.label = host.empty() ? "host (unknown)" : "host " + host;
     const int hi = add(std::move(h));
-    for (int p : procs) {
-      const auto& pr = t.processes[static_cast<size_t>(p)];
-      Row pg;
-      pg.kind = RowKind::group;
-      pg.parent = hi;
-      pg.process = p;
-      pg.label = pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "");
-      const int pi = add(std::move(pg));
-      // Devices and their streams: rows of one (process, device) are contiguous in activities.
-      size_t i = 0;
-      while (i < a.size() && a.process[i] != p) ++i;
-      while (i < a.size() && a.process[i] == p) {
-        const int dev = a.device[i];
-        size_t j = i;
-        while (j < a.size() && a.process[j] == p && a.device[j] == dev) ++j;
-        Row dg;
-        dg.kind = RowKind::group;
-        dg.parent = pi;
-        dg.process = p;
-        dg.device = dev;
-        const analyzer::Device* d = t.device(static_cast<int16_t>(p), static_cast<int16_t>(dev));
-        dg.label = "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : "");
-        const int di = add(std::move(dg));
-        // Overlap row: communication hidden under compute vs exposed.
-        analyzer::Intervals comp, comm;
-        for (size_t k = i; k < j; ++k) {
-          if (a.cls[k] == Class::compute) comp.push_back({a.start[k], a.end[k]});
-          if (a.cls[k] == Class::communication) comm.push_back({a.start[k], a.end[k]});
-        }
-        comp = analyzer::union_sorted(comp);
-        comm = analyzer::union_sorted(comm);
-        Row ov;
-        ov.kind = RowKind::overlap;
-        ov.parent = di;
-        ov.process = p;
-        ov.device = dev;
-        ov.label = "overlap";
-        for (const auto& x : analyzer::intersect(comm, comp)) ov.spans.push_back({x.start, x.end, OverlapKind::hidden});
-        for (const auto& x : analyzer::subtract(comm, comp)) ov.spans.push_back({x.start, x.end, OverlapKind::exposed});
-        std::sort(ov.spans.begin(), ov.spans.end(), [](const Row::Span& x, const Row::Span& y) { return x.start < y.start; });
-        const int oi = add(std::move(ov));
-        finish(rows_[static_cast<size_t>(oi)]);
-        // Streams in id order.
-        std::map<int32_t, std::vector<uint32_t>> streams;
-        for (size_t k = i; k < j; ++k) streams[a.stream[k]].push_back(static_cast<uint32_t>(k));
-        for (auto& [sid, items] : streams) {
-          Row s;
-          s.kind = RowKind::stream;
-          s.parent = di;
-          s.process = p;
-          s.device = dev;
-          s.key = sid;
-          s.label = sid >= 0 ? "stream " + std::to_string(sid) : "no stream";
-          s.items = std::move(items);
-          const int si = add(std::move(s));
-          finish(rows_[static_cast<size_t>(si)]);
-        }
-        i = j;
+    for (const int p : procs) {
+      auto& rows = sub[static_cast<size_t>(p)];
+      const auto base = static_cast<int>(rows_.size());
+      rows_[static_cast<size_t>(hi)].children.push_back(base);
+      for (Row& r : rows) {
+        r.parent = r.parent < 0 ? hi : r.parent + base;
+        for (int& c : r.children) c += base;
+        rows_.push_back(std::move(r));
       }
-      // Collectives per communicator (their GPU time spans).
-      std::map<std::string, std::vector<uint32_t>> comms;
-      for (size_t c = 0; c < t.collectives.size(); ++c) {
-        const auto& col = t.collectives[c];
-        if (col.process == p && col.gpu_start >= 0) comms[col.comm_id].push_back(static_cast<uint32_t>(c));
-      }
-      for (auto& [id, items] : comms) {
-        std::sort(items.begin(), items.end(), [&](uint32_t x, uint32_t y) {
-          return t.collectives[x].gpu_start < t.collectives[y].gpu_start;
-        });
-        Row c;
-        c.kind = RowKind::collectives;
-        c.parent = pi;
-        c.process = p;
-        c.label = "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id));
-        c.items = std::move(items);
-        const int ci = add(std::move(c));
-        finish(rows_[static_cast<size_t>(ci)]);
-      }
-      // NVTX: a group per thread, a row per nesting depth.
-      std::map<int64_t, std::map<int, std::vector<uint32_t>>> threads;
-      for (size_t g = 0; g < t.ranges.size(); ++g) {
-        if (t.ranges[g].process == p) threads[t.ranges[g].thread][t.ranges[g].depth].push_back(static_cast<uint32_t>(g));
-      }
-      for (auto& [tid, depths] : threads) {
-        Row tg;
-        tg.kind = RowKind::group;
-        tg.parent = pi;
-        tg.process = p;
-        tg.key = tid;
-        tg.label = "NVTX thread " + std::to_string(tid);
-        const int ti = add(std::move(tg));
-        for (auto& [depth, items] : depths) {
-          std::sort(items.begin(), items.end(),
-                    [&](uint32_t x, uint32_t y) { return t.ranges[x].start < t.ranges[y].start; });
-          Row r;
-          r.kind = RowKind::nvtx;
-          r.parent = ti;
-          r.process = p;
-          r.key = tid;
-          r.nvtx_depth = depth;
-          r.label = "depth " + std::to_string(depth);
-          r.items = std::move(items);
-          const int ri = add(std::move(r));
-          finish(rows_[static_cast<size_t>(ri)]);
-        }
-      }
+      rows = {};
     }
   }
 }
 
-void Timeline::finish(Row& r) {
+void Timeline::finish(Row& r) const {
   const size_t n = size(r);
   r.max_duration = 0;
   r.block_max_end.assign((n + kBlock - 1) / kBlock, INT64_MIN);
@@ -264,7 +343,12 @@ bool Timeline::move(int i, int delta) {
   const auto pos = it - sib.begin();
   const auto to = pos + delta;
   if (to < 0 || to >= static_cast<std::ptrdiff_t>(sib.size())) return false;
-  std::swap(sib[static_cast<size_t>(pos)], sib[static_cast<size_t>(to)]);
+  // Shift the row, keeping the others' order.
+  if (to > pos) {
+    std::rotate(sib.begin() + pos, sib.begin() + pos + 1, sib.begin() + to + 1);
+  } else {
+    std::rotate(sib.begin() + to, sib.begin() + pos, sib.begin() + pos + 1);
+  }
   return true;
 }
 
@@ -325,7 +409,8 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
     const int64_t s = start(r, k);
     if (static_cast<double>(s) >= t1) break;
     const int64_t e = end(r, k);
-    if (static_cast<double>(e) <= t0 && e > s) {
+    // Entirely before the window (a zero-length item exactly at t0 is still shown).
+    if (static_cast<double>(e) <= t0 && static_cast<double>(s) < t0) {
       ++k;
       continue;
     }

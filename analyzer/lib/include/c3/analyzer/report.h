@@ -19,6 +19,8 @@ struct AnalyzeOptions {
   // (std::regex_search); empty: the whole timeline.
   std::string range;
   InterferenceOptions interference;
+  // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.
+  bool align = true;
 };
 
 struct ScopeReport {
@@ -50,9 +52,13 @@ struct Report {
   CrossRank cross;
 };
 
-// Aligns the processes' clocks (Process::offset_ns, for the cross-rank metrics), then computes
-// everything. Throws std::invalid_argument for a bad --range regular expression.
+// Aligns the processes' clocks (Process::offset_ns, for the cross-rank metrics; unless
+// o.align is off), then computes everything. Throws std::invalid_argument for a bad --range regular expression.
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
+// Everything but the alignment, on a trace whose offsets are already set (read-only: safe to
+// run while another thread reads the trace). Report::clocks stays empty.
+Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
+                       const AnalyzeOptions& o);
 
 void print_text(FILE* out, const Trace& t, const Report& r);
 std::string to_json(const Trace& t, const Report& r);

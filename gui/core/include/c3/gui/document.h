@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/interference.h"
 #include "c3/analyzer/report.h"
 #include "c3/analyzer/trace.h"
 #include "c3/gui/timeline.h"
@@ -25,8 +26,13 @@ struct Document {
   // The trace database of each process (Trace::processes order): the file opened, or the
   // imported copy of it (Process::source names what the user opened).
   std::vector<std::string> process_db;
+  std::vector<std::string> files;  // the trace databases loaded
   analyzer::Trace trace;
+  // Filled by analyze_document after the first paint; until then `analyzed` is false and the
+  // panels say the analysis is running.
   analyzer::Report report;
+  bool analyzed = false;
+  std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
   std::unique_ptr<Timeline> timeline;
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
   std::vector<std::array<float, analyzer::kClasses>> overview;
@@ -39,10 +45,15 @@ struct LoadError {
 };
 
 // Loads (and imports: PyTorch or Nsight files are converted into a temporary trace first),
-// analyzes and lays out. `progress(fraction 0..1, what)`; returns nullptr with `error` set on
-// failure, or when `cancel` became true.
+// aligns the ranks' clocks and lays out the timeline: enough for the first paint.
+// `progress(fraction 0..1, what)`; returns nullptr with `error` set on failure, or when `cancel`
+// became true.
 std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
                                         const std::function<void(double, const QString&)>& progress,
                                         LoadError* error);
+
+// Every metric of the report (analyzer::analyze_aligned: reads the document only, so it runs on
+// a worker while the timeline is drawn). Returns false when cancelled.
+bool analyze_document(const Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out);
 
 }  // namespace c3::gui

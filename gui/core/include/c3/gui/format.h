@@ -10,7 +10,7 @@ namespace c3::gui {
 
 // "950 ns", "12.3 µs", "4.56 ms", "1.20 s" (three significant digits).
 QString format_duration(double ns);
-// "512 B", "4.0 KiB", "256 MiB", "1.00 GiB".
+// "512 B", "4.00 KiB", "256 MiB", "1.00 GiB" (three significant digits).
 QString format_bytes(double bytes);
 // "123 GB/s" (decimal, as nccl-tests reports), "-" for 0.
 QString format_bandwidth(double bytes_per_s);

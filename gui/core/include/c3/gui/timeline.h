@@ -122,12 +122,15 @@ class Timeline {
   // The item of a row under time t (within `slack` ns), or -1.
   int64_t hit(const Row& r, double t, double slack) const;
 
-  // Busy time of each class in `buckets` equal slices of the whole trace (the overview strip).
+  // Time each class ran in `buckets` equal slices of the whole trace, as a share of the slice,
+  // summed over streams and GPUs (the overview strip divides by the GPUs).
   std::vector<std::array<float, analyzer::kClasses>> overview(int buckets) const;
 
  private:
   void build();
-  void finish(Row& r);
+  std::vector<Row> build_process(int p, size_t begin, size_t end, const std::vector<uint32_t>& colls,
+                                 const std::vector<uint32_t>& ranges) const;
+  void finish(Row& r) const;
   int add(Row r);
 
   const analyzer::Trace* trace_;

@@ -1,0 +1,156 @@
+// c3scope-gui at scale (issue 5's targets: a trace of 10 million activities opens, first paint,
+// in under 3 s; every frame at any zoom renders in under 16 ms), measured offscreen.
+//
+//   build/bin/c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR]
+//
+// Writes a synthetic training job of N GPU activities over R ranks as trace files (or reads
+// DIR/*.sqlite), then times, as the app does them: loading the traces, the first frame (clock
+// alignment, timeline rows, overview, one paint), the full analysis that fills the panels
+// (it runs in the background after the first paint), and frames at 40 zoom levels from the
+// whole trace down to microseconds at random places. The baseline in the same run is a frame of
+// the same widget with no trace (header, labels, background): frame / baseline says what the
+// rows cost.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QPainter>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/interference.h"
+#include "c3/analyzer/load.h"
+#include "c3/analyzer/report.h"
+#include "c3/gui/document.h"
+#include "synthetic.h"
+#include "timeline_view.h"
+
+namespace {
+
+using c3::gui::Document;
+using c3::gui::TimelineView;
+
+double ms_since(const QElapsedTimer& t) {
+  return static_cast<double>(t.nsecsElapsed()) / 1e6;
+}
+
+double paint(TimelineView& view, QImage& img) {
+  img.fill(Qt::white);
+  QPainter p(&img);
+  view.paint_frame(p, QSize(img.width() / 2, img.height() / 2));
+  return view.last_frame_ms();
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t activities = 10'000'000;
+  int ranks = 8;
+  std::string traces, keep;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
+      activities = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
+      ranks = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
+      traces = argv[++i];
+    } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+      keep = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR]\n");
+      return 2;
+    }
+  }
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QTemporaryDir tmp;
+  std::vector<std::string> files;
+  if (traces.empty()) {
+    c3::gui::testing::SyntheticJob job;
+    job.ranks = std::max(1, ranks);
+    job.layers = 32;
+    job.api_calls = false;
+    const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank({1, 1, 32, false, 0, 1.0});
+    job.steps = static_cast<int>(std::max<int64_t>(1, activities / job.ranks / per_step));
+    const std::string dir = keep.empty() ? tmp.path().toStdString() : keep;
+    QElapsedTimer w;
+    w.start();
+    files = c3::gui::testing::write_synthetic_job(dir, job);
+    std::printf("wrote %d rank traces (%lld activities) in %.1f s (setup, not timed)\n", job.ranks,
+                static_cast<long long>(job.steps * per_step * job.ranks), ms_since(w) / 1e3);
+  } else {
+    files = c3::analyzer::expand_inputs({traces});
+  }
+
+  TimelineView view;
+  view.resize(1600, 900);
+  QImage img(QSize(1600, 900) * 2, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(2);  // HiDPI: twice the pixels to fill
+  // Baseline: the same widget with no trace.
+  std::vector<double> base;
+  for (int i = 0; i < 20; ++i) base.push_back(paint(view, img));
+  const double baseline = percentile(base, 0.5);
+
+  // Open: load, align, lay out, first frame (what the user waits for before seeing the trace).
+  QElapsedTimer open;
+  open.start();
+  Document doc;
+  doc.trace = c3::analyzer::load(files);
+  const double load_ms = ms_since(open);
+  c3::analyzer::align_clocks(doc.trace);
+  doc.timeline = std::make_unique<c3::gui::Timeline>(doc.trace);
+  doc.overview = doc.timeline->overview(Document::kOverviewBuckets);
+  const double layout_ms = ms_since(open) - load_ms;
+  view.set_document(&doc);
+  const double first_frame = paint(view, img);
+  const double open_ms = ms_since(open);
+  // The analysis that fills the panels (runs after the first paint in the app).
+  QElapsedTimer an;
+  an.start();
+  doc.report = c3::analyzer::analyze(doc.trace, files, {});
+  const double analyze_ms = ms_since(an);
+
+  // Frames at every zoom: 40 windows from the whole trace down to 2 µs, at random places.
+  std::mt19937_64 rng(7);
+  const auto first = static_cast<double>(doc.timeline->first_ns());
+  const auto last = static_cast<double>(doc.timeline->last_ns());
+  std::vector<double> frames;
+  double worst_window = 0;
+  double worst = 0;
+  for (int z = 0; z < 40; ++z) {
+    const double width = (last - first) * std::pow(2e3 / (last - first), z / 39.0);
+    std::uniform_real_distribution<double> at(first, std::max(first, last - width));
+    const double t0 = at(rng);
+    view.set_window(t0, t0 + width);
+    const double ms = paint(view, img);
+    frames.push_back(ms);
+    if (ms > worst) {
+      worst = ms;
+      worst_window = width;
+    }
+  }
+  int rows = 0;
+  for (const auto& r : doc.timeline->rows()) rows += r.kind != c3::gui::RowKind::group ? 1 : 0;
+  std::printf("c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio 2\n",
+              doc.trace.activities.size(), doc.trace.processes.size(), rows);
+  std::printf("  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms, first frame %.1f ms)  target < 3000 ms\n",
+              open_ms, load_ms, layout_ms, first_frame);
+  std::printf("  analysis (panels)    %8.0f ms  (background, after the first paint)\n", analyze_ms);
+  std::printf("  frames, 40 zooms     median %.2f ms, p95 %.2f ms, max %.2f ms (window %.3g ns)  target < 16 ms\n",
+              percentile(frames, 0.5), percentile(frames, 0.95), worst, worst_window);
+  std::printf("  baseline (empty)     %.2f ms; median frame / baseline = %.1fx\n", baseline,
+              percentile(frames, 0.5) / std::max(baseline, 1e-3));
+  return 0;
+}
