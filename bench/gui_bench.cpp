@@ -1,7 +1,7 @@
 // c3scope-gui at scale (issue 5's targets: a trace of 10 million activities opens, first paint,
 // in under 3 s; every frame at any zoom renders in under 16 ms), measured offscreen.
 //
-//   build/bin/c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR]
+//   build/bin/c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]
 //
 // Writes a synthetic training job of N GPU activities over R ranks as trace files (or reads
 // DIR/*.sqlite), then times, as the app does them: loading the traces, the first frame (clock
@@ -15,6 +15,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/cache.h"
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/load.h"
 #include "c3/analyzer/report.h"
@@ -44,7 +46,7 @@ double ms_since(const QElapsedTimer& t) {
 double paint(TimelineView& view, QImage& img) {
   img.fill(Qt::white);
   QPainter p(&img);
-  view.paint_frame(p, QSize(img.width() / 2, img.height() / 2));
+  view.paint_frame(p, img.deviceIndependentSize().toSize());
   return view.last_frame_ms();
 }
 
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   int64_t activities = 10'000'000;
   int ranks = 8;
   std::string traces, keep;
+  int dpr = 2;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
       activities = std::atoll(argv[++i]);
@@ -66,10 +69,12 @@ int main(int argc, char** argv) {
       ranks = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
       traces = argv[++i];
+    } else if (std::strcmp(argv[i], "--dpr") == 0 && i + 1 < argc) {
+      dpr = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
       keep = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR]\n");
+      std::fprintf(stderr, "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]\n");
       return 2;
     }
   }
@@ -96,8 +101,8 @@ int main(int argc, char** argv) {
 
   TimelineView view;
   view.resize(1600, 900);
-  QImage img(QSize(1600, 900) * 2, QImage::Format_ARGB32_Premultiplied);
-  img.setDevicePixelRatio(2);  // HiDPI: twice the pixels to fill
+  QImage img(QSize(1600, 900) * dpr, QImage::Format_ARGB32_Premultiplied);
+  img.setDevicePixelRatio(dpr);  // HiDPI (default 2): dpr^2 times the pixels to fill
   // Baseline: the same widget with no trace.
   std::vector<double> base;
   for (int i = 0; i < 20; ++i) base.push_back(paint(view, img));
@@ -110,7 +115,9 @@ int main(int argc, char** argv) {
   doc.trace = c3::analyzer::load(files);
   const double load_ms = ms_since(open);
   c3::analyzer::align_clocks(doc.trace);
+  const double align_ms = ms_since(open) - load_ms;
   doc.timeline = std::make_unique<c3::gui::Timeline>(doc.trace);
+  const double rows_ms = ms_since(open) - load_ms - align_ms;
   doc.overview = doc.timeline->overview(Document::kOverviewBuckets);
   const double layout_ms = ms_since(open) - load_ms;
   view.set_document(&doc);
@@ -122,11 +129,19 @@ int main(int argc, char** argv) {
   doc.report = c3::analyzer::analyze(doc.trace, files, {});
   const double analyze_ms = ms_since(an);
 
+  // The snapshot the app writes after the first open (analyzer/cache.h), for the reopen below.
+  QTemporaryDir snapdir;
+  const std::string key = c3::analyzer::cache_key(files, "default");
+  const std::string snap = c3::analyzer::cache_path(snapdir.path().toStdString(), key);
+  QElapsedTimer sw;
+  sw.start();
+  const bool saved = c3::analyzer::save_cache(doc.trace, key, snap);
+  const double save_ms = ms_since(sw);
   // Frames at every zoom: 40 windows from the whole trace down to 2 µs, at random places.
   std::mt19937_64 rng(7);
   const auto first = static_cast<double>(doc.timeline->first_ns());
   const auto last = static_cast<double>(doc.timeline->last_ns());
-  std::vector<double> frames;
+  std::vector<double> frames, folds;
   double worst_window = 0;
   double worst = 0;
   for (int z = 0; z < 40; ++z) {
@@ -136,6 +151,7 @@ int main(int argc, char** argv) {
     view.set_window(t0, t0 + width);
     const double ms = paint(view, img);
     frames.push_back(ms);
+    folds.push_back(view.last_fold_ms());
     if (ms > worst) {
       worst = ms;
       worst_window = width;
@@ -143,13 +159,51 @@ int main(int argc, char** argv) {
   }
   int rows = 0;
   for (const auto& r : doc.timeline->rows()) rows += r.kind != c3::gui::RowKind::group ? 1 : 0;
-  std::printf("c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio 2\n",
-              doc.trace.activities.size(), doc.trace.processes.size(), rows);
-  std::printf("  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms, first frame %.1f ms)  target < 3000 ms\n",
-              open_ms, load_ms, layout_ms, first_frame);
+  // The fold alone (every row, the whole trace, half-pixel columns): the LOD share of a frame.
+  QElapsedTimer fold;
+  fold.start();
+  size_t items = 0;
+  const c3::gui::Viewport whole{first, (last - first) / (1600 - TimelineView::kLabelWidth), 1600 - TimelineView::kLabelWidth};
+  for (const auto& r : doc.timeline->rows()) items += doc.timeline->lod(r, whole, 0.5).size();
+  const double fold_ms = ms_since(fold);
+  // Reopen in a fresh state (the first document released, as when the app starts again).
+  const size_t activities_loaded = doc.trace.activities.size(), processes_loaded = doc.trace.processes.size();
+  view.set_document(nullptr);
+  doc.timeline.reset();
+  doc.trace = c3::analyzer::Trace{};
+  doc.report = c3::analyzer::Report{};
+  double reopen_ms = 0, reload_ms = 0;
+  {
+    TimelineView view2;
+    view2.resize(1600, 900);
+    QElapsedTimer re;
+    re.start();
+    Document doc2;
+    auto cached = c3::analyzer::load_cache(snap, key);
+    if (cached) doc2.trace = std::move(*cached);
+    reload_ms = ms_since(re);
+    c3::analyzer::align_clocks(doc2.trace);
+    doc2.timeline = std::make_unique<c3::gui::Timeline>(doc2.trace);
+    doc2.overview = doc2.timeline->overview(Document::kOverviewBuckets);
+    view2.set_document(&doc2);
+    paint(view2, img);
+    reopen_ms = ms_since(re);
+    if (!cached) reopen_ms = -1;
+  }
+
+  std::printf("c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio %d\n",
+              activities_loaded, processes_loaded, rows, dpr);
+  std::printf("  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms = clock alignment %.0f + rows %.0f + "
+              "overview %.0f, first frame %.1f ms)  target < 3000 ms\n",
+              open_ms, load_ms, layout_ms, align_ms, rows_ms, layout_ms - align_ms - rows_ms, first_frame);
+  std::printf("  reopen (snapshot)    %8.0f ms  (snapshot read %.0f ms; written in %.0f ms after the first open%s)  target < 3000 ms\n",
+              reopen_ms, reload_ms, save_ms, saved ? "" : ", FAILED");
   std::printf("  analysis (panels)    %8.0f ms  (background, after the first paint)\n", analyze_ms);
   std::printf("  frames, 40 zooms     median %.2f ms, p95 %.2f ms, max %.2f ms (window %.3g ns)  target < 16 ms\n",
               percentile(frames, 0.5), percentile(frames, 0.95), worst, worst_window);
+  std::printf("  of which level of detail: median %.2f ms, max %.2f ms (rows folded on %d threads)\n",
+              percentile(folds, 0.5), percentile(folds, 1.0), QThreadPool::globalInstance()->maxThreadCount());
+  std::printf("  fold of every row at the whole trace: %.2f ms (%zu rectangles before merging)\n", fold_ms, items);
   std::printf("  baseline (empty)     %.2f ms; median frame / baseline = %.1fx\n", baseline,
               percentile(frames, 0.5) / std::max(baseline, 1e-3));
   return 0;

@@ -418,6 +418,8 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   watcher->setFuture(QtConcurrent::run([doc, cancel]() -> std::shared_ptr<analyzer::Report> {
     auto report = std::make_shared<analyzer::Report>();
     if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
+    // The next open of the same files reads this snapshot instead of decoding SQLite again.
+    save_snapshot(*doc);
     return report;
   }));
 }

@@ -46,8 +46,22 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
+const TimelineView::NameText& TimelineView::name_text(const std::string& name, const QFontMetrics& fm) {
+  auto it = names_.find(name);
+  if (it == names_.end()) {
+    if (names_.size() > 100000) names_.clear();
+    NameText nt;
+    nt.text = QString::fromStdString(name);
+    nt.width = fm.horizontalAdvance(nt.text);
+    it = names_.emplace(name, std::move(nt)).first;
+  }
+  return it->second;
+}
+
 void TimelineView::set_document(Document* doc) {
   doc_ = doc;
+  names_.clear();
+  overview_cache_ = QImage();
   sel_row_ = -1;
   sel_item_ = -1;
   links_.clear();
@@ -352,11 +366,14 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   size_t items = 0;
   for (const Line* l : shown) items += tl.size(tl.row(l->row));
+  QElapsedTimer fold_timer;
+  fold_timer.start();
   if (shown.size() >= kParallelRows && items > 100000) {
     QtConcurrent::blockingMap(idx, fold);
   } else {
     for (const size_t i : idx) fold(i);
   }
+  last_fold_ms_ = static_cast<double>(fold_timer.nsecsElapsed()) / 1e6;
 
   const QFontMetrics fm(font());
   const int label_w = kLabelWidth;
@@ -403,9 +420,17 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
     p.setPen(grid);
     p.drawLine(0, y + l.height - 1, size.width(), y + l.height - 1);
     if (r.kind == RowKind::group) continue;
-    // Items.
+    // Items. Neighbouring rectangles of one colour that touch (folded runs, mostly) are drawn
+    // as one: a zoomed-out row costs a few hundred fills, not one per device pixel.
     const int iy = y + 2, ih = l.height - 4;
     const double right = size.width();
+    const double touch = 0.5 / dpr;
+    QRectF pending;
+    QColor pending_color;
+    auto flush = [&] {
+      if (!pending.isNull()) p.fillRect(pending, pending_color);
+      pending = QRectF();
+    };
     for (const LodItem& it : lods[i]) {
       const double x0 = std::max(it.x0, -2.0) + label_w;
       const double x1 = std::min(it.x1, static_cast<double>(vp_.width) + 2) + label_w;
@@ -421,26 +446,41 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
       }
       if (it.count > 1) c = c.darker(dark ? 80 : 115);  // folded blocks read as "dense"
       const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr), ih);
-      p.fillRect(rect, c);
       const bool selected = l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;
+      const bool named = it.count == 1 && x1 - x0 > 36;
+      if (!selected && !named) {
+        if (!pending.isNull() && c == pending_color && rect.left() <= pending.right() + touch) {
+          pending.setRight(std::max(pending.right(), rect.right()));
+        } else {
+          flush();
+          pending = rect;
+          pending_color = c;
+        }
+        continue;
+      }
+      flush();
+      p.fillRect(rect, c);
       if (selected) {
         p.setBrush(Qt::NoBrush);
         p.setPen(QPen(pal.color(QPalette::Highlight), 2));
         p.drawRect(rect.adjusted(-1, -1, 1, 1));
       }
-      if (it.count == 1 && x1 - x0 > 36) {
-        const QString name = qs(tl.name(r, it.first));
-        p.setPen(text_on(c));
+      if (named) {
         const double lx = std::max(x0, static_cast<double>(label_w)) + 3;
         const int w = static_cast<int>(std::min(x1, right) - lx - 3);
         if (w > 12) {
-          p.drawText(QRectF(lx, iy, w, ih), Qt::AlignVCenter | Qt::AlignLeft,
-                     fm.elidedText(name, Qt::ElideRight, w));
+          // Names are measured once per frame-independent string; ones that do not fit are cut
+          // by the average character width (elidedText's full layout per item is what made
+          // mid-zoom frames slow) and clipped to their rectangle.
+          const NameText& nt = name_text(tl.name(r, it.first), fm);
+          p.setPen(text_on(c));
+          const QString shown_text = nt.width <= w ? nt.text : nt.text.left(std::max(1, w / std::max(1, fm.averageCharWidth()) - 1)) + QChar(0x2026);
+          p.drawText(QRectF(lx, iy, w, ih), Qt::AlignVCenter | Qt::AlignLeft, shown_text);
         }
       }
     }
+    flush();
   }
-  // The selection's item outline if its row is visible but the item is folded.
   // Range selection: shade outside, lines at the edges.
   if (has_range_) {
     const double a = vp_.x_of(static_cast<int64_t>(std::min(range_a_, range_b_))) + label_w;
@@ -544,29 +584,44 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
   const Timeline& tl = *doc_->timeline;
   // Overview strip: busy share per class over the whole trace, the visible window outlined.
   const QRect ov(kLabelWidth, 2, bw, kOverviewHeight - 4);
-  p.fillRect(ov, pal.color(QPalette::Base));
-  const auto& buckets = doc_->overview;
-  if (!buckets.empty()) {
-    const double per_px = static_cast<double>(buckets.size()) / bw;
-    for (int x = 0; x < bw; ++x) {
-      const auto b0 = static_cast<size_t>(x * per_px);
-      const auto b1 = std::max(b0 + 1, static_cast<size_t>((x + 1) * per_px));
-      std::array<float, analyzer::kClasses> sum{};
-      for (size_t b = b0; b < b1 && b < buckets.size(); ++b) {
-        for (size_t c = 0; c < sum.size(); ++c) sum[c] += buckets[b][c];
-      }
-      // Stack compute (bottom), memory, communication (top), heights by busy share (capped).
-      double y = ov.bottom();
-      const auto n = static_cast<double>(b1 - b0);
-      const double unit = (ov.height() - 2) / 3.0;
-      for (const Class c : {Class::compute, Class::memory, Class::communication}) {
-        const double h = std::min(1.0, static_cast<double>(sum[static_cast<size_t>(c)]) / n) * unit;
-        if (h <= 0) continue;
-        p.fillRect(QRectF(ov.left() + x, y - h, 1, h), class_color(c, dark));
-        y -= h;
+  // The strip only changes with the document, its width, the palette and the pixel ratio: drawn
+  // once into a cached image.
+  const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
+  if (overview_cache_.isNull() || overview_key_ != QSize(bw, dark ? -1 : 1) || overview_dpr_ != dpr ||
+      overview_doc_ != doc_) {
+    QImage img(QSize(bw, ov.height()) * dpr, QImage::Format_ARGB32_Premultiplied);
+    img.setDevicePixelRatio(dpr);
+    img.fill(pal.color(QPalette::Base));
+    QPainter ip(&img);
+    const auto& buckets = doc_->overview;
+    if (!buckets.empty()) {
+      const double per_px = static_cast<double>(buckets.size()) / bw;
+      for (int x = 0; x < bw; ++x) {
+        const auto b0 = static_cast<size_t>(x * per_px);
+        const auto b1 = std::max(b0 + 1, static_cast<size_t>((x + 1) * per_px));
+        std::array<float, analyzer::kClasses> sum{};
+        for (size_t b = b0; b < b1 && b < buckets.size(); ++b) {
+          for (size_t c = 0; c < sum.size(); ++c) sum[c] += buckets[b][c];
+        }
+        // Stack compute (bottom), memory, communication (top), heights by busy share of the GPUs.
+        double y = ov.height();
+        const auto n = static_cast<double>(b1 - b0);
+        const double unit = (ov.height() - 2) / 3.0;
+        for (const Class c : {Class::compute, Class::memory, Class::communication}) {
+          const double h = std::min(1.0, static_cast<double>(sum[static_cast<size_t>(c)]) / n) * unit;
+          if (h <= 0) continue;
+          ip.fillRect(QRectF(x, y - h, 1, h), class_color(c, dark));
+          y -= h;
+        }
       }
     }
+    ip.end();
+    overview_cache_ = std::move(img);
+    overview_key_ = QSize(bw, dark ? -1 : 1);
+    overview_dpr_ = dpr;
+    overview_doc_ = doc_;
   }
+  p.drawImage(ov.topLeft(), overview_cache_);
   const double first = static_cast<double>(tl.first_ns());
   const double span = std::max(1.0, static_cast<double>(tl.last_ns() - tl.first_ns()));
   const double wx0 = ov.left() + (vp_.t0 - first) / span * bw;

@@ -11,8 +11,12 @@
 
 #include <QAbstractScrollArea>
 #include <QElapsedTimer>
+#include <QFontMetrics>
+#include <QImage>
 #include <QString>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "c3/gui/document.h"
@@ -66,6 +70,7 @@ class TimelineView : public QAbstractScrollArea {
   // Paints one frame into `p` (also used for offscreen benchmarks and screenshots).
   void paint_frame(QPainter& p, const QSize& size);
   double last_frame_ms() const { return last_frame_ms_; }
+  double last_fold_ms() const { return last_fold_ms_; }  // the level-of-detail share of it
   // Vertical position of a row in the scroll area's content (-1 when not shown).
   int row_y(int row) const;
   int content_height() const;
@@ -116,6 +121,11 @@ class TimelineView : public QAbstractScrollArea {
   void paint_header(QPainter& p, const QSize& size, bool dark);
   void paint_links(QPainter& p, const QSize& size, bool dark);
   int visible_y(int row) const;  // viewport y of a row's centre, following collapsed ancestors
+  struct NameText {
+    QString text;
+    int width = 0;
+  };
+  const NameText& name_text(const std::string& name, const QFontMetrics& fm);
 
   Document* doc_ = nullptr;
   Viewport vp_;
@@ -131,6 +141,12 @@ class TimelineView : public QAbstractScrollArea {
   double press_t0_ = 0;
   int press_scroll_ = 0;
   double last_frame_ms_ = 0;
+  double last_fold_ms_ = 0;
+  std::unordered_map<std::string, NameText> names_;  // item names as drawn, with their width
+  QImage overview_cache_;
+  QSize overview_key_;
+  double overview_dpr_ = 0;
+  const Document* overview_doc_ = nullptr;
 };
 
 }  // namespace c3::gui

@@ -72,6 +72,7 @@ class AppTest : public QObject {
 
  private slots:
   void initTestCase() {
+    qputenv("C3SCOPE_CACHE_DIR", "off");
     QCoreApplication::setOrganizationName("c3scope-tests");
     QSettings().clear();
     spec_.ranks = 2;
@@ -343,6 +344,44 @@ class AppTest : public QObject {
     // The window still works.
     QVERIFY(open_and_wait(w, job_));
     QVERIFY(w.document() != nullptr);
+  }
+
+  void reopensFromTheSnapshot() {
+    QTemporaryDir cache;
+    qputenv("C3SCOPE_CACHE_DIR", cache.path().toLocal8Bit());
+    qputenv("C3SCOPE_CACHE_MIN_MB", "0");
+    double overlap = 0;
+    size_t activities = 0;
+    {
+      MainWindow w;
+      w.set_quiet_errors(true);
+      QVERIFY(open_and_wait(w, job_));
+      QVERIFY(!w.document()->from_cache);
+      QVERIFY(!w.document()->cache_path.empty());
+      QVERIFY(QFile::exists(QString::fromStdString(w.document()->cache_path)));
+      overlap = w.document()->report.overall.b.overlap_pct;
+      activities = w.document()->trace.activities.size();
+    }
+    {
+      MainWindow w;
+      w.set_quiet_errors(true);
+      QVERIFY(open_and_wait(w, job_));
+      QVERIFY(w.document()->from_cache);
+      QCOMPARE(w.document()->trace.activities.size(), activities);
+      QCOMPARE(w.document()->report.overall.b.overlap_pct, overlap);
+      QCOMPARE(w.document()->trace.processes[1].offset_ns, -spec_.clock_skew_ns);
+    }
+    // A changed file makes the snapshot stale: loaded from SQLite again.
+    QFile::copy(job_[0], dir_.filePath("copy0.sqlite"));
+    QFile::copy(job_[1], dir_.filePath("copy1.sqlite"));
+    {
+      MainWindow w;
+      w.set_quiet_errors(true);
+      QVERIFY(open_and_wait(w, {dir_.filePath("copy0.sqlite"), dir_.filePath("copy1.sqlite")}));
+      QVERIFY(!w.document()->from_cache);
+    }
+    qputenv("C3SCOPE_CACHE_DIR", "off");
+    qunsetenv("C3SCOPE_CACHE_MIN_MB");
   }
 
   void comparesTwoTraces() {

@@ -322,12 +322,43 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
         (!t.processes[ref].rank || *t.processes[p].rank < *t.processes[ref].rank))
       ref = p;
   }
-  // Collective ends per (comm, seq) and domain.
-  std::map<std::pair<std::string, int64_t>, std::map<int, int64_t>> ends;
+  // Collective ends per (comm, seq) and domain: one sorted array, grouped by (comm, seq), each
+  // group ordered by domain (the last end recorded for a domain wins).
+  struct End {
+    int32_t comm;
+    int32_t domain;
+    int64_t seq;
+    int64_t end;
+  };
+  std::unordered_map<std::string, int32_t> comm_ids;
+  std::vector<End> ends;
+  ends.reserve(t.collectives.size());
   for (const Collective& c : t.collectives) {
     if (c.gpu_end < 0 || c.comm_id.empty() || c.seq < 0) continue;
-    ends[{c.comm_id, c.seq}][domain[static_cast<size_t>(c.process)]] = c.gpu_end;
+    const auto id = comm_ids.emplace(c.comm_id, static_cast<int32_t>(comm_ids.size())).first->second;
+    ends.push_back({id, domain[static_cast<size_t>(c.process)], c.seq, c.gpu_end});
   }
+  std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
+    if (a.comm != b.comm) return a.comm < b.comm;
+    if (a.seq != b.seq) return a.seq < b.seq;
+    return a.domain < b.domain;
+  });
+  std::vector<End> uniq;
+  uniq.reserve(ends.size());
+  for (const End& e : ends) {
+    if (!uniq.empty() && uniq.back().comm == e.comm && uniq.back().seq == e.seq &&
+        uniq.back().domain == e.domain) {
+      uniq.back() = e;
+    } else {
+      uniq.push_back(e);
+    }
+  }
+  ends = {};
+  std::vector<size_t> group;  // group g is uniq[group[g], group[g + 1])
+  for (size_t i = 0; i < uniq.size(); ++i) {
+    if (i == 0 || uniq[i].comm != uniq[i - 1].comm || uniq[i].seq != uniq[i - 1].seq) group.push_back(i);
+  }
+  group.push_back(uniq.size());
   std::vector<std::optional<int64_t>> offset(static_cast<size_t>(domains));
   std::vector<int64_t> matched(static_cast<size_t>(domains), 0);
   offset[static_cast<size_t>(domain[ref])] = 0;
@@ -337,13 +368,16 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
     for (int d = 0; d < domains; ++d) {
       if (offset[static_cast<size_t>(d)]) continue;
       std::vector<double> diffs;
-      for (const auto& [key, by] : ends) {
-        auto mine = by.find(d);
-        if (mine == by.end()) continue;
-        for (const auto& [od, end] : by) {
-          if (od != d && offset[static_cast<size_t>(od)]) {
-            diffs.push_back(
-                static_cast<double>(end + *offset[static_cast<size_t>(od)] - mine->second));
+      for (size_t g = 0; g + 1 < group.size(); ++g) {
+        const End* mine = nullptr;
+        for (size_t i = group[g]; i < group[g + 1]; ++i) {
+          if (uniq[i].domain == d) mine = &uniq[i];
+        }
+        if (mine == nullptr) continue;
+        for (size_t i = group[g]; i < group[g + 1]; ++i) {
+          const End& other = uniq[i];
+          if (other.domain != d && offset[static_cast<size_t>(other.domain)]) {
+            diffs.push_back(static_cast<double>(other.end + *offset[static_cast<size_t>(other.domain)] - mine->end));
             break;
           }
         }

@@ -167,8 +167,12 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
   // correlation ids of the kernels and copies it launched. Linked here in memory (the
   // collective_activity view joins through gpu_activity, a UNION view no index reaches: quadratic
   // on traces with many collectives).
-  std::unordered_map<std::pair<int64_t, int64_t>, std::vector<int32_t>, PairHash>
-      by_external;  // (process, external id) -> collectives
+  // (process, external id) -> the calls that pushed it, as a chain in call order: ext_first
+  // holds the first (1-based), next_call the following one (-1: last). Grouped calls share their
+  // group's external id.
+  const int64_t main_process = proc.empty() ? -1 : proc.begin()->first;
+  LinkTable ext_first;
+  std::vector<int32_t> next_call, last_call;
   {
     auto q = r->query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
@@ -187,50 +191,67 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       c.nranks = static_cast<int>(q.i64(7));
       c.rank = static_cast<int>(q.i64(8));
       c.host_start = q.i64(9);
-      by_external[{q.i64(1), q.i64(10)}].push_back(static_cast<int32_t>(t.collectives.size()));
+      const auto idx = static_cast<int32_t>(t.collectives.size());
+      uint32_t& first = ext_first.slot(q.i64(1), q.i64(10), q.i64(1) == main_process);
+      next_call.push_back(-1);
+      last_call.push_back(idx);
+      if (first == 0) {
+        first = static_cast<uint32_t>(idx) + 1;
+      } else {
+        const auto head = static_cast<size_t>(first - 1);
+        next_call[static_cast<size_t>(last_call[head])] = idx;
+        last_call[head] = idx;
+      }
       t.collectives.push_back(std::move(c));
     }
   }
-  // (process, correlation id) -> the collectives whose external id was pushed around that launch
-  // (an index into `lists`: most launches belong to one call, grouped calls share theirs).
-  // CUPTI correlation ids are dense and small: a direct table for the file's first process, a
-  // hash for anything else.
+  // (process, correlation id) -> the chain of the external id pushed around that launch
+  // (1-based first call; with the top bit set, an index into `several` when a launch carries
+  // more than one external id).
+  constexpr uint32_t kSeveral = 0x80000000u;
   LinkTable linked;
-  std::vector<std::vector<int32_t>> lists;
-  if (!by_external.empty()) {
+  std::vector<std::vector<uint32_t>> several;
+  if (!t.collectives.empty()) {
     auto q = r->query(
         "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
         "external_kind = 'custom0'");
-    const int64_t main_process = proc.empty() ? -1 : proc.begin()->first;
     while (q.step()) {
-      auto ext = by_external.find({q.i64(0), q.i64(2)});
-      if (ext == by_external.end()) continue;
+      const uint32_t first = ext_first.find(q.i64(0), q.i64(2));
+      if (first == 0) continue;
       uint32_t& slot = linked.slot(q.i64(0), q.i64(1), q.i64(0) == main_process);
       if (slot == 0) {
-        lists.emplace_back();
-        slot = static_cast<uint32_t>(lists.size());  // 1-based: 0 is "none"
+        slot = first;
+      } else if ((slot & kSeveral) != 0) {
+        several[slot & ~kSeveral].push_back(first);
+      } else if (slot != first) {
+        several.push_back({slot, first});
+        slot = kSeveral | static_cast<uint32_t>(several.size() - 1);
       }
-      auto& l = lists[slot - 1];
-      l.insert(l.end(), ext->second.begin(), ext->second.end());
     }
   }
-  by_external = {};
   // The collective of a GPU row, preferring the call on the row's own device (a group's calls
   // share its work); every call it belongs to gets the row in its GPU span.
   auto link = [&](int64_t process_db_id, int64_t correlation, int16_t device, int64_t s,
                   int64_t e) -> int32_t {
-    if (lists.empty() || correlation < 0) return -1;
+    if (t.collectives.empty() || correlation < 0) return -1;
     const uint32_t slot = linked.find(process_db_id, correlation);
     if (slot == 0) return -1;
     int32_t best = -1;
-    for (const int32_t c : lists[slot - 1]) {
-      Collective& col = t.collectives[static_cast<size_t>(c)];
-      col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
-      col.gpu_end = std::max(col.gpu_end, e);
-      if (best < 0 ||
-          (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
-        best = c;
+    auto visit = [&](uint32_t first) {
+      for (int32_t c = static_cast<int32_t>(first) - 1; c >= 0; c = next_call[static_cast<size_t>(c)]) {
+        Collective& col = t.collectives[static_cast<size_t>(c)];
+        col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
+        col.gpu_end = std::max(col.gpu_end, e);
+        if (best < 0 ||
+            (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
+          best = c;
+        }
       }
+    };
+    if ((slot & kSeveral) != 0) {
+      for (const uint32_t first : several[slot & ~kSeveral]) visit(first);
+    } else {
+      visit(slot);
     }
     return best;
   };

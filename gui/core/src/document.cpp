@@ -2,11 +2,13 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 
+#include "c3/analyzer/cache.h"
 #include "c3/analyzer/load.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/reader.h"
@@ -77,7 +79,23 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
       progress(total > 0 ? 0.3 + 0.5 * static_cast<double>(done) / static_cast<double>(total) : 0.3,
                "loading");
     };
-    doc->trace = analyzer::load(files, lo);
+    // A snapshot of the same files skips SQLite decoding (imported traces are not cached: their
+    // temporary files change name every time).
+    int64_t bytes = 0;
+    for (const auto& f : files) bytes += static_cast<int64_t>(QFileInfo(QString::fromStdString(f)).size());
+    const QString dir = cache_dir();
+    const QByteArray min_mb = qgetenv("C3SCOPE_CACHE_MIN_MB");
+    const int64_t min_bytes = min_mb.isEmpty() ? kCacheMinBytes : min_mb.toLongLong() << 20;
+    if (!dir.isEmpty() && origin.empty() && bytes >= min_bytes) {
+      doc->cache_key = analyzer::cache_key(files, "default");
+      doc->cache_path = analyzer::cache_path(dir.toStdString(), doc->cache_key);
+      progress(0.1, "reading the snapshot");
+      if (auto cached = analyzer::load_cache(doc->cache_path, doc->cache_key)) {
+        doc->trace = std::move(*cached);
+        doc->from_cache = true;
+      }
+    }
+    if (!doc->from_cache) doc->trace = analyzer::load(files, lo);
     doc->process_db.reserve(doc->trace.processes.size());
     for (auto& p : doc->trace.processes) {
       doc->process_db.push_back(p.source);
@@ -107,6 +125,19 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
     return nullptr;
   }
   return doc;
+}
+
+QString cache_dir() {
+  const QByteArray env = qgetenv("C3SCOPE_CACHE_DIR");
+  if (env == "off") return {};
+  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+  const QString base = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
+  return base.isEmpty() ? QString() : QDir(base).filePath("snapshots");
+}
+
+bool save_snapshot(const Document& doc) {
+  if (doc.cache_path.empty() || doc.from_cache) return false;
+  return analyzer::save_cache(doc.trace, doc.cache_key, doc.cache_path);
 }
 
 bool analyze_document(const Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {

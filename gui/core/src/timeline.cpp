@@ -262,13 +262,21 @@ void Timeline::build() {
 void Timeline::finish(Row& r) const {
   const size_t n = size(r);
   r.max_duration = 0;
-  r.block_max_end.assign((n + kBlock - 1) / kBlock, INT64_MIN);
-  r.block_classes.assign(r.block_max_end.size(), 0);
+  r.leaves = (n + kLeaf - 1) / kLeaf;
+  r.tree_max_end.assign(2 * r.leaves, INT64_MIN);
+  r.tree_classes.assign(2 * r.leaves, 0);
+  r.leaf_start.resize(r.leaves);
   for (size_t k = 0; k < n; ++k) {
     const int64_t s = start(r, k), e = end(r, k);
+    if (k % kLeaf == 0) r.leaf_start[k / kLeaf] = s;
     r.max_duration = std::max(r.max_duration, e - s);
-    r.block_max_end[k / kBlock] = std::max(r.block_max_end[k / kBlock], e);
-    r.block_classes[k / kBlock] |= classes(r, k);
+    const size_t leaf = r.leaves + k / kLeaf;
+    r.tree_max_end[leaf] = std::max(r.tree_max_end[leaf], e);
+    r.tree_classes[leaf] |= classes(r, k);
+  }
+  for (size_t i = r.leaves; i-- > 1;) {
+    r.tree_max_end[i] = std::max(r.tree_max_end[2 * i], r.tree_max_end[2 * i + 1]);
+    r.tree_classes[i] = r.tree_classes[2 * i] | r.tree_classes[2 * i + 1];
   }
 }
 
@@ -352,10 +360,33 @@ bool Timeline::move(int i, int delta) {
   return true;
 }
 
-std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_px) const {
+namespace {
+
+// Item accessors the fold is instantiated with: stream rows read the activity columns directly
+// (the common, large case); other rows go through Timeline's accessors.
+struct StreamAccess {
+  const uint32_t* items;
+  const int64_t *starts, *ends;
+  const Class* cls;
+  int64_t offset;
+  int64_t start(size_t k) const { return starts[items[k]] + offset; }
+  int64_t end(size_t k) const { return ends[items[k]] + offset; }
+  uint8_t classes(size_t k) const { return bit(cls[items[k]]); }
+};
+struct RowAccess {
+  const Timeline* tl;
+  const Row* row;
+  int64_t start(size_t k) const { return tl->start(*row, k); }
+  int64_t end(size_t k) const { return tl->end(*row, k); }
+  uint8_t classes(size_t k) const { return tl->classes(*row, k); }
+};
+
+template <class Access>
+std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t n, const Access& acc) {
   std::vector<LodItem> out;
-  const size_t n = size(r);
-  if (n == 0 || r.kind == RowKind::group) return out;
+  auto start = [&](const Row&, size_t k) { return acc.start(k); };
+  auto end = [&](const Row&, size_t k) { return acc.end(k); };
+  auto classes = [&](const Row&, size_t k) { return acc.classes(k); };
   const double t0 = v.t0, t1 = v.t1();
   // First item that can reach the window: start >= t0 - longest duration.
   const double from = t0 - static_cast<double>(r.max_duration);
@@ -369,8 +400,28 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
     }
   }
   size_t k = lo;
+  // First item at or after `begin` starting at or after t: galloping over the leaves' first
+  // starts (contiguous), then a binary search inside one leaf.
   auto first_at_or_after = [&](size_t begin, double t) {
-    size_t l = begin, h = n;
+    size_t leaf = begin / kLeaf + 1, step = 1;  // find the first leaf starting at or after t
+    size_t lo_leaf = leaf;
+    while (leaf < r.leaves && static_cast<double>(r.leaf_start[leaf]) < t) {
+      lo_leaf = leaf + 1;
+      leaf += step;
+      step *= 2;
+    }
+    size_t hi_leaf = std::min(leaf, r.leaves);
+    while (lo_leaf < hi_leaf) {
+      const size_t m = (lo_leaf + hi_leaf) / 2;
+      if (static_cast<double>(r.leaf_start[m]) < t) {
+        lo_leaf = m + 1;
+      } else {
+        hi_leaf = m;
+      }
+    }
+    // Leaf lo_leaf starts at or after t (or is past the end): the answer is in the leaf before.
+    size_t l = std::max(begin, (lo_leaf > 0 ? lo_leaf - 1 : 0) * kLeaf);
+    size_t h = std::min(n, lo_leaf * kLeaf);
     while (l < h) {
       const size_t m = (l + h) / 2;
       if (static_cast<double>(start(r, m)) < t) {
@@ -381,29 +432,36 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
     }
     return l;
   };
-  // Max end and class bits over items [b, e): items at the edges, block maxima in between.
+  // Max end and class bits over items [b, e): items at the edges, tree nodes in between.
   auto range = [&](size_t b, size_t e, int64_t* max_end, uint8_t* cls) {
     *max_end = INT64_MIN;
     *cls = 0;
-    while (b < e && b % kBlock != 0) {
+    while (b < e && b % kLeaf != 0) {
       *max_end = std::max(*max_end, end(r, b));
       *cls |= classes(r, b);
       ++b;
     }
-    while (b + kBlock <= e) {
-      *max_end = std::max(*max_end, r.block_max_end[b / kBlock]);
-      *cls |= r.block_classes[b / kBlock];
-      b += kBlock;
+    while (e > b && e % kLeaf != 0) {
+      --e;
+      *max_end = std::max(*max_end, end(r, e));
+      *cls |= classes(r, e);
     }
-    for (; b < e; ++b) {
-      *max_end = std::max(*max_end, end(r, b));
-      *cls |= classes(r, b);
+    for (size_t lo2 = b / kLeaf + r.leaves, hi2 = e / kLeaf + r.leaves; lo2 < hi2; lo2 /= 2, hi2 /= 2) {
+      if (lo2 & 1) {
+        *max_end = std::max(*max_end, r.tree_max_end[lo2]);
+        *cls |= r.tree_classes[lo2++];
+      }
+      if (hi2 & 1) {
+        --hi2;
+        *max_end = std::max(*max_end, r.tree_max_end[hi2]);
+        *cls |= r.tree_classes[hi2];
+      }
     }
   };
   while (k < n) {
-    // Whole blocks that end before the window: skip them.
-    if (k % kBlock == 0 && static_cast<double>(r.block_max_end[k / kBlock]) <= t0 && k + kBlock <= n) {
-      k += kBlock;
+    // Whole leaves that end before the window: skip them.
+    if (k % kLeaf == 0 && k + kLeaf <= n && static_cast<double>(r.tree_max_end[r.leaves + k / kLeaf]) <= t0) {
+      k += kLeaf;
       continue;
     }
     const int64_t s = start(r, k);
@@ -436,6 +494,18 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
     k = j;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_px) const {
+  const size_t n = size(r);
+  if (n == 0 || r.kind == RowKind::group) return {};
+  if (r.kind == RowKind::stream) {
+    const analyzer::Activities& a = trace_->activities;
+    return fold(r, v, min_px, n, StreamAccess{r.items.data(), a.start.data(), a.end.data(), a.cls.data(), r.offset});
+  }
+  return fold(r, v, min_px, n, RowAccess{this, &r});
 }
 
 int64_t Timeline::hit(const Row& r, double t, double slack) const {

@@ -33,6 +33,10 @@ struct Document {
   analyzer::Report report;
   bool analyzed = false;
   std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
+  // The snapshot cache (analyzer/cache.h): where this set's snapshot lives, and whether the
+  // trace came from it. Empty path: not cached (small, imported, or caching off).
+  std::string cache_path, cache_key;
+  bool from_cache = false;
   std::unique_ptr<Timeline> timeline;
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
   std::vector<std::array<float, analyzer::kClasses>> overview;
@@ -51,6 +55,16 @@ struct LoadError {
 std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
                                         const std::function<void(double, const QString&)>& progress,
                                         LoadError* error);
+
+// Where snapshots go: $C3SCOPE_CACHE_DIR, else the user's cache folder; empty when
+// C3SCOPE_CACHE_DIR=off. Trace sets smaller than kCacheMinBytes (or $C3SCOPE_CACHE_MIN_MB) load
+// fast enough without one.
+QString cache_dir();
+inline constexpr int64_t kCacheMinBytes = int64_t{48} << 20;
+
+// Writes the document's snapshot if it has a cache path and did not come from it (after the
+// first paint, on a worker). False when it could not be written.
+bool save_snapshot(const Document& doc);
 
 // Every metric of the report (analyzer::analyze_aligned: reads the document only, so it runs on
 // a worker while the timeline is drawn). Returns false when cancelled.

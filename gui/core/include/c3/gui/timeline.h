@@ -7,8 +7,9 @@
 //
 // Level of detail: a row's items are sorted by start; painting a window binary-searches its
 // first item and folds every run of items narrower than a pixel into one counted block, jumping
-// over the folded items with a second binary search (block maxima of item ends keep wide items
-// visible). The work per row and frame is O(pixels x log items), never O(items).
+// over the folded items with a galloping search; a segment tree of item ends and classes
+// summarizes each folded run (so long items stay visible). The work per row and frame is
+// O(pixels x log items), never O(items).
 #pragma once
 
 #include <array>
@@ -53,12 +54,17 @@ struct Row {
     OverlapKind kind = OverlapKind::hidden;
   };
   std::vector<Span> spans;
-  int64_t max_duration = 0;             // longest item, to find the first visible one
-  std::vector<int64_t> block_max_end;   // max end per kBlock items
-  std::vector<uint8_t> block_classes;   // class bits per kBlock items
+  int64_t max_duration = 0;  // longest item, to find the first visible one
+  // Max end and class bits of the items, kLeaf items per leaf, as an implicit segment tree
+  // (leaves at [leaves, 2 * leaves)): any run of items is summarized in O(log n), so a pixel
+  // column costs the same whether it folds ten items or a million.
+  size_t leaves = 0;
+  std::vector<int64_t> leaf_start;  // start of each leaf's first item (a contiguous search space)
+  std::vector<int64_t> tree_max_end;
+  std::vector<uint8_t> tree_classes;
 };
 
-inline constexpr size_t kBlock = 256;
+inline constexpr size_t kLeaf = 8;
 
 // The visible window: time at x = 0, nanoseconds per pixel, width in pixels.
 struct Viewport {

@@ -1,0 +1,156 @@
+// Trace snapshots (cache.h): a round trip gives the same trace; another key, a truncated or a
+// damaged file gives nothing (and never a trace with out-of-range indices).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "c3/analyzer/cache.h"
+#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics.h"
+
+namespace fs = std::filesystem;
+using namespace c3::analyzer;
+
+namespace {
+
+Trace sample() {
+  Trace t;
+  for (int p = 0; p < 2; ++p) {
+    Process pr;
+    pr.source = "rank" + std::to_string(p) + ".sqlite";
+    pr.db_id = 1;
+    pr.pid = 100 + p;
+    pr.host = "node" + std::to_string(p);
+    pr.rank = p;
+    pr.world_size = 2;
+    pr.anchor_realtime_ns = 1000 + p;
+    t.processes.push_back(pr);
+    Device d;
+    d.process = static_cast<int16_t>(p);
+    d.name = "GPU";
+    d.sm_count = 132;
+    t.devices.push_back(d);
+  }
+  t.names = {"gemm", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "Memcpy H2D"};
+  t.shapes.push_back({264, 384, 168, 4096});
+  for (int p = 0; p < 2; ++p) {
+    for (int i = 0; i < 50; ++i) {
+      const size_t k = t.activities.push(i * 100, i * 100 + 60, 0, 7, 0, static_cast<int16_t>(p), Kind::kernel, 0);
+      t.activities.shape[k] = 0;
+      const size_t c = t.activities.push(i * 100 + 30, i * 100 + 90, 1, 13, 0, static_cast<int16_t>(p), Kind::kernel, 0);
+      t.activities.shape[c] = 0;
+      Collective col;
+      col.process = static_cast<int16_t>(p);
+      col.comm_id = "0xabc";
+      col.seq = i;
+      col.op = "AllReduce";
+      col.bytes = 1 << 20;
+      col.nranks = 2;
+      col.rank = p;
+      col.gpu_start = i * 100 + 30;
+      col.gpu_end = i * 100 + 90;
+      t.activities.collective[c] = static_cast<int32_t>(t.collectives.size());
+      t.collectives.push_back(col);
+    }
+    t.activities.push(5000, 5100, 2, 20, 0, static_cast<int16_t>(p), Kind::memcpy, 1 << 20);
+    t.ranges.push_back({static_cast<int16_t>(p), 42, "default", "step", 0, 5000, 0});
+  }
+  BenchResult b;
+  b.backend = "sim";
+  b.simulated = true;
+  b.label = "gemm + allreduce:64M";
+  b.ideal_speedup = 1.5;
+  t.bench.push_back(b);
+  t.launch_delays.push_back({1, 0, 1234});
+  t.skipped = 1;
+  t.first_skipped = "kernel row 3 ends before it starts";
+  t.activities.sort();
+  classify(t, Rules::defaults());
+  return t;
+}
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("c3cache-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(Cache, RoundTripGivesTheSameTrace) {
+  TempDir dir;
+  const Trace t = sample();
+  const std::string path = cache_path(dir.path.string(), "key");
+  ASSERT_TRUE(save_cache(t, "key", path));
+  const std::optional<Trace> back = load_cache(path, "key");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->activities.start, t.activities.start);
+  EXPECT_EQ(back->activities.collective, t.activities.collective);
+  EXPECT_EQ(back->activities.cls, t.activities.cls);
+  EXPECT_EQ(back->names, t.names);
+  ASSERT_EQ(back->collectives.size(), t.collectives.size());
+  EXPECT_EQ(back->collectives[7].seq, t.collectives[7].seq);
+  EXPECT_EQ(back->collectives[7].comm_id, "0xabc");
+  EXPECT_EQ(back->processes[1].host, "node1");
+  EXPECT_EQ(back->processes[1].rank, 1);
+  EXPECT_EQ(back->ranges[1].thread, 42);
+  EXPECT_EQ(back->bench[0].ideal_speedup, 1.5);
+  EXPECT_FALSE(back->bench[0].realized_speedup.has_value());
+  EXPECT_EQ(back->launch_delays[0].delay_ns, 1234);
+  EXPECT_EQ(back->first_skipped, t.first_skipped);
+  // The metrics agree exactly.
+  EXPECT_EQ(overall(*back).overlap, overall(t).overlap);
+  EXPECT_EQ(overall(*back).exposed_comm, overall(t).exposed_comm);
+}
+
+TEST(Cache, OtherKeysAndDamageGiveNothing) {
+  TempDir dir;
+  const Trace t = sample();
+  const std::string path = cache_path(dir.path.string(), "key");
+  ASSERT_TRUE(save_cache(t, "key", path));
+  EXPECT_FALSE(load_cache(path, "another key").has_value());
+  EXPECT_FALSE(load_cache((dir.path / "missing.c3cache").string(), "key").has_value());
+  const auto size = fs::file_size(path);
+  // Truncated anywhere: nothing.
+  for (const auto cut : {size_t{4}, size_t{40}, size / 2, size - 9}) {
+    fs::copy_file(path, dir.path / "cut.c3cache", fs::copy_options::overwrite_existing);
+    fs::resize_file(dir.path / "cut.c3cache", cut);
+    EXPECT_FALSE(load_cache((dir.path / "cut.c3cache").string(), "key").has_value()) << cut;
+  }
+  // Flipped bytes in the activity columns: never a trace with indices out of range.
+  for (size_t at = size / 4; at < size - 16; at += size / 13) {
+    fs::copy_file(path, dir.path / "bad.c3cache", fs::copy_options::overwrite_existing);
+    std::fstream f(dir.path / "bad.c3cache", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    const char junk[8] = {'\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f'};
+    f.write(junk, sizeof junk);
+    f.close();
+    const auto back = load_cache((dir.path / "bad.c3cache").string(), "key");
+    if (back) {
+      for (size_t i = 0; i < back->activities.size(); ++i) {
+        ASSERT_LT(back->activities.process[i], static_cast<int16_t>(back->processes.size()));
+        ASSERT_LT(back->activities.collective[i], static_cast<int32_t>(back->collectives.size()));
+      }
+    }
+  }
+}
+
+TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
+  TempDir dir;
+  const fs::path a = dir.path / "a.sqlite";
+  std::ofstream(a) << "one";
+  const std::string k1 = cache_key({a.string()}, "default");
+  std::ofstream(a, std::ios::app) << "two";
+  EXPECT_NE(cache_key({a.string()}, "default"), k1);  // size changed
+  EXPECT_NE(cache_key({a.string()}, "custom"), cache_key({a.string()}, "default"));
+  EXPECT_THROW(cache_key({(dir.path / "nope").string()}, "default"), std::invalid_argument);
+  const Trace t = sample();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(save_cache(t, "k" + std::to_string(i), cache_path((dir.path / "c").string(), "k" + std::to_string(i)), 4));
+  }
+  int left = 0;
+  for (const auto& e : fs::directory_iterator(dir.path / "c")) left += e.path().extension() == ".c3cache" ? 1 : 0;
+  EXPECT_EQ(left, 4);
+}
