@@ -74,7 +74,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
       keep = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]\n");
+      std::fprintf(stderr,
+                   "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] "
+                   "[--dpr 1|2]\n");
       return 2;
     }
   }
@@ -87,14 +89,16 @@ int main(int argc, char** argv) {
     job.ranks = std::max(1, ranks);
     job.layers = 32;
     job.api_calls = false;
-    const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank({1, 1, 32, false, 0, 1.0});
+    const int64_t per_step =
+        c3::gui::testing::synthetic_activities_per_rank({1, 1, 32, false, 0, 1.0});
     job.steps = static_cast<int>(std::max<int64_t>(1, activities / job.ranks / per_step));
     const std::string dir = keep.empty() ? tmp.path().toStdString() : keep;
     QElapsedTimer w;
     w.start();
     files = c3::gui::testing::write_synthetic_job(dir, job);
+    const long long written = static_cast<long long>(job.steps) * per_step * job.ranks;
     std::printf("wrote %d rank traces (%lld activities) in %.1f s (setup, not timed)\n", job.ranks,
-                static_cast<long long>(job.steps * per_step * job.ranks), ms_since(w) / 1e3);
+                written, ms_since(w) / 1e3);
   } else {
     files = c3::analyzer::expand_inputs({traces});
   }
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
   img.setDevicePixelRatio(dpr);  // HiDPI (default 2): dpr^2 times the pixels to fill
   // Baseline: the same widget with no trace.
   std::vector<double> base;
+  base.reserve(20);
   for (int i = 0; i < 20; ++i) base.push_back(paint(view, img));
   const double baseline = percentile(base, 0.5);
 
@@ -163,11 +168,13 @@ int main(int argc, char** argv) {
   QElapsedTimer fold;
   fold.start();
   size_t items = 0;
-  const c3::gui::Viewport whole{first, (last - first) / (1600 - TimelineView::kLabelWidth), 1600 - TimelineView::kLabelWidth};
+  const c3::gui::Viewport whole{first, (last - first) / (1600 - TimelineView::kLabelWidth),
+                                1600 - TimelineView::kLabelWidth};
   for (const auto& r : doc.timeline->rows()) items += doc.timeline->lod(r, whole, 0.5).size();
   const double fold_ms = ms_since(fold);
   // Reopen in a fresh state (the first document released, as when the app starts again).
-  const size_t activities_loaded = doc.trace.activities.size(), processes_loaded = doc.trace.processes.size();
+  const size_t activities_loaded = doc.trace.activities.size(),
+               processes_loaded = doc.trace.processes.size();
   view.set_document(nullptr);
   doc.timeline.reset();
   doc.trace = c3::analyzer::Trace{};
@@ -191,19 +198,29 @@ int main(int argc, char** argv) {
     if (!cached) reopen_ms = -1;
   }
 
-  std::printf("c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio %d\n",
-              activities_loaded, processes_loaded, rows, dpr);
-  std::printf("  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms = clock alignment %.0f + rows %.0f + "
-              "overview %.0f, first frame %.1f ms)  target < 3000 ms\n",
-              open_ms, load_ms, layout_ms, align_ms, rows_ms, layout_ms - align_ms - rows_ms, first_frame);
-  std::printf("  reopen (snapshot)    %8.0f ms  (snapshot read %.0f ms; written in %.0f ms after the first open%s)  target < 3000 ms\n",
-              reopen_ms, reload_ms, save_ms, saved ? "" : ", FAILED");
+  std::printf(
+      "c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio %d\n",
+      activities_loaded, processes_loaded, rows, dpr);
+  std::printf(
+      "  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms = clock alignment %.0f + "
+      "rows %.0f + "
+      "overview %.0f, first frame %.1f ms)  target < 3000 ms\n",
+      open_ms, load_ms, layout_ms, align_ms, rows_ms, layout_ms - align_ms - rows_ms, first_frame);
+  std::printf(
+      "  reopen (snapshot)    %8.0f ms  (snapshot read %.0f ms; written in %.0f ms after the first "
+      "open%s)  target < 3000 ms\n",
+      reopen_ms, reload_ms, save_ms, saved ? "" : ", FAILED");
   std::printf("  analysis (panels)    %8.0f ms  (background, after the first paint)\n", analyze_ms);
-  std::printf("  frames, 40 zooms     median %.2f ms, p95 %.2f ms, max %.2f ms (window %.3g ns)  target < 16 ms\n",
-              percentile(frames, 0.5), percentile(frames, 0.95), worst, worst_window);
-  std::printf("  of which level of detail: median %.2f ms, max %.2f ms (rows folded on %d threads)\n",
-              percentile(folds, 0.5), percentile(folds, 1.0), QThreadPool::globalInstance()->maxThreadCount());
-  std::printf("  fold of every row at the whole trace: %.2f ms (%zu rectangles before merging)\n", fold_ms, items);
+  std::printf(
+      "  frames, 40 zooms     median %.2f ms, p95 %.2f ms, max %.2f ms (window %.3g ns)  target < "
+      "16 ms\n",
+      percentile(frames, 0.5), percentile(frames, 0.95), worst, worst_window);
+  std::printf(
+      "  of which level of detail: median %.2f ms, max %.2f ms (rows folded on %d threads)\n",
+      percentile(folds, 0.5), percentile(folds, 1.0),
+      QThreadPool::globalInstance()->maxThreadCount());
+  std::printf("  fold of every row at the whole trace: %.2f ms (%zu rectangles before merging)\n",
+              fold_ms, items);
   std::printf("  baseline (empty)     %.2f ms; median frame / baseline = %.1fx\n", baseline,
               percentile(frames, 0.5) / std::max(baseline, 1e-3));
   return 0;

@@ -26,12 +26,14 @@ class Html {
   void title(const QString& t) { s_ += QString("<h3>%1</h3>").arg(t); }
   void section(const QString& t) {
     close();
-    s_ += QString("<p style='margin-top:8px'><b>%1</b></p><table cellspacing='0' cellpadding='2'>").arg(t);
+    s_ += QString("<p style='margin-top:8px'><b>%1</b></p><table cellspacing='0' cellpadding='2'>")
+              .arg(t);
     open_ = true;
   }
   void row(const QString& k, const QString& v) {
     if (!open_) section(QObject::tr("Fields"));
-    s_ += QString("<tr><td style='color:gray;padding-right:10px'>%1</td><td>%2</td></tr>").arg(k.toHtmlEscaped(), v);
+    s_ += QString("<tr><td style='color:gray;padding-right:10px'>%1</td><td>%2</td></tr>")
+              .arg(k.toHtmlEscaped(), v);
   }
   void text(const QString& t) {
     close();
@@ -62,7 +64,8 @@ int64_t overlap_in(const Timeline& tl, const Row& ov, int64_t s, int64_t e, Over
                              [](const Row::Span& sp, int64_t t) { return sp.end <= t; });
   for (; it != ov.spans.end() && it->start + ov.offset < e; ++it) {
     if (it->kind != kind) continue;
-    sum += std::max<int64_t>(0, std::min(e, it->end + ov.offset) - std::max(s, it->start + ov.offset));
+    sum +=
+        std::max<int64_t>(0, std::min(e, it->end + ov.offset) - std::max(s, it->start + ov.offset));
   }
   (void)tl;
   return sum;
@@ -80,7 +83,8 @@ const Row* overlap_row_of(const Timeline& tl, int row) {
 
 bool is_process_group(const Timeline& tl, int r) {
   const Row& x = tl.row(r);
-  return x.kind == RowKind::group && x.process >= 0 && x.parent >= 0 && tl.row(x.parent).process < 0;
+  return x.kind == RowKind::group && x.process >= 0 && x.parent >= 0 &&
+         tl.row(x.parent).process < 0;
 }
 
 // The process group row of a row.
@@ -93,7 +97,8 @@ int process_row_of(const Timeline& tl, int row) {
 
 int process_group(const Timeline& tl, int process) {
   for (size_t i = 0; i < tl.rows().size(); ++i) {
-    if (tl.rows()[i].process == process && is_process_group(tl, static_cast<int>(i))) return static_cast<int>(i);
+    if (tl.rows()[i].process == process && is_process_group(tl, static_cast<int>(i)))
+      return static_cast<int>(i);
   }
   return -1;
 }
@@ -117,8 +122,9 @@ void DetailsPanel::set_document(Document* doc) {
 }
 
 void DetailsPanel::show_nothing() {
-  setHtml(tr("<p style='color:gray'>Click an item in the timeline to see its details; drag to "
-             "select a time range.</p>"));
+  setHtml(
+      tr("<p style='color:gray'>Click an item in the timeline to see its details; drag to "
+         "select a time range.</p>"));
 }
 
 std::vector<FlowLink> DetailsPanel::show_item(int row, int64_t item) {
@@ -132,22 +138,31 @@ std::vector<FlowLink> DetailsPanel::show_item(int row, int64_t item) {
   const auto k = static_cast<size_t>(item);
   QString html;
   switch (r.kind) {
-    case RowKind::stream: html = activity_html(r.items[k], row, &links); break;
-    case RowKind::collectives: html = collective_html(r.items[k], &links); break;
-    case RowKind::nvtx: html = range_html(r.items[k]); break;
+    case RowKind::stream:
+      html = activity_html(r.items[k], row, &links);
+      break;
+    case RowKind::collectives:
+      html = collective_html(r.items[k], &links);
+      break;
+    case RowKind::nvtx:
+      html = range_html(r.items[k]);
+      break;
     case RowKind::overlap: {
       Html h;
       const Row::Span& sp = r.spans[k];
-      h.title(sp.kind == OverlapKind::hidden ? tr("Hidden communication") : tr("Exposed communication"));
+      h.title(sp.kind == OverlapKind::hidden ? tr("Hidden communication")
+                                             : tr("Exposed communication"));
       h.row(tr("duration"), dur(sp.end - sp.start));
       h.row(tr("start"), dur(sp.start + r.offset - tl.first_ns()));
-      h.text(sp.kind == OverlapKind::hidden
-                 ? tr("Communication ran while a compute kernel ran on the same GPU: its time is hidden.")
-                 : tr("Communication ran with no compute kernel on the same GPU: this time adds to the step."));
+      h.text(sp.kind == OverlapKind::hidden ? tr("Communication ran while a compute kernel ran on "
+                                                 "the same GPU: its time is hidden.")
+                                            : tr("Communication ran with no compute kernel on the "
+                                                 "same GPU: this time adds to the step."));
       html = h.done();
       break;
     }
-    case RowKind::group: break;
+    case RowKind::group:
+      break;
   }
   setHtml(html);
   return links;
@@ -167,9 +182,11 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
   h.row(tr("class"), analyzer::class_name(acts.cls[a]));
   h.row(tr("process"), qs(t.processes[p].label()));
   const analyzer::Device* dev = t.device(acts.process[a], acts.device[a]);
-  h.row(tr("GPU"), QString::number(acts.device[a]) + (dev != nullptr && !dev->name.empty() ? " (" + qs(dev->name) + ")" : ""));
+  h.row(tr("GPU"), QString::number(acts.device[a]) +
+                       (dev != nullptr && !dev->name.empty() ? " (" + qs(dev->name) + ")" : ""));
   h.row(tr("stream"), QString::number(acts.stream[a]));
-  h.row(tr("start"), dur(s + off - tl.first_ns()) + tr(" into the trace (%1 ns on its clock)").arg(s));
+  h.row(tr("start"),
+        dur(s + off - tl.first_ns()) + tr(" into the trace (%1 ns on its clock)").arg(s));
   h.row(tr("duration"), dur(d));
   // The trace file's full row (and the API call that launched it); the in-memory shape when the
   // file does not have the row.
@@ -188,13 +205,16 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
       h.row(tr("shared memory per block"), format_bytes(ks.shared));
     }
     if (dev != nullptr && dev->sm_count > 0) {
-      const analyzer::Occupancy o = analyzer::occupancy(*dev, ks.grid, ks.block, ks.registers, ks.shared);
+      const analyzer::Occupancy o =
+          analyzer::occupancy(*dev, ks.grid, ks.block, ks.registers, ks.shared);
       h.row(tr("resident blocks per SM"), QString::number(o.blocks_per_sm));
       h.row(tr("SM demand"), format_pct(100 * o.sm_demand) + tr(" of %1 SMs").arg(dev->sm_count));
     }
   } else {
     h.row(tr("bytes"), format_bytes(static_cast<double>(acts.bytes[a])));
-    if (d > 0) h.row(tr("bandwidth"), format_bandwidth(static_cast<double>(acts.bytes[a]) * 1e9 / static_cast<double>(d)));
+    if (d > 0)
+      h.row(tr("bandwidth"),
+            format_bandwidth(static_cast<double>(acts.bytes[a]) * 1e9 / static_cast<double>(d)));
   }
   for (const auto& [k, v] : det.fields) h.row(qs(k), qs(v));
   if (!det_error.isEmpty()) h.row(tr("trace file"), tr("not readable: %1").arg(det_error));
@@ -202,7 +222,8 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
     h.section(tr("Launched by"));
     h.row(tr("API call"), qs(det.api->name));
     h.row(tr("thread"), QString::number(det.api->thread));
-    h.row(tr("call"), dur(det.api->start + off - tl.first_ns()) + tr(", took %1").arg(dur(det.api->end - det.api->start)));
+    h.row(tr("call"), dur(det.api->start + off - tl.first_ns()) +
+                          tr(", took %1").arg(dur(det.api->end - det.api->start)));
     h.row(tr("launch to start"), dur(s - det.api->start));
     const int prow = process_row_of(tl, row);
     if (prow >= 0) links->push_back({prow, det.api->start + off, row, s + off, qs(det.api->name)});
@@ -218,25 +239,30 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
     h.row(tr("communicator"), qs(col.comm_id) + QString(" #%1").arg(col.seq));
     const auto [crow, citem] = tl.find_collective(c);
     if (crow >= 0) {
-      links->push_back({crow, tl.start(tl.row(crow), static_cast<size_t>(citem)), row, s + off, {}});
+      links->push_back(
+          {crow, tl.start(tl.row(crow), static_cast<size_t>(citem)), row, s + off, {}});
     }
   }
   // Metrics of this item.
   h.section(tr("Metrics"));
-  if (const Row* ov = overlap_row_of(tl, row); ov != nullptr && d > 0 &&
-                                              (acts.cls[a] == Class::compute || acts.cls[a] == Class::communication)) {
+  if (const Row* ov = overlap_row_of(tl, row);
+      ov != nullptr && d > 0 &&
+      (acts.cls[a] == Class::compute || acts.cls[a] == Class::communication)) {
     // hidden spans = communication ∩ compute on this GPU; a kernel of either class overlaps the
     // other class exactly there.
     const int64_t ov_ns = overlap_in(tl, *ov, s + off, e + off, OverlapKind::hidden);
-    h.row(acts.cls[a] == Class::compute ? tr("overlapped by communication") : tr("hidden under compute"),
-          format_pct(100.0 * static_cast<double>(ov_ns) / static_cast<double>(d)) + QString(" (%1)").arg(dur(ov_ns)));
+    h.row(acts.cls[a] == Class::compute ? tr("overlapped by communication")
+                                        : tr("hidden under compute"),
+          format_pct(100.0 * static_cast<double>(ov_ns) / static_cast<double>(d)) +
+              QString(" (%1)").arg(dur(ov_ns)));
   }
   const std::string sig = analyzer::interference_signature(t, a);
   if (!doc_->analyzed) {
     h.row(tr("vs median alone"), tr("(the analysis is still running)"));
   } else if (!sig.empty()) {
     const auto& rows = doc_->report.interference;
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const analyzer::InterferenceRow& x) { return x.signature == sig; });
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const analyzer::InterferenceRow& x) { return x.signature == sig; });
     if (it != rows.end() && it->alone > 0 && it->median_alone_ns > 0) {
       const double slow = static_cast<double>(d) / it->median_alone_ns - 1;
       h.row(tr("vs median alone"), QString("%1%2 % (median alone %3 over %4 runs)")
@@ -262,9 +288,12 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
       const std::string op = analyzer::collective_op(t, a);
       if (acts.collective[a] >= 0 && d > 0) {
         const analyzer::Collective& col = t.collectives[static_cast<size_t>(acts.collective[a])];
-        const double size = static_cast<double>(analyzer::nccl_tests_size(op, col.bytes, col.nranks));
+        const double size =
+            static_cast<double>(analyzer::nccl_tests_size(op, col.bytes, col.nranks));
         const double algbw = size * 1e9 / static_cast<double>(d);
-        h.row(tr("algbw / busbw"), format_bandwidth(algbw) + " / " + format_bandwidth(algbw * analyzer::busbw_factor(op, col.nranks)));
+        h.row(tr("algbw / busbw"),
+              format_bandwidth(algbw) + " / " +
+                  format_bandwidth(algbw * analyzer::busbw_factor(op, col.nranks)));
       }
       break;
     }
@@ -290,7 +319,8 @@ QString DetailsPanel::collective_html(size_t c, std::vector<FlowLink>* links) co
   h.row(tr("called on the host"), dur(col.host_start + off - tl.first_ns()));
   h.row(tr("call to GPU start"), dur(col.gpu_start - col.host_start));
   if (d > 0 && col.bytes > 0) {
-    const double size = static_cast<double>(analyzer::nccl_tests_size(col.op, col.bytes, col.nranks));
+    const double size =
+        static_cast<double>(analyzer::nccl_tests_size(col.op, col.bytes, col.nranks));
     const double algbw = size * 1e9 / static_cast<double>(d);
     h.row(tr("algbw"), format_bandwidth(algbw));
     h.row(tr("busbw"), format_bandwidth(algbw * analyzer::busbw_factor(col.op, col.nranks)));
@@ -303,7 +333,9 @@ QString DetailsPanel::collective_html(size_t c, std::vector<FlowLink>* links) co
       h.row(tr("host thread"), QString::number(det.host_call->thread));
       h.row(tr("enqueue took"), dur(det.host_call->end - det.host_call->start));
       const int prow = process_group(tl, col.process);
-      if (prow >= 0) links->push_back({prow, det.host_call->start + off, crow, col.gpu_start + off, qs(det.host_call->name)});
+      if (prow >= 0)
+        links->push_back(
+            {prow, det.host_call->start + off, crow, col.gpu_start + off, qs(det.host_call->name)});
     }
   } catch (const std::exception& ex) {
     h.row(tr("trace file"), tr("not readable: %1").arg(qs(ex.what())));
@@ -315,10 +347,11 @@ QString DetailsPanel::collective_html(size_t c, std::vector<FlowLink>* links) co
   for (size_t a = 0; a < acts.size(); ++a) {
     if (acts.collective[a] != static_cast<int32_t>(c)) continue;
     if (shown < 16) {
-      h.row(tr("kernel"), QString("<a href='act:%1'>%2</a> (%3)")
-                              .arg(a)
-                              .arg(qs(acts.name[a] >= 0 ? t.names[static_cast<size_t>(acts.name[a])] : "?"))
-                              .arg(dur(acts.end[a] - acts.start[a])));
+      h.row(tr("kernel"),
+            QString("<a href='act:%1'>%2</a> (%3)")
+                .arg(a)
+                .arg(qs(acts.name[a] >= 0 ? t.names[static_cast<size_t>(acts.name[a])] : "?"))
+                .arg(dur(acts.end[a] - acts.start[a])));
       const auto [krow, kitem] = tl.find_activity(a);
       if (crow >= 0 && krow >= 0) {
         links->push_back({crow, col.gpu_start + off, krow, acts.start[a] + off, {}});
@@ -379,7 +412,8 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
     per[p] = analyzer::breakdown(t, {static_cast<int>(p), -1}, &window);
     all.add(per[p]);
   }
-  h.row(QObject::tr("overlap"), format_pct(all.overlap_pct) + QObject::tr(" of communication hidden"));
+  h.row(QObject::tr("overlap"),
+        format_pct(all.overlap_pct) + QObject::tr(" of communication hidden"));
   h.row(QObject::tr("exposed communication"), dur(all.exposed_comm));
   h.row(QObject::tr("compute"), dur(all.compute()));
   h.row(QObject::tr("communication"), dur(all.comm()));
@@ -388,18 +422,20 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
   if (t.processes.size() > 1) {
     h.section(QObject::tr("Per process"));
     for (size_t p = 0; p < t.processes.size(); ++p) {
-      h.row(qs(t.processes[p].label()), QObject::tr("overlap %1, exposed comm %2, idle %3")
-                                            .arg(format_pct(per[p].overlap_pct), dur(per[p].exposed_comm), dur(per[p].idle)));
+      h.row(qs(t.processes[p].label()),
+            QObject::tr("overlap %1, exposed comm %2, idle %3")
+                .arg(format_pct(per[p].overlap_pct), dur(per[p].exposed_comm), dur(per[p].idle)));
     }
   }
   // Top kernels and collectives by time inside the range.
-  std::map<int32_t, std::pair<int64_t, int64_t>> kernels;  // name -> time, count
+  std::map<int32_t, std::pair<int64_t, int64_t>> kernels;    // name -> time, count
   std::map<std::string, std::pair<int64_t, int64_t>> colls;  // op -> time, count
   const analyzer::Activities& a = t.activities;
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t off = t.processes[static_cast<size_t>(a.process[i])].offset_ns;
     const int64_t s = std::max(a.start[i] + off, t0), e = std::min(a.end[i] + off, t1);
-    if (e <= s && !(a.start[i] == a.end[i] && a.start[i] + off >= t0 && a.start[i] + off < t1)) continue;
+    if (e <= s && !(a.start[i] == a.end[i] && a.start[i] + off >= t0 && a.start[i] + off < t1))
+      continue;
     if (a.cls[i] == Class::communication) {
       auto& x = colls[analyzer::collective_op(t, i)];
       x.first += e - s;
@@ -413,17 +449,20 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
   auto top = [&](auto& m, const QString& title, auto name_of) {
     std::vector<std::pair<int64_t, std::string>> v;
     v.reserve(m.size());
-    for (const auto& [k, x] : m) v.emplace_back(x.first, name_of(k) + " \x1f" + std::to_string(x.second));
+    for (const auto& [k, x] : m)
+      v.emplace_back(x.first, name_of(k) + " \x1f" + std::to_string(x.second));
     std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     h.section(title);
     if (v.empty()) h.row(QObject::tr("none"), "");
     for (size_t i = 0; i < v.size() && i < 8; ++i) {
       const auto sep = v[i].second.rfind('\x1f');
       h.row(QString::fromStdString(v[i].second.substr(0, sep - 1)),
-            QObject::tr("%1 (%2 instances)").arg(dur(v[i].first), QString::fromStdString(v[i].second.substr(sep + 1))));
+            QObject::tr("%1 (%2 instances)")
+                .arg(dur(v[i].first), QString::fromStdString(v[i].second.substr(sep + 1))));
     }
   };
-  top(kernels, QObject::tr("Top kernels"), [&](int32_t n) { return n >= 0 ? t.names[static_cast<size_t>(n)] : std::string("?"); });
+  top(kernels, QObject::tr("Top kernels"),
+      [&](int32_t n) { return n >= 0 ? t.names[static_cast<size_t>(n)] : std::string("?"); });
   top(colls, QObject::tr("Top collectives"), [](const std::string& op) { return op; });
   return h.done();
 }

@@ -43,6 +43,8 @@ QPalette dark_palette() {
   p.setColor(QPalette::HighlightedText, Qt::white);
   p.setColor(QPalette::Mid, QColor(80, 80, 85));
   p.setColor(QPalette::PlaceholderText, QColor(140, 140, 140));
+  p.setColor(QPalette::Link, QColor(120, 175, 255));
+  p.setColor(QPalette::LinkVisited, QColor(170, 150, 255));
   return p;
 }
 
@@ -95,7 +97,8 @@ void screenshots(MainWindow& w, const QString& dir) {
     view->select_activity(static_cast<size_t>(a));
     const double mid = (view->window_start() + view->window_end()) / 2;
     const auto& acts = doc.trace.activities;
-    const double d = static_cast<double>(acts.end[static_cast<size_t>(a)] - acts.start[static_cast<size_t>(a)]);
+    const double d =
+        static_cast<double>(acts.end[static_cast<size_t>(a)] - acts.start[static_cast<size_t>(a)]);
     view->set_window(mid - 4 * d, mid + 4 * d);
   }
   ok &= save(&w, dir, "zoomed.png");
@@ -120,21 +123,34 @@ void screenshots(MainWindow& w, const QString& dir) {
   QApplication::exit(ok ? 0 : 1);
 }
 
+// The offscreen platform's notes about window hints are noise in screenshot runs.
+void quiet_offscreen_notes(QtMsgType type, const QMessageLogContext& ctx, const QString& msg) {
+  if (msg.contains("propagateSizeHints") || msg.contains("XDG_RUNTIME_DIR")) return;
+  const QByteArray text = qFormatLogMessage(type, ctx, msg).toLocal8Bit();
+  std::fprintf(stderr, "%s\n", text.constData());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (qgetenv("QT_QPA_PLATFORM") == "offscreen") qInstallMessageHandler(quiet_offscreen_notes);
   run_clock().start();
   QApplication app(argc, argv);
   QApplication::setApplicationName("c3scope-gui");
   QApplication::setOrganizationName("c3scope");
   QApplication::setApplicationVersion(C3SCOPE_VERSION);
   QCommandLineParser cli;
-  cli.setApplicationDescription("c3scope desktop timeline: overlap of computation and communication on GPUs");
+  cli.setApplicationDescription(
+      "c3scope desktop timeline: overlap of computation and communication on GPUs");
   cli.addHelpOption();
   cli.addVersionOption();
-  cli.addPositionalArgument("traces", "c3scope traces (.sqlite), PyTorch profiler JSON, Nsight Systems SQLite exports, or folders");
-  const QCommandLineOption shot("screenshot", "Render the main views into DIR/*.png and exit.", "DIR");
-  const QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH", "1600x1000");
+  cli.addPositionalArgument(
+      "traces",
+      "c3scope traces (.sqlite), PyTorch profiler JSON, Nsight Systems SQLite exports, or folders");
+  const QCommandLineOption shot("screenshot", "Render the main views into DIR/*.png and exit.",
+                                "DIR");
+  const QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH",
+                                "1600x1000");
   const QCommandLineOption dark("dark", "Use a dark palette.");
   const QCommandLineOption compare("compare", "Also open TRACE as the comparison (B).", "TRACE");
   cli.addOptions({shot, size, dark, compare});
@@ -158,7 +174,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (!QDir().mkpath(dir)) {
-      std::fprintf(stderr, "c3scope-gui: --screenshot %s: cannot create that folder\n", dir.toLocal8Bit().constData());
+      std::fprintf(stderr, "c3scope-gui: --screenshot %s: cannot create that folder\n",
+                   dir.toLocal8Bit().constData());
       return 2;
     }
     w.set_quiet_errors(true);

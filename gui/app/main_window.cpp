@@ -8,6 +8,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -15,6 +16,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPointer>
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -24,8 +26,6 @@
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
-#include <QFutureWatcher>
-#include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <set>
 
@@ -114,11 +114,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   rows_view_->addAction(down);
 
   connect(view_, &TimelineView::itemSelected, this, &MainWindow::on_item_selected);
-  connect(view_, &TimelineView::rangeSelected, this, [this](qint64 t0, qint64 t1) { details_->show_range(t0, t1); });
+  connect(view_, &TimelineView::rangeSelected, this,
+          [this](qint64 t0, qint64 t1) { details_->show_range(t0, t1); });
   connect(view_, &TimelineView::selectionCleared, details_, &DetailsPanel::show_nothing);
   connect(view_, &TimelineView::rowsChanged, this, [this] { rows_model_.sync(); });
-  connect(details_, &DetailsPanel::activityRequested, this, [this](qulonglong a) { view_->select_activity(a); });
-  connect(details_, &DetailsPanel::collectiveRequested, this, [this](qulonglong c) { select_collective(c); });
+  connect(details_, &DetailsPanel::activityRequested, this,
+          [this](qulonglong a) { view_->select_activity(a); });
+  connect(details_, &DetailsPanel::collectiveRequested, this,
+          [this](qulonglong c) { select_collective(c); });
   connect(panels_, &AnalysisPanels::activityRequested, this, [this](qulonglong a) {
     if (!view_->select_activity(a)) {
       // Filtered out by the search: clear the filter and try again.
@@ -129,8 +132,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
   });
   connect(panels_, &AnalysisPanels::compareRequested, this, [this] {
-    const QStringList files = QFileDialog::getOpenFileNames(this, tr("Compare with"), {},
-                                                            tr("Traces (*.sqlite *.json *.json.gz);;All files (*)"));
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Compare with"), {}, tr("Traces (*.sqlite *.json *.json.gz);;All files (*)"));
     if (!files.isEmpty()) compare_with(files);
   });
 
@@ -140,10 +143,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   statusBar()->addPermanentWidget(busy_);
   busy_->hide();
   connect(view_, &TimelineView::windowChanged, this, [this] {
-    status_->setText(tr("window %1 .. %2 (%3)")
-                         .arg(format_duration(view_->window_start() - (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
-                              format_duration(view_->window_end() - (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
-                              format_duration(view_->window_end() - view_->window_start())));
+    status_->setText(
+        tr("window %1 .. %2 (%3)")
+            .arg(format_duration(view_->window_start() -
+                                 (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
+                 format_duration(view_->window_end() -
+                                 (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
+                 format_duration(view_->window_end() - view_->window_start())));
   });
 
   build_menus();
@@ -169,7 +175,8 @@ void MainWindow::build_search_bar() {
   search_->setPlaceholderText(tr("Filter by name (regular expression), e.g. nccl|gemm   [Ctrl+F]"));
   search_->setClearButtonEnabled(true);
   class_box_ = new QComboBox(bar);
-  class_box_->addItems({tr("all classes"), tr("compute"), tr("communication"), tr("memory"), tr("other")});
+  class_box_->addItems(
+      {tr("all classes"), tr("compute"), tr("communication"), tr("memory"), tr("other")});
   stream_box_ = new QComboBox(bar);
   stream_box_->addItem(tr("all streams"), -1);
   auto* prev = new QPushButton(tr("Previous"), bar);
@@ -212,7 +219,8 @@ void MainWindow::build_menus() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(tr("Zoom to &fit"), QKeySequence(Qt::Key_0), view_, &TimelineView::zoom_to_fit);
-  view->addAction(tr("Zoom to &selection"), QKeySequence(Qt::Key_F), view_, &TimelineView::zoom_to_selection);
+  view->addAction(tr("Zoom to &selection"), QKeySequence(Qt::Key_F), view_,
+                  &TimelineView::zoom_to_selection);
   view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   view->addSeparator();
@@ -229,8 +237,10 @@ void MainWindow::build_menus() {
     search_->setFocus();
     search_->selectAll();
   });
-  search->addAction(tr("&Next match"), QKeySequence(Qt::Key_F3), this, [this] { view_->step_match(1); });
-  search->addAction(tr("&Previous match"), QKeySequence(Qt::SHIFT | Qt::Key_F3), this, [this] { view_->step_match(-1); });
+  search->addAction(tr("&Next match"), QKeySequence(Qt::Key_F3), this,
+                    [this] { view_->step_match(1); });
+  search->addAction(tr("&Previous match"), QKeySequence(Qt::SHIFT | Qt::Key_F3), this,
+                    [this] { view_->step_match(-1); });
   search->addAction(tr("&Clear filter"), this, [this] {
     search_->clear();
     class_box_->setCurrentIndex(0);
@@ -238,12 +248,14 @@ void MainWindow::build_menus() {
   });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this, &MainWindow::show_shortcuts);
+  help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this,
+                  &MainWindow::show_shortcuts);
   help->addAction(tr("&About c3scope"), this, [this] {
-    QMessageBox::about(this, tr("About c3scope"),
-                       tr("<b>c3scope %1</b><br>Concurrent computation and communication on GPUs: what "
-                          "overlapped, what was exposed, and what slowed down.")
-                           .arg(QApplication::applicationVersion()));
+    QMessageBox::about(
+        this, tr("About c3scope"),
+        tr("<b>c3scope %1</b><br>Concurrent computation and communication on GPUs: what "
+           "overlapped, what was exposed, and what slowed down.")
+            .arg(QApplication::applicationVersion()));
   });
 }
 
@@ -251,26 +263,27 @@ void MainWindow::show_shortcuts() {
   QMessageBox box(this);
   box.setWindowTitle(tr("Keyboard and mouse"));
   box.setTextFormat(Qt::RichText);
-  box.setText(tr("<table cellpadding='3'>"
-                 "<tr><td><b>W / S</b></td><td>zoom in / out (at the mouse)</td></tr>"
-                 "<tr><td><b>A / D</b></td><td>pan left / right (Shift: faster)</td></tr>"
-                 "<tr><td><b>Mouse wheel</b></td><td>zoom at the cursor; Shift+wheel pans; Alt+wheel "
-                 "or wheel over the labels scrolls rows</td></tr>"
-                 "<tr><td><b>Drag</b></td><td>select a time range (details show its overlap, exposed "
-                 "communication, top kernels)</td></tr>"
-                 "<tr><td><b>Shift+drag, middle or right drag</b></td><td>pan</td></tr>"
-                 "<tr><td><b>Click / double-click</b></td><td>select an item / zoom to it</td></tr>"
-                 "<tr><td><b>F</b></td><td>zoom to the selection</td></tr>"
-                 "<tr><td><b>0 or Home</b></td><td>whole trace</td></tr>"
-                 "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
-                 "<tr><td><b>Ctrl+F</b></td><td>search (regular expression, class, stream)</td></tr>"
-                 "<tr><td><b>F3 / Shift+F3, N / Shift+N, Enter</b></td><td>next / previous match</td></tr>"
-                 "<tr><td><b>Overview strip</b></td><td>click or drag to move the window</td></tr>"
-                 "<tr><td><b>Labels</b></td><td>click a group to collapse it; right-click to hide or "
-                 "move a row</td></tr>"
-                 "<tr><td><b>Rows panel</b></td><td>untick to hide; Alt+Up / Alt+Down to reorder</td></tr>"
-                 "<tr><td><b>Ctrl+O, Ctrl+Q, F1</b></td><td>open, quit, this help</td></tr>"
-                 "</table>"));
+  box.setText(
+      tr("<table cellpadding='3'>"
+         "<tr><td><b>W / S</b></td><td>zoom in / out (at the mouse)</td></tr>"
+         "<tr><td><b>A / D</b></td><td>pan left / right (Shift: faster)</td></tr>"
+         "<tr><td><b>Mouse wheel</b></td><td>zoom at the cursor; Shift+wheel pans; Alt+wheel "
+         "or wheel over the labels scrolls rows</td></tr>"
+         "<tr><td><b>Drag</b></td><td>select a time range (details show its overlap, exposed "
+         "communication, top kernels)</td></tr>"
+         "<tr><td><b>Shift+drag, middle or right drag</b></td><td>pan</td></tr>"
+         "<tr><td><b>Click / double-click</b></td><td>select an item / zoom to it</td></tr>"
+         "<tr><td><b>F</b></td><td>zoom to the selection</td></tr>"
+         "<tr><td><b>0 or Home</b></td><td>whole trace</td></tr>"
+         "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
+         "<tr><td><b>Ctrl+F</b></td><td>search (regular expression, class, stream)</td></tr>"
+         "<tr><td><b>F3 / Shift+F3, N / Shift+N, Enter</b></td><td>next / previous match</td></tr>"
+         "<tr><td><b>Overview strip</b></td><td>click or drag to move the window</td></tr>"
+         "<tr><td><b>Labels</b></td><td>click a group to collapse it; right-click to hide or "
+         "move a row</td></tr>"
+         "<tr><td><b>Rows panel</b></td><td>untick to hide; Alt+Up / Alt+Down to reorder</td></tr>"
+         "<tr><td><b>Ctrl+O, Ctrl+Q, F1</b></td><td>open, quit, this help</td></tr>"
+         "</table>"));
   box.exec();
 }
 
@@ -279,7 +292,9 @@ void MainWindow::update_recent_menu() {
   const QStringList recent = QSettings().value("files/recent").toStringList();
   for (const QString& entry : recent) {
     const QStringList paths = entry.split('\n');
-    const QString text = paths.size() == 1 ? paths.front() : tr("%1 (+%2 more)").arg(paths.front()).arg(paths.size() - 1);
+    const QString text = paths.size() == 1
+                             ? paths.front()
+                             : tr("%1 (+%2 more)").arg(paths.front()).arg(paths.size() - 1);
     recent_menu_->addAction(text, this, [this, paths] { open(paths); });
   }
   recent_menu_->setEnabled(!recent.isEmpty());
@@ -318,7 +333,8 @@ void MainWindow::compare_with(const QStringList& paths, std::function<void(bool)
   start_load(paths, true, std::move(done));
 }
 
-void MainWindow::start_load(const QStringList& paths, bool compare, std::function<void(bool)> done) {
+void MainWindow::start_load(const QStringList& paths, bool compare,
+                            std::function<void(bool)> done) {
   if (loading_) {
     show_error(tr("Still loading the previous traces; wait for them or cancel."));
     if (done) done(false);
@@ -327,7 +343,8 @@ void MainWindow::start_load(const QStringList& paths, bool compare, std::functio
   loading_ = true;
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   auto cancel = cancel_;
-  auto* dialog = new QProgressDialog(tr("Loading %1").arg(QFileInfo(paths.front()).fileName()), tr("Cancel"), 0, 1000, this);
+  auto* dialog = new QProgressDialog(tr("Loading %1").arg(QFileInfo(paths.front()).fileName()),
+                                     tr("Cancel"), 0, 1000, this);
   dialog->setWindowTitle(tr("c3scope"));
   dialog->setMinimumDuration(400);
   dialog->setWindowModality(Qt::WindowModal);
@@ -370,20 +387,21 @@ void MainWindow::start_load(const QStringList& paths, bool compare, std::functio
               start_analysis(std::move(done));
             }
           });
-  watcher->setFuture(QtConcurrent::run([paths, cancel, progress, compare]() -> std::pair<Document*, QString> {
-    LoadError err;
-    std::unique_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
-    // The comparison only needs the summary: analyze it here, before it is shown.
-    if (doc && compare) {
-      progress(0.95, QObject::tr("analyzing"));
-      if (analyze_document(*doc, *cancel, &doc->report)) {
-        doc->analyzed = true;
-      } else {
-        return {nullptr, QObject::tr("Loading was cancelled.")};
-      }
-    }
-    return {doc.release(), err.message};
-  }));
+  watcher->setFuture(
+      QtConcurrent::run([paths, cancel, progress, compare]() -> std::pair<Document*, QString> {
+        LoadError err;
+        std::unique_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
+        // The comparison only needs the summary: analyze it here, before it is shown.
+        if (doc && compare) {
+          progress(0.95, QObject::tr("analyzing"));
+          if (analyze_document(*doc, *cancel, &doc->report)) {
+            doc->analyzed = true;
+          } else {
+            return {nullptr, QObject::tr("Loading was cancelled.")};
+          }
+        }
+        return {doc.release(), err.message};
+      }));
 }
 
 void MainWindow::start_analysis(std::function<void(bool)> done) {
@@ -394,27 +412,30 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   busy_->setText(tr("analyzing %1 activities...").arg(doc->trace.activities.size()));
   busy_->show();
   auto* watcher = new QFutureWatcher<std::shared_ptr<analyzer::Report>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<analyzer::Report>>::finished, this,
-          [this, watcher, doc, cancel, done = std::move(done)] {
-            std::shared_ptr<analyzer::Report> report = watcher->result();
-            watcher->deleteLater();
-            // A newer document (or a closed window) makes this result moot.
-            if (!report || *cancel || doc_ != doc) {
-              if (done) done(false);
-              return;
-            }
-            busy_->hide();
-            doc->report = std::move(*report);
-            doc->analyzed = true;
-            panels_->set_document(doc.get());
-            if (view_->selected_row() >= 0) on_item_selected(view_->selected_row(), view_->selected_item());
-            const analyzer::Breakdown& b = doc->report.overall.b;
-            status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
-                                 .arg(doc->trace.activities.size())
-                                 .arg(doc->trace.processes.size())
-                                 .arg(format_pct(b.overlap_pct), format_duration(static_cast<double>(b.exposed_comm))));
-            if (done) done(true);
-          });
+  connect(
+      watcher, &QFutureWatcher<std::shared_ptr<analyzer::Report>>::finished, this,
+      [this, watcher, doc, cancel, done = std::move(done)] {
+        std::shared_ptr<analyzer::Report> report = watcher->result();
+        watcher->deleteLater();
+        // A newer document (or a closed window) makes this result moot.
+        if (!report || *cancel || doc_ != doc) {
+          if (done) done(false);
+          return;
+        }
+        busy_->hide();
+        doc->report = std::move(*report);
+        doc->analyzed = true;
+        panels_->set_document(doc.get());
+        if (view_->selected_row() >= 0)
+          on_item_selected(view_->selected_row(), view_->selected_item());
+        const analyzer::Breakdown& b = doc->report.overall.b;
+        status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
+                             .arg(doc->trace.activities.size())
+                             .arg(doc->trace.processes.size())
+                             .arg(format_pct(b.overlap_pct),
+                                  format_duration(static_cast<double>(b.exposed_comm))));
+        if (done) done(true);
+      });
   watcher->setFuture(QtConcurrent::run([doc, cancel]() -> std::shared_ptr<analyzer::Report> {
     auto report = std::make_shared<analyzer::Report>();
     if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
@@ -453,7 +474,9 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
   panels_->set_document(doc_.get());
   rows_model_.set(doc_->timeline.get());
   on_filter_changed();
-  status_->setText(tr("%1 activities in %2 processes").arg(doc_->trace.activities.size()).arg(doc_->trace.processes.size()));
+  status_->setText(tr("%1 activities in %2 processes")
+                       .arg(doc_->trace.activities.size())
+                       .arg(doc_->trace.processes.size()));
 }
 
 int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
@@ -474,7 +497,9 @@ int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
       name_ok[i] = re.match(QString::fromStdString(t.names[i])).hasMatch() ? 1 : 0;
     }
   }
-  auto text_ok = [&](const std::string& s) { return regex.isEmpty() || re.match(QString::fromStdString(s)).hasMatch(); };
+  auto text_ok = [&](const std::string& s) {
+    return regex.isEmpty() || re.match(QString::fromStdString(s)).hasMatch();
+  };
   const auto want = static_cast<Class>(cls);
   const size_t kept = tl.filter([&](const Row& r, uint32_t x) {
     switch (r.kind) {
@@ -490,7 +515,8 @@ int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
       case RowKind::nvtx:
         if (stream >= 0 || cls >= 0) return false;
         return text_ok(t.ranges[x].name);
-      default: return true;
+      default:
+        return true;
     }
   });
   view_->relayout();

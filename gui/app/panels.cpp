@@ -12,8 +12,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <algorithm>
 #include <QValueAxis>
+#include <algorithm>
 
 #include "bench_charts.h"
 #include "c3/gui/format.h"
@@ -91,8 +91,9 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
   collectives_page_ = new QWidget(this);
   {
     auto* lay = new QVBoxLayout(collectives_page_);
-    lay->addWidget(new QLabel(tr("Every communication kernel; double-click a row to show it in the timeline."),
-                              collectives_page_));
+    lay->addWidget(
+        new QLabel(tr("Every communication kernel; double-click a row to show it in the timeline."),
+                   collectives_page_));
     collectives_view_ = make_table(&collectives_, collectives_page_);
     lay->addWidget(collectives_view_, 1);
     connect(collectives_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
@@ -109,12 +110,15 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     auto* top = new QWidget(split);
     auto* tl = new QVBoxLayout(top);
     tl->setContentsMargins(0, 0, 0, 0);
-    tl->addWidget(heading(tr("Interference: durations alone vs overlapped with the other class, per signature"), top));
+    tl->addWidget(heading(
+        tr("Interference: durations alone vs overlapped with the other class, per signature"),
+        top));
     tl->addWidget(make_table(&interference_, top));
     auto* bottom = new QWidget(split);
     auto* bl = new QVBoxLayout(bottom);
     bl->setContentsMargins(0, 0, 0, 0);
-    bl->addWidget(heading(tr("Contention: SM oversubscription, copy-engine sharing, launch queueing"), bottom));
+    bl->addWidget(heading(
+        tr("Contention: SM oversubscription, copy-engine sharing, launch queueing"), bottom));
     bl->addWidget(make_table(&contention_, bottom));
     split->addWidget(top);
     split->addWidget(bottom);
@@ -139,7 +143,8 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
   {
     auto* lay = new QVBoxLayout(compare_page_);
     auto* row = new QHBoxLayout();
-    compare_label_ = new QLabel(tr("Compare the open trace with another one (B - A)."), compare_page_);
+    compare_label_ =
+        new QLabel(tr("Compare the open trace with another one (B - A)."), compare_page_);
     auto* button = new QPushButton(tr("Compare with..."), compare_page_);
     connect(button, &QPushButton::clicked, this, &AnalysisPanels::compareRequested);
     row->addWidget(compare_label_, 1);
@@ -170,7 +175,8 @@ void AnalysisPanels::set_comparison(const Document* other) {
   other_ = other;
   compare_.set(doc_, other_);
   if (doc_ != nullptr && other_ != nullptr) {
-    compare_label_->setText(tr("A: %1    B: %2    (difference: B - A)").arg(doc_->title(), other_->title()));
+    compare_label_->setText(
+        tr("A: %1    B: %2    (difference: B - A)").arg(doc_->title(), other_->title()));
   } else {
     compare_label_->setText(tr("Compare the open trace with another one (B - A)."));
   }
@@ -191,16 +197,19 @@ void AnalysisPanels::update_summary() {
   const bool dark = is_dark(palette());
   const QString hid = hidden_color(dark).name();
   const QString exp = exposed_color(dark).name();
-  QString s = tr("<span style='font-size:large'><b>%1</b> of communication hidden under compute"
-                 " &nbsp; <span style='color:%2'>■</span> hidden %3 &nbsp; <span style='color:%4'>■</span>"
-                 " exposed %5</span>")
-                  .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)), exp,
-                       format_duration(static_cast<double>(b.exposed_comm)));
-  s += tr("<br>span %1 (summed over %2 processes) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed memcpy %5"
+  QString s =
+      tr("<span style='font-size:large'><b>%1</b> of communication hidden under compute"
+         " &nbsp; <span style='color:%2'>■</span> hidden %3 &nbsp; <span style='color:%4'>■</span>"
+         " exposed %5</span>")
+          .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)), exp,
+               format_duration(static_cast<double>(b.exposed_comm)));
+  s += tr("<br>span %1 (summed over %2 processes) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed "
+          "memcpy %5"
           " &nbsp; %6 kernels, %7 copies, %8 sets")
            .arg(format_duration(static_cast<double>(b.span)))
            .arg(doc_->trace.processes.size())
-           .arg(format_duration(static_cast<double>(b.idle)), format_duration(static_cast<double>(b.compute())),
+           .arg(format_duration(static_cast<double>(b.idle)),
+                format_duration(static_cast<double>(b.compute())),
                 format_duration(static_cast<double>(b.exposed_memcpy)))
            .arg(doc_->report.kernels)
            .arg(doc_->report.memcpys)
@@ -237,7 +246,8 @@ void AnalysisPanels::update_bars() {
     // Bars in milliseconds; ranks bottom to top in rank order.
     for (auto it = doc_->report.processes.rbegin(); it != doc_->report.processes.rend(); ++it) {
       const analyzer::Breakdown& b = it->b;
-      cats << QString::fromStdString(doc_->trace.processes[static_cast<size_t>(it->process)].label());
+      cats << QString::fromStdString(
+          doc_->trace.processes[static_cast<size_t>(it->process)].label());
       *compute << static_cast<double>(b.compute()) / 1e6;
       *exposed << static_cast<double>(b.exposed_comm) / 1e6;
       *copies << static_cast<double>(b.exposed_memcpy) / 1e6;

@@ -11,10 +11,14 @@ bool is_dark(const QPalette& p) {
 QColor class_color(Class c, bool dark) {
   // Colour-blind-safe hues (Okabe-Ito), a little lighter on dark backgrounds.
   switch (c) {
-    case Class::compute: return dark ? QColor(86, 180, 233) : QColor(0, 114, 178);
-    case Class::communication: return dark ? QColor(240, 150, 60) : QColor(213, 94, 0);
-    case Class::memory: return dark ? QColor(60, 200, 150) : QColor(0, 158, 115);
-    case Class::other: return dark ? QColor(170, 170, 170) : QColor(128, 128, 128);
+    case Class::compute:
+      return dark ? QColor(86, 180, 233) : QColor(0, 114, 178);
+    case Class::communication:
+      return dark ? QColor(240, 150, 60) : QColor(213, 94, 0);
+    case Class::memory:
+      return dark ? QColor(60, 200, 150) : QColor(0, 158, 115);
+    case Class::other:
+      return dark ? QColor(170, 170, 170) : QColor(128, 128, 128);
   }
   return {};
 }
@@ -35,10 +39,12 @@ QColor exposed_color(bool dark) {
 }
 
 QColor nvtx_color(int depth, bool dark) {
-  static const QColor kLight[] = {QColor(204, 121, 167), QColor(170, 120, 200), QColor(150, 150, 90)};
-  static const QColor kDark[] = {QColor(220, 150, 190), QColor(190, 150, 225), QColor(190, 190, 120)};
+  static const QColor light[] = {QColor(204, 121, 167), QColor(170, 120, 200),
+                                 QColor(150, 150, 90)};
+  static const QColor dark_colors[] = {QColor(220, 150, 190), QColor(190, 150, 225),
+                                       QColor(190, 190, 120)};
   const auto i = static_cast<size_t>(depth < 0 ? 0 : depth) % 3;
-  return dark ? kDark[i] : kLight[i];
+  return dark ? dark_colors[i] : light[i];
 }
 
 QColor text_on(const QColor& fill) {

@@ -1,6 +1,5 @@
 #include "timeline_view.h"
 
-#include <QtConcurrent/QtConcurrentMap>
 #include <QContextMenuEvent>
 #include <QFontMetrics>
 #include <QHelpEvent>
@@ -12,6 +11,7 @@
 #include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentMap>
 #include <algorithm>
 #include <cmath>
 
@@ -46,7 +46,8 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-const TimelineView::NameText& TimelineView::name_text(const std::string& name, const QFontMetrics& fm) {
+const TimelineView::NameText& TimelineView::name_text(const std::string& name,
+                                                      const QFontMetrics& fm) {
   auto it = names_.find(name);
   if (it == names_.end()) {
     if (names_.size() > 100000) names_.clear();
@@ -135,7 +136,8 @@ void TimelineView::clamp_window() {
   // At most the whole trace plus 10% on each side, at least 100 pixels per ns.
   vp_.ns_per_px = std::clamp(vp_.ns_per_px, kMinNsPerPx, span * 1.2 / vp_.width);
   const double w = vp_.ns_per_px * vp_.width;
-  vp_.t0 = std::clamp(vp_.t0, first - span * 0.1, std::max(first - span * 0.1, last + span * 0.1 - w));
+  vp_.t0 =
+      std::clamp(vp_.t0, first - span * 0.1, std::max(first - span * 0.1, last + span * 0.1 - w));
 }
 
 void TimelineView::set_window(double t0, double t1) {
@@ -208,7 +210,8 @@ void TimelineView::select(int row, int64_t item, bool center) {
       clamp_window();
       const int y = row_y(row);
       const int page = viewport()->height() - kHeaderHeight;
-      if (y < verticalScrollBar()->value() || y + kRowHeight > verticalScrollBar()->value() + page) {
+      if (y < verticalScrollBar()->value() ||
+          y + kRowHeight > verticalScrollBar()->value() + page) {
         verticalScrollBar()->setValue(y - page / 2);
       }
       emit windowChanged();
@@ -378,7 +381,8 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
   const QFontMetrics fm(font());
   const int label_w = kLabelWidth;
   const QColor grid = pal.color(QPalette::Mid);
-  const QColor alt = dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase);
+  const QColor alt =
+      dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase);
   const QColor text = pal.color(QPalette::Text);
   for (size_t i = 0; i < shown.size(); ++i) {
     const Line& l = *shown[i];
@@ -437,8 +441,9 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
       if (x1 < label_w || x0 > right) continue;
       QColor c;
       if (r.kind == RowKind::overlap) {
-        c = (it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0 ? exposed_color(dark)
-                                                                                 : hidden_color(dark);
+        c = (it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
+                ? exposed_color(dark)
+                : hidden_color(dark);
       } else if (r.kind == RowKind::nvtx) {
         c = nvtx_color(r.nvtx_depth, dark);
       } else {
@@ -446,7 +451,8 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
       }
       if (it.count > 1) c = c.darker(dark ? 80 : 115);  // folded blocks read as "dense"
       const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr), ih);
-      const bool selected = l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;
+      const bool selected =
+          l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;
       const bool named = it.count == 1 && x1 - x0 > 36;
       if (!selected && !named) {
         if (!pending.isNull() && c == pending_color && rect.left() <= pending.right() + touch) {
@@ -474,7 +480,11 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
           // mid-zoom frames slow) and clipped to their rectangle.
           const NameText& nt = name_text(tl.name(r, it.first), fm);
           p.setPen(text_on(c));
-          const QString shown_text = nt.width <= w ? nt.text : nt.text.left(std::max(1, w / std::max(1, fm.averageCharWidth()) - 1)) + QChar(0x2026);
+          const QString shown_text =
+              nt.width <= w
+                  ? nt.text
+                  : nt.text.left(std::max(1, w / std::max(1, fm.averageCharWidth()) - 1)) +
+                        QChar(0x2026);
           p.drawText(QRectF(lx, iy, w, ih), Qt::AlignVCenter | Qt::AlignLeft, shown_text);
         }
       }
@@ -514,14 +524,16 @@ int TimelineView::visible_y(int row) const {
 void TimelineView::paint_links(QPainter& p, const QSize& size, bool dark) {
   if (links_.empty() || doc_ == nullptr) return;
   p.save();
-  p.setClipRect(kLabelWidth, kHeaderHeight, size.width() - kLabelWidth, size.height() - kHeaderHeight);
+  p.setClipRect(kLabelWidth, kHeaderHeight, size.width() - kLabelWidth,
+                size.height() - kHeaderHeight);
   p.setRenderHint(QPainter::Antialiasing, true);
   const QColor c = dark ? QColor(255, 220, 120) : QColor(120, 60, 160);
   for (const FlowLink& k : links_) {
     const int y0 = visible_y(k.from_row), y1 = visible_y(k.to_row);
     if (y0 < 0 || y1 < 0) continue;
     const QPointF a(vp_.x_of(k.from_t) + kLabelWidth, y0);
-    const QPointF b(vp_.x_of(k.to_t) + kLabelWidth, y1 + (y1 > y0 ? -kRowHeight / 2 + 2 : kRowHeight / 2 - 2));
+    const QPointF b(vp_.x_of(k.to_t) + kLabelWidth,
+                    y1 + (y1 > y0 ? -kRowHeight / 2 + 2 : kRowHeight / 2 - 2));
     QPainterPath path(a);
     const double dy = (b.y() - a.y()) / 2;
     path.cubicTo(QPointF(a.x(), a.y() + dy), QPointF(b.x(), b.y() - dy), b);
@@ -587,8 +599,8 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
   // The strip only changes with the document, its width, the palette and the pixel ratio: drawn
   // once into a cached image.
   const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
-  if (overview_cache_.isNull() || overview_key_ != QSize(bw, dark ? -1 : 1) || overview_dpr_ != dpr ||
-      overview_doc_ != doc_) {
+  if (overview_cache_.isNull() || overview_key_ != QSize(bw, dark ? -1 : 1) ||
+      overview_dpr_ != dpr || overview_doc_ != doc_) {
     QImage img(QSize(bw, ov.height()) * dpr, QImage::Format_ARGB32_Premultiplied);
     img.setDevicePixelRatio(dpr);
     img.fill(pal.color(QPalette::Base));
@@ -608,7 +620,8 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
         const auto n = static_cast<double>(b1 - b0);
         const double unit = (ov.height() - 2) / 3.0;
         for (const Class c : {Class::compute, Class::memory, Class::communication}) {
-          const double h = std::min(1.0, static_cast<double>(sum[static_cast<size_t>(c)]) / n) * unit;
+          const double h =
+              std::min(1.0, static_cast<double>(sum[static_cast<size_t>(c)]) / n) * unit;
           if (h <= 0) continue;
           ip.fillRect(QRectF(x, y - h, 1, h), class_color(c, dark));
           y -= h;
@@ -642,12 +655,14 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
   for (const Tick& t : ticks) {
     const double x = vp_.x_of(static_cast<int64_t>(t.t)) + kLabelWidth;
     if (x < kLabelWidth) continue;
-    p.drawLine(QPointF(x, ry + kRulerHeight - (t.major ? 10 : 4)), QPointF(x, ry + kRulerHeight - 1));
+    p.drawLine(QPointF(x, ry + kRulerHeight - (t.major ? 10 : 4)),
+               QPointF(x, ry + kRulerHeight - 1));
     if (t.major) p.drawText(QPointF(x + 3, ry + 12), t.label);
   }
   // The window's width, right-aligned.
   const QString width_label = tr("window %1").arg(format_duration(vp_.ns_per_px * bw));
-  p.drawText(QRect(0, ry, kLabelWidth - 6, kRulerHeight), Qt::AlignVCenter | Qt::AlignRight, width_label);
+  p.drawText(QRect(0, ry, kLabelWidth - 6, kRulerHeight), Qt::AlignVCenter | Qt::AlignRight,
+             width_label);
   p.setPen(pal.color(QPalette::Mid));
   p.drawLine(0, kHeaderHeight - 1, w, kHeaderHeight - 1);
 }
@@ -657,7 +672,8 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
 const TimelineView::Line* TimelineView::line_at(int y) const {
   if (y < kHeaderHeight) return nullptr;
   const int cy = y - kHeaderHeight + verticalScrollBar()->value();
-  auto it = std::upper_bound(lines_.begin(), lines_.end(), cy, [](int v, const Line& l) { return v < l.y; });
+  auto it = std::upper_bound(lines_.begin(), lines_.end(), cy,
+                             [](int v, const Line& l) { return v < l.y; });
   if (it == lines_.begin()) return nullptr;
   --it;
   return cy < it->y + it->height ? &*it : nullptr;
@@ -697,7 +713,8 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   const QPoint d = e->pos() - press_pos_;
   switch (drag_) {
-    case Drag::none: return;
+    case Drag::none:
+      return;
     case Drag::overview: {
       if (doc_ == nullptr) return;
       const double first = static_cast<double>(doc_->timeline->first_ns());
@@ -723,7 +740,9 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
       range_a_ = vp_.t_of(press_pos_.x() - kLabelWidth);
       [[fallthrough]];
     case Drag::select:
-      range_b_ = vp_.t_of(std::clamp(e->position().x(), static_cast<double>(kLabelWidth), static_cast<double>(viewport()->width())) - kLabelWidth);
+      range_b_ = vp_.t_of(std::clamp(e->position().x(), static_cast<double>(kLabelWidth),
+                                     static_cast<double>(viewport()->width())) -
+                          kLabelWidth);
       viewport()->update();
       return;
   }
@@ -744,7 +763,8 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   has_range_ = false;
   if (l != nullptr) {
     const Row& r = doc_->timeline->row(l->row);
-    const int64_t k = doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
+    const int64_t k =
+        doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
     if (k >= 0) {
       select(l->row, k, false);
       return;
@@ -758,7 +778,8 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   const Line* l = line_at(e->pos().y());
   if (l == nullptr || doc_ == nullptr) return;
   const Row& r = doc_->timeline->row(l->row);
-  const int64_t k = doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
+  const int64_t k =
+      doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
   if (k < 0) return;
   select(l->row, k, false);
   zoom_to_selection();
@@ -787,16 +808,33 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
                                                                            : body_width() / 2.0;
   const double fast = (e->modifiers() & Qt::ShiftModifier) != 0 ? 3 : 1;
   switch (e->key()) {
-    case Qt::Key_W: zoom_at(kZoomStep * fast, at); return;
-    case Qt::Key_S: zoom_at(1 / (kZoomStep * fast), at); return;
-    case Qt::Key_A: pan_pixels(-body_width() * 0.1 * fast); return;
-    case Qt::Key_D: pan_pixels(body_width() * 0.1 * fast); return;
-    case Qt::Key_F: zoom_to_selection(); return;
+    case Qt::Key_W:
+      zoom_at(kZoomStep * fast, at);
+      return;
+    case Qt::Key_S:
+      zoom_at(1 / (kZoomStep * fast), at);
+      return;
+    case Qt::Key_A:
+      pan_pixels(-body_width() * 0.1 * fast);
+      return;
+    case Qt::Key_D:
+      pan_pixels(body_width() * 0.1 * fast);
+      return;
+    case Qt::Key_F:
+      zoom_to_selection();
+      return;
     case Qt::Key_0:
-    case Qt::Key_Home: zoom_to_fit(); return;
-    case Qt::Key_Escape: clear_selection(); return;
-    case Qt::Key_N: step_match((e->modifiers() & Qt::ShiftModifier) != 0 ? -1 : 1); return;
-    default: QAbstractScrollArea::keyPressEvent(e);
+    case Qt::Key_Home:
+      zoom_to_fit();
+      return;
+    case Qt::Key_Escape:
+      clear_selection();
+      return;
+    case Qt::Key_N:
+      step_match((e->modifiers() & Qt::ShiftModifier) != 0 ? -1 : 1);
+      return;
+    default:
+      QAbstractScrollArea::keyPressEvent(e);
   }
 }
 
@@ -855,7 +893,8 @@ void TimelineView::show_menu(const QPoint& pos, int row) {
     for (size_t i = 0; i < tl.rows().size(); ++i) {
       Row& r = tl.row(static_cast<int>(i));
       // Device and NVTX thread groups (their parent is a process group).
-      if (r.kind == RowKind::group && r.parent >= 0 && tl.row(r.parent).process >= 0) r.expanded = false;
+      if (r.kind == RowKind::group && r.parent >= 0 && tl.row(r.parent).process >= 0)
+        r.expanded = false;
     }
     relayout();
   });

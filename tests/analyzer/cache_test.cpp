@@ -1,12 +1,13 @@
 // Trace snapshots (cache.h): a round trip gives the same trace; another key, a truncated or a
 // damaged file gives nothing (and never a trace with out-of-range indices).
+#include "c3/analyzer/cache.h"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
-#include "c3/analyzer/cache.h"
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/metrics.h"
 
@@ -37,9 +38,11 @@ Trace sample() {
   t.shapes.push_back({264, 384, 168, 4096});
   for (int p = 0; p < 2; ++p) {
     for (int i = 0; i < 50; ++i) {
-      const size_t k = t.activities.push(i * 100, i * 100 + 60, 0, 7, 0, static_cast<int16_t>(p), Kind::kernel, 0);
+      const size_t k = t.activities.push(int64_t{i} * 100, int64_t{i} * 100 + 60, 0, 7, 0,
+                                         static_cast<int16_t>(p), Kind::kernel, 0);
       t.activities.shape[k] = 0;
-      const size_t c = t.activities.push(i * 100 + 30, i * 100 + 90, 1, 13, 0, static_cast<int16_t>(p), Kind::kernel, 0);
+      const size_t c = t.activities.push(int64_t{i} * 100 + 30, int64_t{i} * 100 + 90, 1, 13, 0,
+                                         static_cast<int16_t>(p), Kind::kernel, 0);
       t.activities.shape[c] = 0;
       Collective col;
       col.process = static_cast<int16_t>(p);
@@ -49,8 +52,8 @@ Trace sample() {
       col.bytes = 1 << 20;
       col.nranks = 2;
       col.rank = p;
-      col.gpu_start = i * 100 + 30;
-      col.gpu_end = i * 100 + 90;
+      col.gpu_start = int64_t{i} * 100 + 30;
+      col.gpu_end = int64_t{i} * 100 + 90;
       t.activities.collective[c] = static_cast<int32_t>(t.collectives.size());
       t.collectives.push_back(col);
     }
@@ -148,9 +151,11 @@ TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
   EXPECT_THROW(cache_key({(dir.path / "nope").string()}, "default"), std::invalid_argument);
   const Trace t = sample();
   for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE(save_cache(t, "k" + std::to_string(i), cache_path((dir.path / "c").string(), "k" + std::to_string(i)), 4));
+    ASSERT_TRUE(save_cache(t, "k" + std::to_string(i),
+                           cache_path((dir.path / "c").string(), "k" + std::to_string(i)), 4));
   }
   int left = 0;
-  for (const auto& e : fs::directory_iterator(dir.path / "c")) left += e.path().extension() == ".c3cache" ? 1 : 0;
+  for (const auto& e : fs::directory_iterator(dir.path / "c"))
+    left += e.path().extension() == ".c3cache" ? 1 : 0;
   EXPECT_EQ(left, 4);
 }

@@ -9,15 +9,15 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSettings>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QTableView>
 #include <QTextBrowser>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <filesystem>
+#include <set>
 
 #include "c3/analyzer/metrics.h"
 #include "c3/gui/format.h"
@@ -99,16 +99,19 @@ class AppTest : public QObject {
     const auto& p1 = doc->trace.processes[1];
     QCOMPARE(p1.offset_ns, -spec_.clock_skew_ns);
     const Timeline& tl = *doc->timeline;
-    const int c0 = find_row(tl, RowKind::collectives, 0), c1 = find_row(tl, RowKind::collectives, 1);
+    const int c0 = find_row(tl, RowKind::collectives, 0),
+              c1 = find_row(tl, RowKind::collectives, 1);
     QVERIFY(c0 >= 0 && c1 >= 0);
     QCOMPARE(tl.size(tl.row(c0)), tl.size(tl.row(c1)));
-    for (size_t k = 0; k < tl.size(tl.row(c0)); ++k) QCOMPARE(tl.end(tl.row(c0), k), tl.end(tl.row(c1), k));
+    for (size_t k = 0; k < tl.size(tl.row(c0)); ++k)
+      QCOMPARE(tl.end(tl.row(c0), k), tl.end(tl.row(c1), k));
     // Rows: host > rank > GPU > overlap + 3 streams, NCCL row, NVTX thread with two depths.
     QStringList labels;
     for (const int r : tl.visible_rows()) labels << QString::fromStdString(tl.row(r).label);
-    for (const char* want : {"host node0", "host node1", "rank 0", "rank 1", "overlap", "stream 7", "stream 13",
-                             "stream 20", "depth 0", "depth 1"}) {
-      QVERIFY2(std::any_of(labels.begin(), labels.end(), [&](const QString& l) { return l.startsWith(want); }),
+    for (const char* want : {"host node0", "host node1", "rank 0", "rank 1", "overlap", "stream 7",
+                             "stream 13", "stream 20", "depth 0", "depth 1"}) {
+      QVERIFY2(std::any_of(labels.begin(), labels.end(),
+                           [&](const QString& l) { return l.startsWith(want); }),
                qPrintable(QString("no row %1 in %2").arg(want, labels.join(", "))));
     }
     // The slow rank is the straggler of every matched collective.
@@ -128,22 +131,23 @@ class AppTest : public QObject {
     w.show();
     QVERIFY(open_and_wait(w, job_));
     const Timeline& tl = *w.document()->timeline;
-    const int64_t nccl = 2 * spec_.steps * spec_.layers;
+    const int64_t nccl = int64_t{2} * spec_.steps * spec_.layers;
     // Kernels named AllReduce and the NCCL calls (collectives rows) match.
     QCOMPARE(w.apply_filter("allreduce", -1, -1), 2 * nccl);
     QCOMPARE(w.apply_filter("allreduce", static_cast<int>(Class::compute), -1), int64_t{0});
-    QCOMPARE(w.apply_filter("", static_cast<int>(Class::memory), -1), int64_t{2 * spec_.steps});
+    QCOMPARE(w.apply_filter("", static_cast<int>(Class::memory), -1), int64_t{2} * spec_.steps);
     QCOMPARE(w.apply_filter("([", -1, -1), int64_t{-1});
     QCOMPARE(w.apply_filter("", -1, 13), nccl);
     // Step through the matches: time never goes back, every selection matches.
-    QCOMPARE(w.apply_filter("gemm", -1, -1), int64_t{2 * spec_.steps * spec_.layers * 2});
+    QCOMPARE(w.apply_filter("gemm", -1, -1), int64_t{4} * spec_.steps * spec_.layers);
     TimelineView* v = w.timeline();
     v->zoom_to_fit();
     double last = -1e30;
     for (int i = 0; i < 20; ++i) {
       QVERIFY(v->step_match(1));
       const Row& r = tl.row(v->selected_row());
-      QVERIFY(QString::fromStdString(tl.name(r, static_cast<size_t>(v->selected_item()))).contains("gemm"));
+      QVERIFY(QString::fromStdString(tl.name(r, static_cast<size_t>(v->selected_item())))
+                  .contains("gemm"));
       const auto s = static_cast<double>(tl.start(r, static_cast<size_t>(v->selected_item())));
       QVERIFY(s >= last);
       last = s;
@@ -172,25 +176,30 @@ class AppTest : public QObject {
     QVERIFY(a < acts.size());
     QVERIFY(w.timeline()->select_activity(a));
     const QString text = w.details()->toPlainText();
-    for (const char* want : {"ncclDevKernel_AllReduce", "communication", "24 x 512", "cudaLaunchKernel",
-                             "AllReduce", "64.0 MiB", "hidden under compute", "vs median alone", "busbw",
-                             "correlation id"}) {
+    for (const char* want :
+         {"ncclDevKernel_AllReduce", "communication", "24 x 512", "cudaLaunchKernel", "AllReduce",
+          "64.0 MiB", "hidden under compute", "vs median alone", "busbw", "correlation id"}) {
       QVERIFY2(text.contains(want), qPrintable(QString("details lack '%1':\n%2").arg(want, text)));
     }
     // Linked items: API call -> kernel, collective -> kernel.
-    const std::vector<FlowLink> links = w.details()->show_item(w.timeline()->selected_row(), w.timeline()->selected_item());
+    const std::vector<FlowLink> links =
+        w.details()->show_item(w.timeline()->selected_row(), w.timeline()->selected_item());
     QCOMPARE(links.size(), size_t{2});
     // The collective's own details list its kernel as a link.
-    const auto [crow, citem] = doc->timeline->find_collective(static_cast<size_t>(acts.collective[a]));
+    const auto [crow, citem] =
+        doc->timeline->find_collective(static_cast<size_t>(acts.collective[a]));
     QVERIFY(crow >= 0);
     w.timeline()->select(crow, citem, true);
     const QString ctext = w.details()->toPlainText();
-    QVERIFY2(ctext.contains("bfloat16") && ctext.contains("sum") && ctext.contains("Linked GPU work"), qPrintable(ctext));
+    QVERIFY2(
+        ctext.contains("bfloat16") && ctext.contains("sum") && ctext.contains("Linked GPU work"),
+        qPrintable(ctext));
     QVERIFY(w.details()->toHtml().contains(QString("act:%1").arg(a)));
     // An NVTX range: its payload.
     const int nvtx = find_row(*doc->timeline, RowKind::nvtx, 0);
     w.timeline()->select(nvtx, 2, true);
-    QVERIFY2(w.details()->toPlainText().contains("payload"), qPrintable(w.details()->toPlainText()));
+    QVERIFY2(w.details()->toPlainText().contains("payload"),
+             qPrintable(w.details()->toPlainText()));
   }
 
   void rangeSummaryMatchesTheAnalyzer() {
@@ -236,21 +245,25 @@ class AppTest : public QObject {
     QVERIFY(std::fabs(v->window_start() - t0) < 1e-3 * (v->window_end() - v->window_start()));
     // The wheel zooms at the cursor: the time under it stays put.
     const double x = TimelineView::kLabelWidth + 300;
-    const double ns_px = (v->window_end() - v->window_start()) / (v->viewport()->width() - TimelineView::kLabelWidth);
+    const double ns_px = (v->window_end() - v->window_start()) /
+                         (v->viewport()->width() - TimelineView::kLabelWidth);
     const double under = v->window_start() + 300 * ns_px;
-    QWheelEvent wheel(QPointF(x, 200), v->viewport()->mapToGlobal(QPointF(x, 200)), QPoint(), QPoint(0, 240),
-                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QWheelEvent wheel(QPointF(x, 200), v->viewport()->mapToGlobal(QPointF(x, 200)), QPoint(),
+                      QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
     QApplication::sendEvent(v->viewport(), &wheel);
-    const double ns_px2 = (v->window_end() - v->window_start()) / (v->viewport()->width() - TimelineView::kLabelWidth);
+    const double ns_px2 = (v->window_end() - v->window_start()) /
+                          (v->viewport()->width() - TimelineView::kLabelWidth);
     QVERIFY(ns_px2 < ns_px);
     QVERIFY(std::fabs(v->window_start() + 300 * ns_px2 - under) < 2 * ns_px);
     // A left drag selects a range; F zooms to it.
-    QTest::mousePress(v->viewport(), Qt::LeftButton, {}, QPoint(TimelineView::kLabelWidth + 100, 150));
+    QTest::mousePress(v->viewport(), Qt::LeftButton, {},
+                      QPoint(TimelineView::kLabelWidth + 100, 150));
     QMouseEvent move(QEvent::MouseMove, QPointF(TimelineView::kLabelWidth + 400, 150),
-                     v->viewport()->mapToGlobal(QPointF(TimelineView::kLabelWidth + 400, 150)), Qt::NoButton,
-                     Qt::LeftButton, Qt::NoModifier);
+                     v->viewport()->mapToGlobal(QPointF(TimelineView::kLabelWidth + 400, 150)),
+                     Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(v->viewport(), &move);
-    QTest::mouseRelease(v->viewport(), Qt::LeftButton, {}, QPoint(TimelineView::kLabelWidth + 400, 150));
+    QTest::mouseRelease(v->viewport(), Qt::LeftButton, {},
+                        QPoint(TimelineView::kLabelWidth + 400, 150));
     const auto range = v->range_selection();
     QVERIFY(range.has_value());
     QTest::keyClick(v, Qt::Key_F);
@@ -271,8 +284,8 @@ class AppTest : public QObject {
     // Click the first process group's label: it collapses.
     int proc = -1;
     for (size_t i = 0; i < tl.rows().size() && proc < 0; ++i) {
-      if (tl.rows()[i].kind == RowKind::group && tl.rows()[i].process == 0 && tl.rows()[i].device < 0 &&
-          tl.row(tl.rows()[i].parent).process < 0) {
+      if (tl.rows()[i].kind == RowKind::group && tl.rows()[i].process == 0 &&
+          tl.rows()[i].device < 0 && tl.row(tl.rows()[i].parent).process < 0) {
         proc = static_cast<int>(i);
       }
     }
@@ -384,6 +397,36 @@ class AppTest : public QObject {
     qunsetenv("C3SCOPE_CACHE_MIN_MB");
   }
 
+  void opensPyTorchProfilerTraces() {
+    // Real Kineto traces of two ranks (../shared/traces, or $C3SCOPE_TRACES), imported on the fly.
+    const QString dir = qEnvironmentVariableIsEmpty("C3SCOPE_TRACES")
+                            ? QString(C3_SOURCE_DIR) + "/../shared/traces"
+                            : qEnvironmentVariable("C3SCOPE_TRACES");
+    const QStringList files{dir + "/kineto/hta_sampled_rank-0.json.gz",
+                            dir + "/kineto/hta_sampled_rank-1.json.gz"};
+    if (!QFile::exists(files[0])) QSKIP("no ../shared/traces here");
+    MainWindow w;
+    w.set_quiet_errors(true);
+    QVERIFY2(open_and_wait(w, files), qPrintable(w.last_error()));
+    const Document& doc = *w.document();
+    QCOMPARE(doc.trace.processes.size(), size_t{2});
+    QVERIFY(doc.trace.activities.size() > 1000);
+    // The processes show what the user opened, not the temporary imports.
+    QVERIFY(QString::fromStdString(doc.trace.processes[0].source)
+                .endsWith("hta_sampled_rank-0.json.gz"));
+    int streams = 0;
+    for (const Row& r : doc.timeline->rows()) streams += r.kind == RowKind::stream ? 1 : 0;
+    QVERIFY(streams >= 2);
+    // Details of a kernel read the imported trace (kept while the document is open).
+    QVERIFY(w.timeline()->select_activity(0));
+    QVERIFY2(w.details()->toPlainText().contains("grid"), qPrintable(w.details()->toPlainText()));
+    // An Nsight Systems export: 5 kernels and 15 copies (the sample's reference numbers).
+    QVERIFY2(open_and_wait(w, {dir + "/nsys/pipit_saxpy_nsys.sqlite"}), qPrintable(w.last_error()));
+    QCOMPARE(w.document()->trace.activities.size(), size_t{20});
+    QCOMPARE(w.document()->report.kernels, int64_t{5});
+    QCOMPARE(w.document()->report.memcpys, int64_t{15});
+  }
+
   void comparesTwoTraces() {
     MainWindow w;
     w.set_quiet_errors(true);
@@ -392,7 +435,8 @@ class AppTest : public QObject {
     c3::gui::testing::SyntheticJob other = spec_;
     other.ranks = 1;
     other.layers = 2;
-    const QStringList b = qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("other").toStdString(), other));
+    const QStringList b =
+        qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("other").toStdString(), other));
     QVERIFY(open_and_wait(w, b, true));
     QCOMPARE(w.panels()->currentWidget(), w.panels()->compare_page());
     auto* view = w.panels()->compare_page()->findChild<QTableView*>();

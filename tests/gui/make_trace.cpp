@@ -9,7 +9,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--no-api]\n");
+    std::fprintf(stderr,
+                 "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--no-api]\n");
     return 2;
   }
   c3::gui::testing::SyntheticJob job;
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    for (const auto& p : c3::gui::testing::write_synthetic_job(argv[1], job)) std::printf("%s\n", p.c_str());
+    for (const auto& p : c3::gui::testing::write_synthetic_job(argv[1], job))
+      std::printf("%s\n", p.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "c3_gui_make_trace: %s\n", e.what());
     return 1;

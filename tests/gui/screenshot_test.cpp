@@ -30,7 +30,9 @@ bool has_colour(const QImage& img, const QColor& want) {
   for (int y = 0; y < img.height(); y += 1) {
     for (int x = 0; x < img.width(); x += 2) {
       const QColor c = img.pixelColor(x, y);
-      if (std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) + std::abs(c.blue() - want.blue()) < 12) {
+      if (std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) +
+              std::abs(c.blue() - want.blue()) <
+          12) {
         return true;
       }
     }
@@ -64,9 +66,10 @@ class ScreenshotTest : public QObject {
     args << extra << job_;
     p.start(gui_binary(), args);
     if (!p.waitForFinished(120000)) return "timeout";
-    const QString stdout_text = QString::fromLocal8Bit(p.readAllStandardOutput());
+    QString stdout_text = QString::fromLocal8Bit(p.readAllStandardOutput());
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-      return "exit " + QString::number(p.exitCode()) + ": " + QString::fromLocal8Bit(p.readAllStandardError());
+      return "exit " + QString::number(p.exitCode()) + ": " +
+             QString::fromLocal8Bit(p.readAllStandardError());
     }
     return stdout_text;
   }
@@ -77,7 +80,8 @@ class ScreenshotTest : public QObject {
     job.ranks = 2;
     job.steps = 8;
     job.layers = 5;
-    for (const auto& p : c3::gui::testing::write_synthetic_job(dir_.filePath("job").toStdString(), job)) {
+    for (const auto& p :
+         c3::gui::testing::write_synthetic_job(dir_.filePath("job").toStdString(), job)) {
       job_ << QString::fromStdString(p);
     }
   }
@@ -86,24 +90,26 @@ class ScreenshotTest : public QObject {
     const QString out = dir_.filePath("light");
     const QString log = run({}, out);
     QVERIFY2(log.contains("wrote"), qPrintable(log));
-    for (const char* row : {"row host node0", "row rank 0", "row rank 1", "row GPU 0: NVIDIA H100", "row overlap",
-                            "row stream 13", "row NCCL", "row NVTX thread", "row depth 1"}) {
+    for (const char* row :
+         {"row host node0", "row rank 0", "row rank 1", "row GPU 0: NVIDIA H100", "row overlap",
+          "row stream 13", "row NCCL", "row NVTX thread", "row depth 1"}) {
       QVERIFY2(log.contains(row), qPrintable(QString("missing '%1' in\n%2").arg(row, log)));
     }
-    for (const char* name : {"timeline.png", "zoomed.png", "range.png", "collectives.png", "interference.png",
-                             "summary.png"}) {
+    for (const char* name : {"timeline.png", "zoomed.png", "range.png", "collectives.png",
+                             "interference.png", "summary.png"}) {
       const QImage img(QDir(out).filePath(name));
       QVERIFY2(!img.isNull(), name);
       QVERIFY2(img.width() >= 800 && img.height() >= 300, name);
-      QVERIFY2(colours(img) > 40, qPrintable(QString("%1: %2 colours").arg(name).arg(colours(img))));
+      QVERIFY2(colours(img) > 40,
+               qPrintable(QString("%1: %2 colours").arg(name).arg(colours(img))));
     }
     // The timeline shows every class colour and both overlap shades (theme.cpp, light palette).
     const QImage tl(QDir(out).filePath("timeline.png"));
-    QVERIFY(has_colour(tl, QColor(0, 114, 178)));   // compute
-    QVERIFY(has_colour(tl, QColor(213, 94, 0)));    // communication
-    QVERIFY(has_colour(tl, QColor(0, 158, 115)));   // memory
-    QVERIFY(has_colour(tl, QColor(46, 139, 87)));   // hidden communication
-    QVERIFY(has_colour(tl, QColor(200, 30, 45)));   // exposed communication
+    QVERIFY(has_colour(tl, QColor(0, 114, 178)));  // compute
+    QVERIFY(has_colour(tl, QColor(213, 94, 0)));   // communication
+    QVERIFY(has_colour(tl, QColor(0, 158, 115)));  // memory
+    QVERIFY(has_colour(tl, QColor(46, 139, 87)));  // hidden communication
+    QVERIFY(has_colour(tl, QColor(200, 30, 45)));  // exposed communication
     QVERIFY(mean_lightness(tl) > 150);
   }
 
@@ -120,7 +126,8 @@ class ScreenshotTest : public QObject {
 
   void badTraceFailsCleanly() {
     QProcess p;
-    p.start(gui_binary(), {"--screenshot", dir_.filePath("bad"), dir_.filePath("nothing-here.sqlite")});
+    p.start(gui_binary(),
+            {"--screenshot", dir_.filePath("bad"), dir_.filePath("nothing-here.sqlite")});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 1);
     const QString err = QString::fromLocal8Bit(p.readAllStandardError());

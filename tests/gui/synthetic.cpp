@@ -41,8 +41,8 @@ void api_call(Rank& r, int64_t at, int64_t corr) {
   r.w->insert(a);
 }
 
-int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t grid, int64_t block, int64_t regs,
-               int64_t shared) {
+int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t grid, int64_t block,
+               int64_t regs, int64_t shared) {
   tracedb::KernelRow k;
   k.process_id = 1;
   k.device_id = 0;
@@ -68,7 +68,8 @@ int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t 
   return *k.correlation_id;
 }
 
-void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth, std::optional<int64_t> payload) {
+void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
+           std::optional<int64_t> payload) {
   tracedb::NvtxRangeRow g;
   g.process_id = 1;
   g.thread_id = r.tid;
@@ -97,7 +98,8 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
   paths.reserve(ranks.size());
   for (int ri = 0; ri < job.ranks; ++ri) {
     Rank& r = ranks[static_cast<size_t>(ri)];
-    const std::string path = (std::filesystem::path(dir) / ("rank" + std::to_string(ri) + ".sqlite")).string();
+    const std::string path =
+        (std::filesystem::path(dir) / ("rank" + std::to_string(ri) + ".sqlite")).string();
     std::filesystem::remove(path);
     paths.push_back(path);
     r.w = Writer::create(path);
@@ -117,7 +119,8 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     p.trace_clock = "CLOCK_MONOTONIC";
     p.anchor_start_trace_ns = p.start_ns;
     // Hosts' wall clocks agree to within NTP error; the matched collectives do better.
-    p.anchor_start_realtime_ns = 1'790'000'000'000'000'000 + (kStart - 1'000'000) + 150'000 * ri;
+    p.anchor_start_realtime_ns =
+        1'790'000'000'000'000'000 + (kStart - 1'000'000) + int64_t{150'000} * ri;
     p.anchor_start_monotonic_ns = p.start_ns;
     r.w->insert(p);
     tracedb::DeviceRow d;
@@ -139,8 +142,9 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     d.max_registers_per_block = 65536;
     d.max_shared_memory_per_block = 232448;
     r.w->insert(d);
-    for (const auto& [sid, prio, name] : {std::tuple{kComputeStream, 0, "compute"}, std::tuple{kCommStream, -1, "nccl"},
-                                          std::tuple{kCopyStream, 0, "h2d"}}) {
+    for (const auto& [sid, prio, name] :
+         {std::tuple{kComputeStream, 0, "compute"}, std::tuple{kCommStream, -1, "nccl"},
+          std::tuple{kCopyStream, 0, "h2d"}}) {
       tracedb::StreamRow s;
       s.process_id = 1;
       s.device_id = 0;
@@ -162,10 +166,18 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     c.created_ns = p.start_ns;
     c.result = 0;
     r.w->insert(c);
-    r.gemm_fwd = r.w->intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas");
-    r.gemm_bwd = r.w->intern("sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas");
-    r.nccl = r.w->intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-    r.elementwise = r.w->intern("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)");
+    r.gemm_fwd = r.w->intern(
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_"
+        "segment_k_off_kernel__5x_cublas");
+    r.gemm_bwd = r.w->intern(
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nt_n_tilesize256x128x64_warpgroupsize2x1x1_execute_"
+        "segment_k_off_kernel__5x_cublas");
+    r.nccl =
+        r.w->intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    r.elementwise = r.w->intern(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+        "at::detail::Array<char*, 1>)");
     r.launch = r.w->intern("cudaLaunchKernel");
   }
 
@@ -197,8 +209,9 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
       r.w->insert(m);
       t[ri] += 190 * kUs;
       for (int l = 0; l < job.layers; ++l) {
-        const auto d = static_cast<int64_t>(static_cast<double>((280 + 15 * l) * kUs) * slow);
-        kernel(r, r.gemm_fwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, 213 * 1024);
+        const auto d =
+            static_cast<int64_t>(static_cast<double>((280 + int64_t{15} * l) * kUs) * slow);
+        kernel(r, r.gemm_fwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, int64_t{213} * 1024);
         t[ri] += d + 6 * kUs;
       }
       fwd_end[ri] = t[ri];
@@ -213,8 +226,9 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
       for (size_t ri = 0; ri < ranks.size(); ++ri) {
         Rank& r = ranks[ri];
         const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
-        const auto d = static_cast<int64_t>(static_cast<double>((520 + 20 * l) * kUs) * slow);
-        kernel(r, r.gemm_bwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, 213 * 1024);
+        const auto d =
+            static_cast<int64_t>(static_cast<double>((520 + int64_t{20} * l) * kUs) * slow);
+        kernel(r, r.gemm_bwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, int64_t{213} * 1024);
         t[ri] += d + 6 * kUs;
         ready[ri] = std::max(t[ri], comm_free[ri]);
       }

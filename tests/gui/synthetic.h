@@ -17,7 +17,7 @@ struct SyntheticJob {
   int ranks = 2;
   int steps = 12;
   int layers = 6;
-  bool api_calls = true;          // one api_call row per launch (the benchmark leaves them out)
+  bool api_calls = true;              // one api_call row per launch (the benchmark leaves them out)
   int64_t clock_skew_ns = 7'000'000;  // rank r's clock reads r * this later than rank 0's
   double slow_rank_factor = 1.08;     // the last rank's GEMMs take this much longer
 };

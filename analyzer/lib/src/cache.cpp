@@ -1,18 +1,18 @@
 #include "c3/analyzer/cache.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <vector>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -205,9 +205,10 @@ void write_trace(Out& o, const Trace& t) {
     o.f64(b.t_comp);
     o.f64(b.t_comm);
     o.f64(b.t_c3);
-    for (const auto* v : {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
-                          &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
-                          &b.decomposition_loss_comm, &b.schedule_speedup}) {
+    for (const auto* v :
+         {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
+          &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
+          &b.decomposition_loss_comm, &b.schedule_speedup}) {
       o.optd(*v);
     }
   }
@@ -258,8 +259,9 @@ Trace read_trace(In& in) {
   in.vec(a.shape);
   in.vec(a.collective);
   const size_t n = a.start.size();
-  for (const size_t m : {a.end.size(), a.name.size(), a.stream.size(), a.device.size(), a.process.size(),
-                         a.kind.size(), a.cls.size(), a.bytes.size(), a.shape.size(), a.collective.size()}) {
+  for (const size_t m :
+       {a.end.size(), a.name.size(), a.stream.size(), a.device.size(), a.process.size(),
+        a.kind.size(), a.cls.size(), a.bytes.size(), a.shape.size(), a.collective.size()}) {
     if (m != n) throw Damaged{};
   }
   t.collectives.resize(in.count(88));
@@ -362,7 +364,8 @@ bool save_cache(const Trace& t, const std::string& key, const std::string& path,
   std::error_code ec;
   const fs::path target(path);
   fs::create_directories(target.parent_path(), ec);
-  const fs::path tmp = target.string() + ".tmp" + std::to_string(std::hash<std::string>()(key) & 0xffff);
+  const fs::path tmp =
+      target.string() + ".tmp" + std::to_string(std::hash<std::string>()(key) & 0xffff);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) return false;
   bool ok = false;
@@ -389,10 +392,12 @@ bool save_cache(const Trace& t, const std::string& key, const std::string& path,
   // Keep the `keep` most recently written or used snapshots.
   std::vector<std::pair<fs::file_time_type, fs::path>> all;
   for (const auto& e : fs::directory_iterator(target.parent_path(), ec)) {
-    if (e.path().extension() == ".c3cache") all.emplace_back(fs::last_write_time(e.path(), ec), e.path());
+    if (e.path().extension() == ".c3cache")
+      all.emplace_back(fs::last_write_time(e.path(), ec), e.path());
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < all.size(); ++i) fs::remove(all[i].second, ec);
+  for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < all.size(); ++i)
+    fs::remove(all[i].second, ec);
   return true;
 }
 

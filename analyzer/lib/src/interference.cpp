@@ -335,7 +335,8 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
   ends.reserve(t.collectives.size());
   for (const Collective& c : t.collectives) {
     if (c.gpu_end < 0 || c.comm_id.empty() || c.seq < 0) continue;
-    const auto id = comm_ids.emplace(c.comm_id, static_cast<int32_t>(comm_ids.size())).first->second;
+    const auto id =
+        comm_ids.emplace(c.comm_id, static_cast<int32_t>(comm_ids.size())).first->second;
     ends.push_back({id, domain[static_cast<size_t>(c.process)], c.seq, c.gpu_end});
   }
   std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
@@ -356,7 +357,8 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
   ends = {};
   std::vector<size_t> group;  // group g is uniq[group[g], group[g + 1])
   for (size_t i = 0; i < uniq.size(); ++i) {
-    if (i == 0 || uniq[i].comm != uniq[i - 1].comm || uniq[i].seq != uniq[i - 1].seq) group.push_back(i);
+    if (i == 0 || uniq[i].comm != uniq[i - 1].comm || uniq[i].seq != uniq[i - 1].seq)
+      group.push_back(i);
   }
   group.push_back(uniq.size());
   std::vector<std::optional<int64_t>> offset(static_cast<size_t>(domains));
@@ -377,7 +379,8 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
         for (size_t i = group[g]; i < group[g + 1]; ++i) {
           const End& other = uniq[i];
           if (other.domain != d && offset[static_cast<size_t>(other.domain)]) {
-            diffs.push_back(static_cast<double>(other.end + *offset[static_cast<size_t>(other.domain)] - mine->end));
+            diffs.push_back(static_cast<double>(
+                other.end + *offset[static_cast<size_t>(other.domain)] - mine->end));
             break;
           }
         }

@@ -1,15 +1,15 @@
 #include "c3/analyzer/load.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <stdexcept>
-#include <unordered_map>
-#include <atomic>
-#include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
 #include "c3/tracedb/reader.h"
 
@@ -22,7 +22,8 @@ struct PairHash {
   template <class A, class B>
   size_t operator()(const std::pair<A, B>& p) const {
     // splitmix64 of the two halves combined: a well-spread bucket for dense ids.
-    uint64_t x = static_cast<uint64_t>(p.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second);
+    uint64_t x =
+        static_cast<uint64_t>(p.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second);
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
     return static_cast<size_t>(x ^ (x >> 31));
@@ -82,7 +83,8 @@ class LinkTable {
     return sparse_[{process, correlation}];
   }
   uint32_t find(int64_t process, int64_t correlation) const {
-    if (process == main_process_ && correlation >= 0 && static_cast<size_t>(correlation) < dense_.size()) {
+    if (process == main_process_ && correlation >= 0 &&
+        static_cast<size_t>(correlation) < dense_.size()) {
       return dense_[static_cast<size_t>(correlation)];
     }
     if (sparse_.empty()) return 0;
@@ -238,7 +240,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     if (slot == 0) return -1;
     int32_t best = -1;
     auto visit = [&](uint32_t first) {
-      for (int32_t c = static_cast<int32_t>(first) - 1; c >= 0; c = next_call[static_cast<size_t>(c)]) {
+      for (int32_t c = static_cast<int32_t>(first) - 1; c >= 0;
+           c = next_call[static_cast<size_t>(c)]) {
         Collective& col = t.collectives[static_cast<size_t>(c)];
         col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
         col.gpu_end = std::max(col.gpu_end, e);
@@ -282,7 +285,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       return false;
     }
     if (e < s) {
-      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) + " ends before it starts");
+      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) +
+                  " ends before it starts");
       return false;
     }
     return true;
@@ -332,8 +336,8 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
       if (!check(p, s, e, "memcpy", q.i64(0))) continue;
       const auto dev = static_cast<int16_t>(q.i64(2));
       const int32_t copy_name = copy_names.id(q.text(6), names);
-      const size_t i = a.push(s, e, copy_name, static_cast<int32_t>(q.i64(3)),
-                              dev, static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
+      const size_t i = a.push(s, e, copy_name, static_cast<int32_t>(q.i64(3)), dev,
+                              static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
       a.collective[i] = link(q.i64(1), q.i64(9), dev, s, e);
       a.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(q.i64(8), -1, INT32_MAX));
     }
@@ -442,7 +446,8 @@ namespace {
 
 // Appends `part` (one file's trace) to `t`: process, collective, name and shape indices remapped.
 void merge(Trace& t, Names& names, Shapes& shapes, Trace&& part) {
-  if (t.processes.size() + part.processes.size() > static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+  if (t.processes.size() + part.processes.size() >
+      static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
     throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
   }
   const auto poff = static_cast<int16_t>(t.processes.size());
@@ -494,7 +499,8 @@ void merge(Trace& t, Names& names, Shapes& shapes, Trace&& part) {
     to.process[base + i] = static_cast<int16_t>(from.process[i] + poff);
     // Kernels: a shape index; copies: their hardware channel (kept as is).
     const int32_t sh = from.shape[i];
-    to.shape[base + i] = from.kind[i] == Kind::kernel && sh >= 0 ? shape_map[static_cast<size_t>(sh)] : sh;
+    to.shape[base + i] =
+        from.kind[i] == Kind::kernel && sh >= 0 ? shape_map[static_cast<size_t>(sh)] : sh;
     const int32_t c = from.collective[i];
     to.collective[base + i] = c >= 0 ? c + coff : c;
   }
@@ -528,7 +534,8 @@ Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
         load_file(files[f], parts[f], names, shapes, [&](int64_t rows) {
           if (stop) throw Stop{};
           const int64_t now = done += rows;
-          if (options.progress && (now & ~(kTickRows * 16 - 1)) != ((now - rows) & ~(kTickRows * 16 - 1))) {
+          if (options.progress &&
+              (now & ~(kTickRows * 16 - 1)) != ((now - rows) & ~(kTickRows * 16 - 1))) {
             const std::lock_guard<std::mutex> lock(progress_mutex);
             options.progress(now, total);
           }

@@ -39,7 +39,8 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
         std::string why;
         const importer::Format fmt = importer::detect(f, &why);
         if (fmt == importer::Format::unknown) {
-          error->message = QString::fromStdString("'" + f + "' is not a trace: " + why + ".");
+          error->message = QString("'%1' is not a trace: %2.")
+                               .arg(QString::fromStdString(f), QString::fromStdString(why));
           return nullptr;
         }
         bool ours = false;
@@ -61,7 +62,8 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
           continue;
         }
         progress(0.0, QString("importing %1").arg(QString::fromStdString(f)));
-        const std::string out = tmp.filePath(QString("import-%1.sqlite").arg(files.size())).toStdString();
+        const std::string out =
+            tmp.filePath(QString("import-%1.sqlite").arg(files.size())).toStdString();
         importer::import_files({f}, out, {}, [&](int64_t done, int64_t total) {
           if (cancel) throw Cancelled{};
           if (total > 0) {
@@ -82,7 +84,8 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
     // A snapshot of the same files skips SQLite decoding (imported traces are not cached: their
     // temporary files change name every time).
     int64_t bytes = 0;
-    for (const auto& f : files) bytes += static_cast<int64_t>(QFileInfo(QString::fromStdString(f)).size());
+    for (const auto& f : files)
+      bytes += static_cast<int64_t>(QFileInfo(QString::fromStdString(f)).size());
     const QString dir = cache_dir();
     const QByteArray min_mb = qgetenv("C3SCOPE_CACHE_MIN_MB");
     const int64_t min_bytes = min_mb.isEmpty() ? kCacheMinBytes : min_mb.toLongLong() << 20;

@@ -55,7 +55,8 @@ double tick_step(double ns_per_px, double min_px) {
   return step * 10;
 }
 
-std::vector<Tick> ruler_ticks(double t0, double t1, double ns_per_px, double min_px, double origin) {
+std::vector<Tick> ruler_ticks(double t0, double t1, double ns_per_px, double min_px,
+                              double origin) {
   std::vector<Tick> out;
   const double minor = tick_step(ns_per_px, min_px / 5);
   const double major = tick_step(ns_per_px, min_px);
@@ -76,7 +77,8 @@ std::vector<Tick> ruler_ticks(double t0, double t1, double ns_per_px, double min
     name = "µs";
   }
   const double stepu = major / unit;
-  const int decimals = stepu >= 1 ? 0 : std::min(6, static_cast<int>(std::ceil(-std::log10(stepu) - 1e-9)));
+  const int decimals =
+      stepu >= 1 ? 0 : std::min(6, static_cast<int>(std::ceil(-std::log10(stepu) - 1e-9)));
   const double first = std::ceil((t0 - origin) / minor) * minor + origin;
   const auto n = static_cast<size_t>(std::ceil((t1 - first) / minor)) + 1;
   out.reserve(std::min<size_t>(n, 10000));

@@ -1,8 +1,8 @@
 #include "c3/gui/timeline.h"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <thread>
 
@@ -44,7 +44,8 @@ int Timeline::add(Row r) {
 
 // The rows of one process, with parents local to the returned vector (index 0 is the process
 // group itself; -1 means "the host"): processes are built in parallel, then spliced in.
-std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end, const std::vector<uint32_t>& colls,
+std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
+                                         const std::vector<uint32_t>& colls,
                                          const std::vector<uint32_t>& ranges) const {
   const analyzer::Trace& t = *trace_;
   const analyzer::Activities& a = t.activities;
@@ -118,7 +119,8 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end, const 
       }
       streams[last].second.push_back(static_cast<uint32_t>(k));
     }
-    std::sort(streams.begin(), streams.end(), [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
+    std::sort(streams.begin(), streams.end(),
+              [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
     for (auto& [sid, items] : streams) {
       Row s;
       s.kind = RowKind::stream;
@@ -145,10 +147,12 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end, const 
     }
     comms[last].second.push_back(c);
   }
-  std::sort(comms.begin(), comms.end(), [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
+  std::sort(comms.begin(), comms.end(),
+            [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
   for (auto& [id, items] : comms) {
-    std::stable_sort(items.begin(), items.end(),
-                     [&](uint32_t x1, uint32_t x2) { return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start; });
+    std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
+      return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start;
+    });
     Row c;
     c.kind = RowKind::collectives;
     c.parent = 0;
@@ -170,8 +174,9 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end, const 
     tg.label = "NVTX thread " + std::to_string(tid);
     const int ti = add(std::move(tg));
     for (auto& [depth, items] : depths) {
-      std::stable_sort(items.begin(), items.end(),
-                       [&](uint32_t x1, uint32_t x2) { return t.ranges[x1].start < t.ranges[x2].start; });
+      std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
+        return t.ranges[x1].start < t.ranges[x2].start;
+      });
       Row r;
       r.kind = RowKind::nvtx;
       r.parent = ti;
@@ -212,15 +217,18 @@ void Timeline::build() {
   if (first_ > last_) first_ = last_ = 0;
   std::vector<std::vector<uint32_t>> colls(np), ranges(np);
   for (size_t c = 0; c < t.collectives.size(); ++c) {
-    if (t.collectives[c].gpu_start >= 0) colls[static_cast<size_t>(t.collectives[c].process)].push_back(static_cast<uint32_t>(c));
+    if (t.collectives[c].gpu_start >= 0)
+      colls[static_cast<size_t>(t.collectives[c].process)].push_back(static_cast<uint32_t>(c));
   }
-  for (size_t g = 0; g < t.ranges.size(); ++g) ranges[static_cast<size_t>(t.ranges[g].process)].push_back(static_cast<uint32_t>(g));
+  for (size_t g = 0; g < t.ranges.size(); ++g)
+    ranges[static_cast<size_t>(t.ranges[g].process)].push_back(static_cast<uint32_t>(g));
 
   // Each process's rows on a worker (they only read the trace).
   std::vector<std::vector<Row>> sub(np);
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t p = next++; p < np; p = next++) sub[p] = build_process(static_cast<int>(p), begin[p], end[p], colls[p], ranges[p]);
+    for (size_t p = next++; p < np; p = next++)
+      sub[p] = build_process(static_cast<int>(p), begin[p], end[p], colls[p], ranges[p]);
   };
   const size_t threads = std::min<size_t>(np, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
@@ -282,33 +290,48 @@ void Timeline::finish(Row& r) const {
 
 int64_t Timeline::start(const Row& r, size_t k) const {
   switch (r.kind) {
-    case RowKind::stream: return trace_->activities.start[r.items[k]] + r.offset;
-    case RowKind::collectives: return trace_->collectives[r.items[k]].gpu_start + r.offset;
-    case RowKind::nvtx: return trace_->ranges[r.items[k]].start + r.offset;
-    case RowKind::overlap: return r.spans[k].start + r.offset;
-    case RowKind::group: break;
+    case RowKind::stream:
+      return trace_->activities.start[r.items[k]] + r.offset;
+    case RowKind::collectives:
+      return trace_->collectives[r.items[k]].gpu_start + r.offset;
+    case RowKind::nvtx:
+      return trace_->ranges[r.items[k]].start + r.offset;
+    case RowKind::overlap:
+      return r.spans[k].start + r.offset;
+    case RowKind::group:
+      break;
   }
   return 0;
 }
 
 int64_t Timeline::end(const Row& r, size_t k) const {
   switch (r.kind) {
-    case RowKind::stream: return trace_->activities.end[r.items[k]] + r.offset;
-    case RowKind::collectives: return trace_->collectives[r.items[k]].gpu_end + r.offset;
-    case RowKind::nvtx: return trace_->ranges[r.items[k]].end + r.offset;
-    case RowKind::overlap: return r.spans[k].end + r.offset;
-    case RowKind::group: break;
+    case RowKind::stream:
+      return trace_->activities.end[r.items[k]] + r.offset;
+    case RowKind::collectives:
+      return trace_->collectives[r.items[k]].gpu_end + r.offset;
+    case RowKind::nvtx:
+      return trace_->ranges[r.items[k]].end + r.offset;
+    case RowKind::overlap:
+      return r.spans[k].end + r.offset;
+    case RowKind::group:
+      break;
   }
   return 0;
 }
 
 uint8_t Timeline::classes(const Row& r, size_t k) const {
   switch (r.kind) {
-    case RowKind::stream: return bit(trace_->activities.cls[r.items[k]]);
-    case RowKind::collectives: return bit(Class::communication);
-    case RowKind::nvtx: return 0;
-    case RowKind::overlap: return static_cast<uint8_t>(1u << static_cast<unsigned>(r.spans[k].kind));
-    case RowKind::group: break;
+    case RowKind::stream:
+      return bit(trace_->activities.cls[r.items[k]]);
+    case RowKind::collectives:
+      return bit(Class::communication);
+    case RowKind::nvtx:
+      return 0;
+    case RowKind::overlap:
+      return static_cast<uint8_t>(1u << static_cast<unsigned>(r.spans[k].kind));
+    case RowKind::group:
+      break;
   }
   return 0;
 }
@@ -320,10 +343,15 @@ std::string Timeline::name(const Row& r, size_t k) const {
       const int32_t n = t.activities.name[r.items[k]];
       return n >= 0 ? t.names[static_cast<size_t>(n)] : "?";
     }
-    case RowKind::collectives: return t.collectives[r.items[k]].op;
-    case RowKind::nvtx: return t.ranges[r.items[k]].name;
-    case RowKind::overlap: return r.spans[k].kind == OverlapKind::hidden ? "hidden communication" : "exposed communication";
-    case RowKind::group: break;
+    case RowKind::collectives:
+      return t.collectives[r.items[k]].op;
+    case RowKind::nvtx:
+      return t.ranges[r.items[k]].name;
+    case RowKind::overlap:
+      return r.spans[k].kind == OverlapKind::hidden ? "hidden communication"
+                                                    : "exposed communication";
+    case RowKind::group:
+      break;
   }
   return "";
 }
@@ -382,7 +410,8 @@ struct RowAccess {
 };
 
 template <class Access>
-std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t n, const Access& acc) {
+std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t n,
+                          const Access& acc) {
   std::vector<LodItem> out;
   auto start = [&](const Row&, size_t k) { return acc.start(k); };
   auto end = [&](const Row&, size_t k) { return acc.end(k); };
@@ -446,7 +475,8 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
       *max_end = std::max(*max_end, end(r, e));
       *cls |= classes(r, e);
     }
-    for (size_t lo2 = b / kLeaf + r.leaves, hi2 = e / kLeaf + r.leaves; lo2 < hi2; lo2 /= 2, hi2 /= 2) {
+    for (size_t lo2 = b / kLeaf + r.leaves, hi2 = e / kLeaf + r.leaves; lo2 < hi2;
+         lo2 /= 2, hi2 /= 2) {
       if (lo2 & 1) {
         *max_end = std::max(*max_end, r.tree_max_end[lo2]);
         *cls |= r.tree_classes[lo2++];
@@ -460,7 +490,8 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   };
   while (k < n) {
     // Whole leaves that end before the window: skip them.
-    if (k % kLeaf == 0 && k + kLeaf <= n && static_cast<double>(r.tree_max_end[r.leaves + k / kLeaf]) <= t0) {
+    if (k % kLeaf == 0 && k + kLeaf <= n &&
+        static_cast<double>(r.tree_max_end[r.leaves + k / kLeaf]) <= t0) {
       k += kLeaf;
       continue;
     }
@@ -503,7 +534,8 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
   if (n == 0 || r.kind == RowKind::group) return {};
   if (r.kind == RowKind::stream) {
     const analyzer::Activities& a = trace_->activities;
-    return fold(r, v, min_px, n, StreamAccess{r.items.data(), a.start.data(), a.end.data(), a.cls.data(), r.offset});
+    return fold(r, v, min_px, n,
+                StreamAccess{r.items.data(), a.start.data(), a.end.data(), a.cls.data(), r.offset});
   }
   return fold(r, v, min_px, n, RowAccess{this, &r});
 }
@@ -527,7 +559,9 @@ int64_t Timeline::hit(const Row& r, double t, double slack) const {
     const double s = static_cast<double>(start(r, k)), e = static_cast<double>(end(r, k));
     const double d = t < s ? s - t : t > e ? t - e : 0;
     // Inside beats near; among those inside, the shortest (the most specific) wins.
-    if (d < best_d || (d == 0 && best_d == 0 && best >= 0 && e - s < static_cast<double>(end(r, static_cast<size_t>(best)) - start(r, static_cast<size_t>(best))))) {
+    if (d < best_d || (d == 0 && best_d == 0 && best >= 0 &&
+                       e - s < static_cast<double>(end(r, static_cast<size_t>(best)) -
+                                                   start(r, static_cast<size_t>(best))))) {
       best_d = d;
       best = static_cast<int64_t>(k);
     }
@@ -587,7 +621,8 @@ void Timeline::clear_filter() {
 
 void Timeline::reveal(int i) {
   rows_[static_cast<size_t>(i)].hidden = false;
-  for (int p = rows_[static_cast<size_t>(i)].parent; p >= 0; p = rows_[static_cast<size_t>(p)].parent) {
+  for (int p = rows_[static_cast<size_t>(i)].parent; p >= 0;
+       p = rows_[static_cast<size_t>(p)].parent) {
     rows_[static_cast<size_t>(p)].expanded = true;
     rows_[static_cast<size_t>(p)].hidden = false;
   }
@@ -600,7 +635,8 @@ std::vector<std::array<float, analyzer::kClasses>> Timeline::overview(int bucket
   const double per = span / static_cast<double>(out.size());
   for (size_t i = 0; i < a.size(); ++i) {
     const int64_t off = trace_->processes[static_cast<size_t>(a.process[i])].offset_ns;
-    double s = static_cast<double>(a.start[i] + off - first_), e = static_cast<double>(a.end[i] + off - first_);
+    double s = static_cast<double>(a.start[i] + off - first_),
+           e = static_cast<double>(a.end[i] + off - first_);
     auto b = static_cast<size_t>(std::clamp(s / per, 0.0, static_cast<double>(out.size() - 1)));
     const auto c = static_cast<size_t>(a.cls[i]);
     while (s < e && b < out.size()) {

@@ -53,7 +53,8 @@ struct Report {
 };
 
 // Aligns the processes' clocks (Process::offset_ns, for the cross-rank metrics; unless
-// o.align is off), then computes everything. Throws std::invalid_argument for a bad --range regular expression.
+// o.align is off), then computes everything. Throws std::invalid_argument for a bad --range regular
+// expression.
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
 // Everything but the alignment, on a trace whose offsets are already set (read-only: safe to
 // run while another thread reads the trace). Report::clocks stays empty.

@@ -108,7 +108,9 @@ class Timeline {
   int64_t start(const Row& r, size_t k) const;
   int64_t end(const Row& r, size_t k) const;
   uint8_t classes(const Row& r, size_t k) const;
-  size_t size(const Row& r) const { return r.kind == RowKind::overlap ? r.spans.size() : r.items.size(); }
+  size_t size(const Row& r) const {
+    return r.kind == RowKind::overlap ? r.spans.size() : r.items.size();
+  }
   std::string name(const Row& r, size_t k) const;
   // The row showing activity `a` (a stream row) and its items[] index, or {-1, -1}.
   std::pair<int, int64_t> find_activity(size_t a) const;
@@ -134,7 +136,8 @@ class Timeline {
 
  private:
   void build();
-  std::vector<Row> build_process(int p, size_t begin, size_t end, const std::vector<uint32_t>& colls,
+  std::vector<Row> build_process(int p, size_t begin, size_t end,
+                                 const std::vector<uint32_t>& colls,
                                  const std::vector<uint32_t>& ranges) const;
   void finish(Row& r) const;
   int add(Row r);
