@@ -165,6 +165,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() {
   if (cancel_) *cancel_ = true;
   if (analysis_cancel_) *analysis_cancel_ = true;
+  // The documents and the row model are members: they go before QWidget's destructor closes
+  // the child views, so the views must let go of them first.
+  view_->set_document(nullptr);
+  details_->set_document(nullptr);
+  panels_->set_document(nullptr);
+  panels_->set_comparison(nullptr);
+  rows_view_->setModel(nullptr);
+  rows_model_.set(nullptr);
 }
 
 void MainWindow::build_search_bar() {

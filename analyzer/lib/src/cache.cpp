@@ -38,6 +38,7 @@ class Out {
     buf_.clear();
   }
   void raw(const void* p, size_t n) {
+    if (n == 0) return;
     if (n >= kChunk) {
       flush();
       if (std::fwrite(p, 1, n, f_) != n) ok_ = false;
@@ -82,6 +83,7 @@ class In {
  public:
   In(const char* data, size_t size) : p_(data), left_(size) {}
   void raw(void* out, size_t n) {
+    if (n == 0) return;  // (an empty vector's data() may be null)
     if (n > left_) throw Damaged{};
     std::memcpy(out, p_, n);
     p_ += n;
