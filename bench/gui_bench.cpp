@@ -2,14 +2,16 @@
 // in under 3 s; every frame at any zoom renders in under 16 ms), measured offscreen.
 //
 //   build/bin/c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]
+//   [--small-kernels N]
 //
 // Writes a synthetic training job of N GPU activities over R ranks as trace files (or reads
-// DIR/*.sqlite), then times, as the app does them: loading the traces, the first frame (clock
-// alignment, timeline rows, overview, one paint), the full analysis that fills the panels
-// (it runs in the background after the first paint), and frames at 40 zoom levels from the
-// whole trace down to microseconds at random places. The baseline in the same run is a frame of
-// the same widget with no trace (header, labels, background): frame / baseline says what the
-// rows cost.
+// DIR/*.sqlite): per layer a forward and a backward GEMM, N short kernels (default 8) in each
+// pass and one AllReduce (1 collective per 19 kernels; --small-kernels 0 makes it 1 in 3), then
+// times, as the app does them: loading the traces, the first frame (clock alignment, timeline rows,
+// overview, one paint), the full analysis that fills the panels (it runs in the background after
+// the first paint), and frames at 40 zoom levels from the whole trace down to microseconds at
+// random places. The baseline in the same run is a frame of the same widget with no trace (header,
+// labels, background): frame / baseline says what the rows cost.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
@@ -44,8 +46,7 @@ double ms_since(const QElapsedTimer& t) {
 }
 
 double paint(TimelineView& view, QImage& img) {
-  img.fill(Qt::white);
-  QPainter p(&img);
+  QPainter p(&img);  // (the frame fills its whole area itself)
   view.paint_frame(p, img.deviceIndependentSize().toSize());
   return view.last_frame_ms();
 }
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   int ranks = 8;
   std::string traces, keep;
   int dpr = 2;
+  int small_kernels = 8;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
       activities = std::atoll(argv[++i]);
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
       ranks = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--traces") == 0 && i + 1 < argc) {
       traces = argv[++i];
+    } else if (std::strcmp(argv[i], "--small-kernels") == 0 && i + 1 < argc) {
+      small_kernels = std::max(0, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--dpr") == 0 && i + 1 < argc) {
       dpr = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
@@ -88,9 +92,11 @@ int main(int argc, char** argv) {
     c3::gui::testing::SyntheticJob job;
     job.ranks = std::max(1, ranks);
     job.layers = 32;
+    job.small_kernels = small_kernels;
     job.api_calls = false;
-    const int64_t per_step =
-        c3::gui::testing::synthetic_activities_per_rank({1, 1, 32, false, 0, 1.0});
+    c3::gui::testing::SyntheticJob one = job;
+    one.steps = 1;
+    const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank(one);
     job.steps = static_cast<int>(std::max<int64_t>(1, activities / job.ranks / per_step));
     const std::string dir = keep.empty() ? tmp.path().toStdString() : keep;
     QElapsedTimer w;

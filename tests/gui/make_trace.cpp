@@ -1,5 +1,6 @@
 // Writes the synthetic training job of synthetic.h as trace files (for screenshots and trying the
-// GUI without a GPU):  c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--no-api]
+// GUI without a GPU):  c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--small-kernels
+// N] [--no-api]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,7 +11,8 @@
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
-                 "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--no-api]\n");
+                 "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] "
+                 "[--small-kernels N] [--no-api]\n");
     return 2;
   }
   c3::gui::testing::SyntheticJob job;
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
       value(&job.steps);
     } else if (std::strcmp(argv[i], "--layers") == 0) {
       value(&job.layers);
+    } else if (std::strcmp(argv[i], "--small-kernels") == 0) {
+      value(&job.small_kernels);
     } else if (std::strcmp(argv[i], "--no-api") == 0) {
       job.api_calls = false;
     } else {

@@ -24,6 +24,7 @@ struct Rank {
   int64_t offset = 0;  // this rank's clock minus rank 0's
   int64_t correlation = 0, external = 0, seq = 0;
   int64_t gemm_fwd = 0, gemm_bwd = 0, nccl = 0, elementwise = 0, launch = 0;
+  std::vector<int64_t> small;  // names of the short kernels
   bool api = true;
 };
 
@@ -87,8 +88,10 @@ void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
 }  // namespace
 
 int64_t synthetic_activities_per_rank(const SyntheticJob& job) {
-  // Per step: forward GEMMs, backward GEMMs and AllReduces, 4 optimizer kernels, 1 copy.
-  return static_cast<int64_t>(job.steps) * (3 * job.layers + 4 + 1);
+  // Per step: forward GEMMs, backward GEMMs and AllReduces, the short kernels of both passes,
+  // 4 optimizer kernels, 1 copy.
+  return static_cast<int64_t>(job.steps) *
+         (int64_t{3 + 2 * job.small_kernels} * job.layers + 4 + 1);
 }
 
 std::vector<std::string> write_synthetic_job(const std::string& dir, const SyntheticJob& job) {
@@ -179,6 +182,19 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
         "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
         "at::detail::Array<char*, 1>)");
     r.launch = r.w->intern("cudaLaunchKernel");
+    for (const char* n :
+         {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+          "float>",
+          "flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+          "cutlass::bfloat16_t>>",
+          "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>",
+          "void at::native::vectorized_elementwise_kernel<4, "
+          "at::native::CUDAFunctor_add<c10::BFloat16>>",
+          "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8>>",
+          "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, "
+          "float>"}) {
+      r.small.push_back(r.w->intern(n));
+    }
   }
 
   // Time on rank 0's clock; each rank keeps its own cursor and waits for the collectives.
@@ -213,6 +229,12 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
             static_cast<int64_t>(static_cast<double>((280 + int64_t{15} * l) * kUs) * slow);
         kernel(r, r.gemm_fwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, int64_t{213} * 1024);
         t[ri] += d + 6 * kUs;
+        for (int k = 0; k < job.small_kernels; ++k) {
+          const int64_t sd = (18 + 7 * int64_t{k % 5}) * kUs;
+          kernel(r, r.small[static_cast<size_t>(k) % 4], kComputeStream, t[ri], t[ri] + sd, 1056,
+                 256, 40, 0);
+          t[ri] += sd + 3 * kUs;
+        }
       }
       fwd_end[ri] = t[ri];
       bwd_start[ri] = t[ri];
@@ -228,6 +250,12 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
         const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
         const auto d =
             static_cast<int64_t>(static_cast<double>((520 + int64_t{20} * l) * kUs) * slow);
+        for (int k = 0; k < job.small_kernels; ++k) {
+          const int64_t sd = (25 + 9 * int64_t{k % 4}) * kUs;
+          kernel(r, r.small[2 + static_cast<size_t>(k) % 4], kComputeStream, t[ri], t[ri] + sd,
+                 1056, 256, 40, 0);
+          t[ri] += sd + 3 * kUs;
+        }
         kernel(r, r.gemm_bwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, int64_t{213} * 1024);
         t[ri] += d + 6 * kUs;
         ready[ri] = std::max(t[ri], comm_free[ri]);

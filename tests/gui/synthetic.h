@@ -17,6 +17,9 @@ struct SyntheticJob {
   int ranks = 2;
   int steps = 12;
   int layers = 6;
+  // Short kernels (norms, attention, elementwise) per layer in the forward and again in the
+  // backward pass, between the GEMMs: real steps launch many more kernels than collectives.
+  int small_kernels = 0;
   bool api_calls = true;              // one api_call row per launch (the benchmark leaves them out)
   int64_t clock_skew_ns = 7'000'000;  // rank r's clock reads r * this later than rank 0's
   double slow_rank_factor = 1.08;     // the last rank's GEMMs take this much longer

@@ -1,6 +1,7 @@
 #include "c3/analyzer/load.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <filesystem>
@@ -56,17 +57,30 @@ class Shapes {
   int32_t id(const KernelShape& s) {
     const uint64_t k1 = (static_cast<uint64_t>(s.grid) << 32) | s.block;
     const uint64_t k2 = (static_cast<uint64_t>(s.registers) << 32) | s.shared;
+    // A few shapes make up most launches: a small direct-mapped cache before the hash map.
+    Recent& r = recent_[(k1 * 0x9E3779B97F4A7C15ULL ^ k2) >> 58];
+    if (r.id >= 0 && r.k1 == k1 && r.k2 == k2) return r.id;
     auto it = ids_.find({k1, k2});
-    if (it != ids_.end()) return it->second;
-    const auto id = static_cast<int32_t>(shapes_.size());
-    shapes_.push_back(s);
-    ids_.emplace(std::make_pair(k1, k2), id);
+    int32_t id = 0;
+    if (it != ids_.end()) {
+      id = it->second;
+    } else {
+      id = static_cast<int32_t>(shapes_.size());
+      shapes_.push_back(s);
+      ids_.emplace(std::make_pair(k1, k2), id);
+    }
+    r = {k1, k2, id};
     return id;
   }
 
  private:
+  struct Recent {
+    uint64_t k1 = 0, k2 = 0;
+    int32_t id = -1;
+  };
   std::vector<KernelShape>& shapes_;
   std::unordered_map<std::pair<uint64_t, uint64_t>, int32_t, PairHash> ids_;
+  std::array<Recent, 64> recent_{};
 };
 
 // (process, correlation id) -> a 1-based slot (0: none). Correlation ids of one process are dense
