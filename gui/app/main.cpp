@@ -15,6 +15,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
 
 #include "c3/gui/document.h"
@@ -108,16 +109,22 @@ void screenshots(MainWindow& w, const QString& dir) {
   view->set_range_selection(first + (last - first) * 2 / 5, first + (last - first) * 3 / 5);
   ok &= save(&w, dir, "range.png");
   view->clear_selection();
-  w.panels()->setCurrentWidget(w.panels()->collectives_page());
-  w.panels()->collectives_view()->sortByColumn(3, Qt::DescendingOrder);
-  ok &= save(w.panels(), dir, "collectives.png");
-  w.panels()->setCurrentWidget(w.panels()->interference_page());
-  ok &= save(w.panels(), dir, "interference.png");
-  w.panels()->setCurrentWidget(w.panels()->summary_page());
-  ok &= save(w.panels(), dir, "summary.png");
+  // The panels at a readable size of their own (in the window they share the height).
+  c3::gui::AnalysisPanels panels;
+  panels.setPalette(w.palette());
+  panels.set_document(&doc);
+  panels.resize(w.width(), std::max(620, w.height() * 2 / 3));
+  panels.show();
+  panels.setCurrentWidget(panels.collectives_page());
+  panels.collectives_view()->sortByColumn(3, Qt::DescendingOrder);
+  ok &= save(&panels, dir, "collectives.png");
+  panels.setCurrentWidget(panels.interference_page());
+  ok &= save(&panels, dir, "interference.png");
+  panels.setCurrentWidget(panels.summary_page());
+  ok &= save(&panels, dir, "summary.png");
   if (!doc.trace.bench.empty()) {
-    w.panels()->setCurrentWidget(w.panels()->bench_page());
-    ok &= save(w.panels(), dir, "bench.png");
+    panels.setCurrentWidget(panels.bench_page());
+    ok &= save(&panels, dir, "bench.png");
   }
   std::printf("frame %.2f ms\n", view->last_frame_ms());
   QApplication::exit(ok ? 0 : 1);
