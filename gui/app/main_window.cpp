@@ -23,6 +23,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QThread>
+#include <QTimer>
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -200,10 +201,21 @@ void MainWindow::build_search_bar() {
   h->addWidget(next);
   h->addWidget(match_label_, 1);
   static_cast<QVBoxLayout*>(centralWidget()->layout())->addWidget(bar);
-  connect(search_, &QLineEdit::textChanged, this, &MainWindow::on_filter_changed);
+  // Typing restarts a short timer: a filter over millions of items runs once the typing pauses.
+  filter_timer_ = new QTimer(this);
+  filter_timer_->setSingleShot(true);
+  filter_timer_->setInterval(200);
+  connect(filter_timer_, &QTimer::timeout, this, &MainWindow::on_filter_changed);
+  connect(search_, &QLineEdit::textChanged, filter_timer_, qOverload<>(&QTimer::start));
   connect(class_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
   connect(stream_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
-  connect(search_, &QLineEdit::returnPressed, this, [this] { view_->step_match(1); });
+  connect(search_, &QLineEdit::returnPressed, this, [this] {
+    if (filter_timer_->isActive()) {
+      filter_timer_->stop();
+      on_filter_changed();
+    }
+    view_->step_match(1);
+  });
   connect(next, &QPushButton::clicked, this, [this] { view_->step_match(1); });
   connect(prev, &QPushButton::clicked, this, [this] { view_->step_match(-1); });
 }

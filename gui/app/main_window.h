@@ -17,6 +17,7 @@ class QLabel;
 class QLineEdit;
 class QMenu;
 class QProgressDialog;
+class QTimer;
 class QTreeView;
 
 namespace c3::gui {
@@ -81,6 +82,7 @@ class MainWindow : public QMainWindow {
   QComboBox* class_box_ = nullptr;
   QComboBox* stream_box_ = nullptr;
   QLabel* match_label_ = nullptr;
+  QTimer* filter_timer_ = nullptr;
   QLabel* status_ = nullptr;
   std::shared_ptr<std::atomic<bool>> cancel_;
   bool loading_ = false;
