@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QImage>
 #include <QKeyEvent>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSettings>
@@ -160,6 +161,14 @@ class AppTest : public QObject {
     QCOMPARE(v->selected_item(), item);
     w.apply_filter("", -1, -1);
     QVERIFY(!w.document()->timeline->filtered());
+    // Typing in the search bar filters once typing pauses, not on every keystroke.
+    auto* box = w.findChild<QLineEdit*>();
+    QVERIFY(box != nullptr);
+    QTest::keyClicks(box, "allred");
+    QVERIFY(!w.document()->timeline->filtered());
+    QTRY_VERIFY_WITH_TIMEOUT(w.document()->timeline->filtered(), 2000);
+    box->clear();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.document()->timeline->filtered(), 2000);
   }
 
   void selectionShowsDetailsAndLinks() {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -68,6 +69,26 @@ class Out {
     i64(static_cast<int64_t>(v.size()));
     raw(v.data(), v.size() * sizeof(T));
   }
+  // The field visitor's side (visit() below names each field once for writing and reading).
+  template <class T>
+  void field(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      str(v);
+    } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+      opt(v);
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      optd(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      f64(v);
+    } else {
+      i64(static_cast<int64_t>(v));
+    }
+  }
+  template <class T, class F>
+  void list(const std::vector<T>& v, F&& each, size_t /*min_bytes*/) {
+    i64(static_cast<int64_t>(v.size()));
+    for (const T& x : v) each(x);
+  }
 
  private:
   static constexpr size_t kChunk = size_t{4} << 20;
@@ -125,190 +146,143 @@ class In {
     v.resize(count(sizeof(T)));
     raw(v.data(), v.size() * sizeof(T));
   }
+  template <class T>
+  void field(T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      v = str();
+    } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+      v = opt();
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      v = optd();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v = i64() != 0;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      v = f64();
+    } else {
+      v = static_cast<T>(i64());
+    }
+  }
+  // `min_bytes`: the least an element takes in the file (bounds the count a damaged file claims).
+  template <class T, class F>
+  void list(std::vector<T>& v, F&& each, size_t min_bytes) {
+    v.resize(count(min_bytes));
+    for (T& x : v) each(x);
+  }
 
  private:
   const char* p_;
   size_t left_;
 };
 
-void write_trace(Out& o, const Trace& t) {
-  o.i64(static_cast<int64_t>(t.processes.size()));
-  for (const Process& p : t.processes) {
-    o.str(p.source);
-    o.i64(p.db_id);
-    o.i64(p.pid);
-    o.str(p.host);
-    o.opt(p.rank);
-    o.opt(p.world_size);
-    o.str(p.command_line);
-    o.str(p.trace_clock);
-    o.i64(p.anchor_trace_ns);
-    o.i64(p.anchor_realtime_ns);
-  }
-  o.i64(static_cast<int64_t>(t.devices.size()));
-  for (const Device& d : t.devices) {
-    o.i64(d.process);
-    o.i64(d.device);
-    o.str(d.name);
-    o.i64(d.sm_count);
-    o.i64(d.max_threads_per_sm);
-    o.i64(d.max_blocks_per_sm);
-    o.i64(d.max_registers_per_sm);
-    o.i64(d.max_shared_per_sm);
-    o.i64(d.memory_bandwidth);
-  }
-  o.i64(static_cast<int64_t>(t.names.size()));
-  for (const std::string& n : t.names) o.str(n);
-  o.vec(t.shapes);
-  const Activities& a = t.activities;
-  o.vec(a.start);
-  o.vec(a.end);
-  o.vec(a.name);
-  o.vec(a.stream);
-  o.vec(a.device);
-  o.vec(a.process);
-  o.vec(a.kind);
-  o.vec(a.cls);
-  o.vec(a.bytes);
-  o.vec(a.shape);
-  o.vec(a.collective);
-  o.i64(static_cast<int64_t>(t.collectives.size()));
-  for (const Collective& c : t.collectives) {
-    o.i64(c.process);
-    o.i64(c.device);
-    o.str(c.comm_id);
-    o.i64(c.seq);
-    o.str(c.op);
-    o.i64(c.bytes);
-    o.i64(c.nranks);
-    o.i64(c.rank);
-    o.i64(c.host_start);
-    o.i64(c.gpu_start);
-    o.i64(c.gpu_end);
-  }
-  o.i64(static_cast<int64_t>(t.ranges.size()));
-  for (const Range& g : t.ranges) {
-    o.i64(g.process);
-    o.i64(g.thread);
-    o.str(g.domain);
-    o.str(g.name);
-    o.i64(g.start);
-    o.i64(g.end);
-    o.i64(g.depth);
-  }
-  o.vec(t.launch_delays);
-  o.i64(static_cast<int64_t>(t.bench.size()));
-  for (const BenchResult& b : t.bench) {
-    o.i64(b.process);
-    o.str(b.backend);
-    o.i64(b.simulated ? 1 : 0);
-    o.str(b.label);
-    o.str(b.scenario);
-    o.f64(b.t_comp);
-    o.f64(b.t_comm);
-    o.f64(b.t_c3);
-    for (const auto* v :
-         {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
-          &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
-          &b.decomposition_loss_comm, &b.schedule_speedup}) {
-      o.optd(*v);
-    }
-  }
-  o.i64(t.skipped);
-  o.str(t.first_skipped);
+// Every field of a Trace, in file order, for writing (Out, const Trace) and reading (In, Trace).
+template <class IO, class T>
+void visit(IO& io, T& t) {
+  io.list(
+      t.processes,
+      [&](auto& p) {
+        io.field(p.source);
+        io.field(p.db_id);
+        io.field(p.pid);
+        io.field(p.host);
+        io.field(p.rank);
+        io.field(p.world_size);
+        io.field(p.command_line);
+        io.field(p.trace_clock);
+        io.field(p.anchor_trace_ns);
+        io.field(p.anchor_realtime_ns);
+      },
+      64);
+  io.list(
+      t.devices,
+      [&](auto& d) {
+        io.field(d.process);
+        io.field(d.device);
+        io.field(d.name);
+        io.field(d.sm_count);
+        io.field(d.max_threads_per_sm);
+        io.field(d.max_blocks_per_sm);
+        io.field(d.max_registers_per_sm);
+        io.field(d.max_shared_per_sm);
+        io.field(d.memory_bandwidth);
+      },
+      64);
+  io.list(
+      t.names, [&](auto& n) { io.field(n); }, 8);
+  io.vec(t.shapes);
+  auto& a = t.activities;
+  io.vec(a.start);
+  io.vec(a.end);
+  io.vec(a.name);
+  io.vec(a.stream);
+  io.vec(a.device);
+  io.vec(a.process);
+  io.vec(a.kind);
+  io.vec(a.cls);
+  io.vec(a.bytes);
+  io.vec(a.shape);
+  io.vec(a.collective);
+  io.list(
+      t.collectives,
+      [&](auto& c) {
+        io.field(c.process);
+        io.field(c.device);
+        io.field(c.comm_id);
+        io.field(c.seq);
+        io.field(c.op);
+        io.field(c.bytes);
+        io.field(c.nranks);
+        io.field(c.rank);
+        io.field(c.host_start);
+        io.field(c.gpu_start);
+        io.field(c.gpu_end);
+      },
+      88);
+  io.list(
+      t.ranges,
+      [&](auto& g) {
+        io.field(g.process);
+        io.field(g.thread);
+        io.field(g.domain);
+        io.field(g.name);
+        io.field(g.start);
+        io.field(g.end);
+        io.field(g.depth);
+      },
+      56);
+  io.vec(t.launch_delays);
+  io.list(
+      t.bench,
+      [&](auto& b) {
+        io.field(b.process);
+        io.field(b.backend);
+        io.field(b.simulated);
+        io.field(b.label);
+        io.field(b.scenario);
+        io.field(b.t_comp);
+        io.field(b.t_comm);
+        io.field(b.t_c3);
+        for (auto* v :
+             {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
+              &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
+              &b.decomposition_loss_comm, &b.schedule_speedup}) {
+          io.field(*v);
+        }
+      },
+      64);
+  io.field(t.skipped);
+  io.field(t.first_skipped);
 }
 
 Trace read_trace(In& in) {
   Trace t;
-  t.processes.resize(in.count(64));
-  for (Process& p : t.processes) {
-    p.source = in.str();
-    p.db_id = in.i64();
-    p.pid = in.i64();
-    p.host = in.str();
-    p.rank = in.opt();
-    p.world_size = in.opt();
-    p.command_line = in.str();
-    p.trace_clock = in.str();
-    p.anchor_trace_ns = in.i64();
-    p.anchor_realtime_ns = in.i64();
-  }
-  t.devices.resize(in.count(64));
-  for (Device& d : t.devices) {
-    d.process = static_cast<int16_t>(in.i64());
-    d.device = static_cast<int16_t>(in.i64());
-    d.name = in.str();
-    d.sm_count = static_cast<int>(in.i64());
-    d.max_threads_per_sm = static_cast<int>(in.i64());
-    d.max_blocks_per_sm = static_cast<int>(in.i64());
-    d.max_registers_per_sm = static_cast<int>(in.i64());
-    d.max_shared_per_sm = in.i64();
-    d.memory_bandwidth = in.i64();
-  }
-  t.names.resize(in.count(8));
-  for (std::string& n : t.names) n = in.str();
-  in.vec(t.shapes);
-  Activities& a = t.activities;
-  in.vec(a.start);
-  in.vec(a.end);
-  in.vec(a.name);
-  in.vec(a.stream);
-  in.vec(a.device);
-  in.vec(a.process);
-  in.vec(a.kind);
-  in.vec(a.cls);
-  in.vec(a.bytes);
-  in.vec(a.shape);
-  in.vec(a.collective);
+  visit(in, t);
+  const Activities& a = t.activities;
   const size_t n = a.start.size();
   for (const size_t m :
        {a.end.size(), a.name.size(), a.stream.size(), a.device.size(), a.process.size(),
         a.kind.size(), a.cls.size(), a.bytes.size(), a.shape.size(), a.collective.size()}) {
     if (m != n) throw Damaged{};
   }
-  t.collectives.resize(in.count(88));
-  for (Collective& c : t.collectives) {
-    c.process = static_cast<int16_t>(in.i64());
-    c.device = static_cast<int16_t>(in.i64());
-    c.comm_id = in.str();
-    c.seq = in.i64();
-    c.op = in.str();
-    c.bytes = in.i64();
-    c.nranks = static_cast<int>(in.i64());
-    c.rank = static_cast<int>(in.i64());
-    c.host_start = in.i64();
-    c.gpu_start = in.i64();
-    c.gpu_end = in.i64();
-  }
-  t.ranges.resize(in.count(56));
-  for (Range& g : t.ranges) {
-    g.process = static_cast<int16_t>(in.i64());
-    g.thread = in.i64();
-    g.domain = in.str();
-    g.name = in.str();
-    g.start = in.i64();
-    g.end = in.i64();
-    g.depth = static_cast<int>(in.i64());
-  }
-  in.vec(t.launch_delays);
-  t.bench.resize(in.count(64));
-  for (BenchResult& b : t.bench) {
-    b.process = static_cast<int16_t>(in.i64());
-    b.backend = in.str();
-    b.simulated = in.i64() != 0;
-    b.label = in.str();
-    b.scenario = in.str();
-    b.t_comp = in.f64();
-    b.t_comm = in.f64();
-    b.t_c3 = in.f64();
-    for (auto* v : {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
-                    &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
-                    &b.decomposition_loss_comm, &b.schedule_speedup}) {
-      *v = in.optd();
-    }
-  }
-  t.skipped = in.i64();
-  t.first_skipped = in.str();
   // Indices that point into other tables must be in range: a damaged snapshot never reaches
   // the metrics.
   const auto np = static_cast<int64_t>(t.processes.size());
@@ -376,7 +350,7 @@ bool save_cache(const Trace& t, const std::string& key, const std::string& path,
     o.raw(kMagic, sizeof kMagic);
     o.i64(kFormat);
     o.str(key);
-    write_trace(o, t);
+    visit(o, t);
     o.i64(kEndMarker);
     o.flush();
     ok = o.ok();

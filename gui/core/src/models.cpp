@@ -119,17 +119,16 @@ TableModel::Cell TableModel::absent_cell(const QString& text, const QString& too
 
 // ---- SummaryModel ----
 
-SummaryModel::SummaryModel(const Document* doc, QObject* parent)
-    : TableModel({"scope", "span", "idle", "compute", "communication", "overlap %", "exposed comm",
-                  "exposed memcpy"},
-                 parent),
-      doc_(doc) {}
-
-void SummaryModel::set(const Document* doc) {
+void DocumentTableModel::set(const Document* doc) {
   beginResetModel();
   doc_ = doc;
   endResetModel();
 }
+
+SummaryModel::SummaryModel(const Document* doc, QObject* parent)
+    : DocumentTableModel({"scope", "span", "idle", "compute", "communication", "overlap %",
+                          "exposed comm", "exposed memcpy"},
+                         doc, parent) {}
 
 int SummaryModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_ || doc_->report.processes.empty()) return 0;
@@ -228,15 +227,9 @@ CollectiveFacts collective_facts(const analyzer::Trace& t, const analyzer::CommO
 }  // namespace
 
 CollectivesModel::CollectivesModel(const Document* doc, QObject* parent)
-    : TableModel({"rank", "op", "bytes", "duration", "algbw", "busbw", "overlap %", "kernel"},
-                 parent),
-      doc_(doc) {}
-
-void CollectivesModel::set(const Document* doc) {
-  beginResetModel();
-  doc_ = doc;
-  endResetModel();
-}
+    : DocumentTableModel(
+          {"rank", "op", "bytes", "duration", "algbw", "busbw", "overlap %", "kernel"}, doc,
+          parent) {}
 
 int CollectivesModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_) return 0;
@@ -322,16 +315,9 @@ QVariant CollectivesModel::extra(int row, int role) const {
 // ---- InterferenceModel ----
 
 InterferenceModel::InterferenceModel(const Document* doc, QObject* parent)
-    : TableModel({"operation", "class", "n alone", "n overlapped", "median alone",
-                  "median overlapped", "slowdown"},
-                 parent),
-      doc_(doc) {}
-
-void InterferenceModel::set(const Document* doc) {
-  beginResetModel();
-  doc_ = doc;
-  endResetModel();
-}
+    : DocumentTableModel({"operation", "class", "n alone", "n overlapped", "median alone",
+                          "median overlapped", "slowdown"},
+                         doc, parent) {}
 
 int InterferenceModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_) return 0;
@@ -379,16 +365,10 @@ TableModel::Cell InterferenceModel::cell(int row, int column) const {
 // ---- ContentionModel ----
 
 ContentionModel::ContentionModel(const Document* doc, QObject* parent)
-    : TableModel({"device", "SM oversubscribed", "top oversubscribed kernel", "copy-engine sharing",
-                  "launch queueing median", "launch queueing p95", "copy bandwidth share"},
-                 parent),
-      doc_(doc) {}
-
-void ContentionModel::set(const Document* doc) {
-  beginResetModel();
-  doc_ = doc;
-  endResetModel();
-}
+    : DocumentTableModel(
+          {"device", "SM oversubscribed", "top oversubscribed kernel", "copy-engine sharing",
+           "launch queueing median", "launch queueing p95", "copy bandwidth share"},
+          doc, parent) {}
 
 int ContentionModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_) return 0;
@@ -466,14 +446,8 @@ TableModel::Cell ContentionModel::cell(int row, int column) const {
 // ---- SkewModel ----
 
 SkewModel::SkewModel(const Document* doc, QObject* parent)
-    : TableModel({"rank", "matched", "total wait", "straggler", "clock offset"}, parent),
-      doc_(doc) {}
-
-void SkewModel::set(const Document* doc) {
-  beginResetModel();
-  doc_ = doc;
-  endResetModel();
-}
+    : DocumentTableModel({"rank", "matched", "total wait", "straggler", "clock offset"}, doc,
+                         parent) {}
 
 int SkewModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_) return 0;
@@ -518,17 +492,10 @@ TableModel::Cell SkewModel::cell(int row, int column) const {
 // ---- BenchModel ----
 
 BenchModel::BenchModel(const Document* doc, QObject* parent)
-    : TableModel(
+    : DocumentTableModel(
           {"backend", "data", "label", "scenario", "T_comp", "T_comm", "T_c3", "compute slowdown",
            "comm slowdown", "ideal speedup", "realized speedup", "fraction of ideal"},
-          parent),
-      doc_(doc) {}
-
-void BenchModel::set(const Document* doc) {
-  beginResetModel();
-  doc_ = doc;
-  endResetModel();
-}
+          doc, parent) {}
 
 int BenchModel::rowCount(const QModelIndex& parent) const {
   if (parent.isValid() || !doc_) return 0;

@@ -7,6 +7,7 @@
 #include <QAbstractItemModel>
 #include <QAbstractTableModel>
 #include <QStringList>
+#include <utility>
 #include <vector>
 
 #include "c3/gui/document.h"
@@ -48,8 +49,20 @@ class TableModel : public QAbstractTableModel {
   QStringList headers_;
 };
 
+// A table over one document's report: set() swaps the document (a model reset).
+class DocumentTableModel : public TableModel {
+  Q_OBJECT
+ public:
+  DocumentTableModel(QStringList headers, const Document* doc, QObject* parent)
+      : TableModel(std::move(headers), parent), doc_(doc) {}
+  void set(const Document* doc);
+
+ protected:
+  const Document* doc_ = nullptr;
+};
+
 // Per rank (and overall): span, idle, compute, communication, overlap %, exposed comm and memcpy.
-class SummaryModel : public TableModel {
+class SummaryModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -63,35 +76,27 @@ class SummaryModel : public TableModel {
     kExposedMemcpy
   };
   explicit SummaryModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // One row per communication activity: rank, op, bytes, duration, algbw, busbw, overlap %, kernel.
-class CollectivesModel : public TableModel {
+class CollectivesModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column { kRank, kOp, kBytes, kDuration, kAlgbw, kBusbw, kOverlap, kKernel };
   explicit CollectivesModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
   QVariant extra(int row, int role) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // Durations alone vs overlapped per operation, with the slowdown and its 95% interval.
-class InterferenceModel : public TableModel {
+class InterferenceModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -104,18 +109,14 @@ class InterferenceModel : public TableModel {
     kSlowdown
   };
   explicit InterferenceModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // Per (process, device): SM oversubscription, copy-engine sharing, launch queueing, copy bandwidth.
-class ContentionModel : public TableModel {
+class ContentionModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -128,34 +129,26 @@ class ContentionModel : public TableModel {
     kCopyShare
   };
   explicit ContentionModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // Across ranks: matched collectives, wait and straggler count per rank, clock offset.
-class SkewModel : public TableModel {
+class SkewModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column { kRank, kMatched, kWait, kStraggler, kClockOffset };
   explicit SkewModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // c3bench results found in the traces.
-class BenchModel : public TableModel {
+class BenchModel : public DocumentTableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -173,14 +166,10 @@ class BenchModel : public TableModel {
     kFractionOfIdeal
   };
   explicit BenchModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  void set(const Document* doc);
   int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
   Cell cell(int row, int column) const override;
-
- private:
-  const Document* doc_ = nullptr;
 };
 
 // Two documents' overall metrics side by side, with the difference (B - A).
