@@ -3,6 +3,7 @@
 #include <QUrl>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "c3/analyzer/details.h"
 #include "c3/analyzer/interference.h"
@@ -189,7 +190,7 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
         dur(s + off - tl.first_ns()) + tr(" into the trace (%1 ns on its clock)").arg(s));
   h.row(tr("duration"), dur(d));
   // The trace file's full row (and the API call that launched it); the in-memory shape when the
-  // file does not have the row.
+  // file does not have the row (once the analysis worker has read the shapes).
   analyzer::Details det;
   QString det_error;
   try {
@@ -197,8 +198,12 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
   } catch (const std::exception& ex) {
     det_error = qs(ex.what());
   }
-  if (acts.kind[a] == analyzer::Kind::kernel) {
-    const analyzer::KernelShape& ks = t.shape_of(a);
+  std::optional<analyzer::KernelShape> shape = det.shape;
+  if (!shape && acts.kind[a] == analyzer::Kind::kernel && doc_->shapes_ready) shape = t.shape_of(a);
+  if (acts.kind[a] == analyzer::Kind::kernel && !shape) {
+    h.row(tr("blocks x threads"), tr("still being read"));
+  } else if (acts.kind[a] == analyzer::Kind::kernel) {
+    const analyzer::KernelShape& ks = *shape;
     h.row(tr("blocks x threads"), QString("%1 x %2").arg(ks.grid).arg(ks.block));
     if (det.fields.empty()) {
       h.row(tr("registers per thread"), QString::number(ks.registers));
@@ -256,7 +261,8 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
           format_pct(100.0 * static_cast<double>(ov_ns) / static_cast<double>(d)) +
               QString(" (%1)").arg(dur(ov_ns)));
   }
-  const std::string sig = analyzer::interference_signature(t, a);
+  // The signature needs the kernel shapes, which the analysis worker reads: only once it is done.
+  const std::string sig = doc_->analyzed ? analyzer::interference_signature(t, a) : std::string();
   if (!doc_->analyzed) {
     h.row(tr("vs median alone"), tr("(the analysis is still running)"));
   } else if (!sig.empty()) {

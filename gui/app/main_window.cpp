@@ -414,11 +414,13 @@ void MainWindow::start_load(const QStringList& paths, bool compare,
         // The comparison only needs the summary: analyze it here, before it is shown.
         if (doc && compare) {
           progress(0.95, QObject::tr("analyzing"));
-          if (analyze_document(*doc, *cancel, &doc->report)) {
-            doc->analyzed = true;
-          } else {
-            return {nullptr, QObject::tr("Loading was cancelled.")};
+          try {
+            if (!analyze_document(*doc, *cancel, &doc->report))
+              return {nullptr, QObject::tr("Loading was cancelled.")};
+          } catch (const std::exception& e) {
+            return {nullptr, QString::fromStdString(e.what())};
           }
+          doc->analyzed = true;
         }
         return {doc.release(), err.message};
       }));
@@ -432,13 +434,19 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   busy_->setText(tr("analyzing %1 activities...").arg(doc->trace.activities.size()));
   busy_->show();
   auto* watcher = new QFutureWatcher<std::shared_ptr<analyzer::Report>>(this);
+  auto failure = std::make_shared<QString>();  // what the worker threw, if it did
   connect(
       watcher, &QFutureWatcher<std::shared_ptr<analyzer::Report>>::finished, this,
-      [this, watcher, doc, cancel, done = std::move(done)] {
+      [this, watcher, doc, cancel, failure, done = std::move(done)] {
         std::shared_ptr<analyzer::Report> report = watcher->result();
         watcher->deleteLater();
         // A newer document (or a closed window) makes this result moot.
         if (!report || *cancel || doc_ != doc) {
+          if (!failure->isEmpty() && !*cancel && doc_ == doc) {
+            busy_->hide();
+            status_->setText(tr("The analysis failed: %1").arg(*failure));
+            show_error(tr("The analysis failed: %1").arg(*failure));
+          }
           if (done) done(false);
           return;
         }
@@ -456,13 +464,19 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
                                   format_duration(static_cast<double>(b.exposed_comm))));
         if (done) done(true);
       });
-  watcher->setFuture(QtConcurrent::run([doc, cancel]() -> std::shared_ptr<analyzer::Report> {
-    auto report = std::make_shared<analyzer::Report>();
-    if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
-    // The next open of the same files reads this snapshot instead of decoding SQLite again.
-    save_snapshot(*doc);
-    return report;
-  }));
+  watcher->setFuture(
+      QtConcurrent::run([doc, cancel, failure]() -> std::shared_ptr<analyzer::Report> {
+        auto report = std::make_shared<analyzer::Report>();
+        try {
+          if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
+        } catch (const std::exception& e) {
+          *failure = QString::fromStdString(e.what());
+          return nullptr;
+        }
+        // The next open of the same files reads this snapshot instead of decoding SQLite again.
+        save_snapshot(*doc);
+        return report;
+      }));
 }
 
 void MainWindow::set_document(std::shared_ptr<Document> doc) {

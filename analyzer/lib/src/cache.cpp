@@ -292,7 +292,7 @@ Trace read_trace(In& in) {
   for (size_t i = 0; i < n; ++i) {
     if (a.process[i] < 0 || a.process[i] >= np || a.name[i] >= nn || a.collective[i] >= nc ||
         static_cast<uint8_t>(a.kind[i]) > 2 || static_cast<uint8_t>(a.cls[i]) >= kClasses ||
-        (a.kind[i] == Kind::kernel && a.shape[i] >= ns)) {
+        (a.kind[i] == Kind::kernel && (a.shape[i] >= ns || a.shape[i] < -1))) {
       throw Damaged{};
     }
   }
@@ -337,6 +337,7 @@ std::string cache_path(const std::string& dir, const std::string& key) {
 }
 
 bool save_cache(const Trace& t, const std::string& key, const std::string& path, int keep) {
+  if (!t.pending_shapes.empty()) return false;  // a deferred load is not complete yet
   std::error_code ec;
   const fs::path target(path);
   fs::create_directories(target.parent_path(), ec);

@@ -1,5 +1,7 @@
 #include "c3/analyzer/details.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "c3/tracedb/reader.h"
@@ -51,7 +53,8 @@ Details activity_details(const Trace& t, size_t i, const std::string& db_path) {
           "SELECT grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread, "
           "static_shared_bytes, dynamic_shared_bytes, local_bytes_per_thread, launch_type, "
           "graph_id, channel_id, correlation_id, cluster_x, cluster_y, cluster_z, submitted_ns, "
-          "context_id FROM kernel WHERE process_id = ? AND device_id = ? AND start_ns = ? AND "
+          "context_id, grid_x * grid_y * grid_z, block_x * block_y * block_z FROM kernel WHERE "
+          "process_id = ? AND device_id = ? AND start_ns = ? AND "
           "end_ns = ? LIMIT 1");
       bind(q);
       if (!q.step()) break;
@@ -71,6 +74,12 @@ Details activity_details(const Trace& t, size_t i, const std::string& db_path) {
       }
       add_opt(d, "context", q, 18);
       correlation = q.opt_i64(13);
+      KernelShape ks;  // as the loader makes it
+      ks.grid = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(19), 0, UINT32_MAX));
+      ks.block = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(20), 0, UINT32_MAX));
+      ks.registers = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(6), 0, UINT16_MAX));
+      ks.shared = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(7) + q.i64(8), 0, UINT32_MAX));
+      d.shape = ks;
       break;
     }
     case Kind::memcpy: {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "c3/analyzer/intervals.h"
@@ -83,6 +84,9 @@ std::string interference_signature(const Trace& t, size_t i) {
 }
 
 std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o) {
+  if (!t.pending_shapes.empty()) {
+    throw std::logic_error("interference: kernel shapes are still pending (load_kernel_shapes)");
+  }
   const Activities& a = t.activities;
   struct Samples {
     Class cls = Class::compute;

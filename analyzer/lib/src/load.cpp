@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "c3/tracedb/reader.h"
@@ -121,8 +123,35 @@ void skip(Trace& t, const std::string& what) {
 // is called every kTickRows GPU rows.
 constexpr int64_t kTickRows = 1 << 16;
 
-void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
+// A file's size and modification time (ns), to tell whether it changed between two reads.
+std::pair<int64_t, int64_t> file_stamp(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return {-1, -1};
+  const auto mtime = fs::last_write_time(path, ec);
+  if (ec) return {-1, -1};
+  return {
+      static_cast<int64_t>(size),
+      static_cast<int64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count())};
+}
+
+KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t shared) {
+  KernelShape shape;
+  shape.grid = static_cast<uint32_t>(std::clamp<int64_t>(grid, 0, UINT32_MAX));
+  shape.block = static_cast<uint32_t>(std::clamp<int64_t>(block, 0, UINT32_MAX));
+  shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(registers, 0, UINT16_MAX));
+  shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(shared, 0, UINT32_MAX));
+  return shape;
+}
+
+constexpr const char* kShapeColumns =
+    "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
+    "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1)";
+
+void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, bool defer,
                const std::function<void(int64_t)>& tick) {
+  const auto stamp = file_stamp(path);
   auto r = tracedb::Reader::open(path);
   // Processes of this file: process.id -> Trace::processes index.
   std::map<int64_t, int16_t> proc;
@@ -190,6 +219,12 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
   LinkTable ext_first;
   std::vector<int32_t> next_call, last_call;
   {
+    if (auto n = r->query("SELECT IFNULL(MAX(id), 0) FROM collective"); n.step()) {
+      const auto expect = static_cast<size_t>(std::clamp<int64_t>(n.i64(0), 0, int64_t{1} << 28));
+      t.collectives.reserve(expect);
+      next_call.reserve(expect);
+      last_call.reserve(expect);
+    }
     auto q = r->query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
         "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, c.external_id "
@@ -273,11 +308,40 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     return best;
   };
   // String table of this file.
-  std::unordered_map<int64_t, int32_t> str;
+  // string.id -> name index: a vector, as the collector's ids are 1, 2, ...; a hash otherwise.
+  std::vector<int32_t> str_dense;
+  std::unordered_map<int64_t, int32_t> str_sparse;
   {
+    std::vector<std::pair<int64_t, int32_t>> all;
     auto q = r->query("SELECT id, value FROM string");
-    while (q.step()) str.emplace(q.i64(0), names.id(q.text(1)));
+    int64_t max_id = -1;
+    while (q.step()) {
+      all.emplace_back(q.i64(0), names.id(q.text(1)));
+      max_id = std::max(max_id, all.back().first);
+    }
+    const bool dense = max_id < 4 * static_cast<int64_t>(all.size()) + 1024;
+    if (dense) str_dense.assign(static_cast<size_t>(max_id + 1), -1);
+    for (const auto& [id, name] : all) {
+      if (dense && id >= 0) {
+        str_dense[static_cast<size_t>(id)] = name;
+      } else {
+        str_sparse.emplace(id, name);
+      }
+    }
   }
+  int32_t unknown_name = -1;
+  auto name_of = [&](int64_t id) {
+    int32_t n = -1;
+    if (id >= 0 && static_cast<size_t>(id) < str_dense.size()) {
+      n = str_dense[static_cast<size_t>(id)];
+    } else if (!str_sparse.empty()) {
+      auto it = str_sparse.find(id);
+      if (it != str_sparse.end()) n = it->second;
+    }
+    if (n >= 0) return n;
+    if (unknown_name < 0) unknown_name = names.id("?");
+    return unknown_name;
+  };
   Activities& a = t.activities;
   {
     // Room for every row up front (max(id) is an index lookup, not a scan).
@@ -289,46 +353,60 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     a.reserve(a.size() + static_cast<size_t>(std::clamp<int64_t>(expect, 0, int64_t{1} << 31)));
   }
   int64_t rows = 0;
-  auto check = [&](int p, int64_t s, int64_t e, const char* table, int64_t id) {
+  // Whether a row is usable; the row id (column 0) is read only for the message.
+  auto check = [&](const tracedb::Query& q, int p, int64_t s, int64_t e, const char* table) {
     if (++rows == kTickRows) {
       tick(rows);
       rows = 0;
     }
     if (p < 0) {
-      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) + " has no process");
+      skip(t, path + ": " + std::string(table) + " row " + std::to_string(q.i64(0)) +
+                  " has no process");
       return false;
     }
     if (e < s) {
-      skip(t, path + ": " + std::string(table) + " row " + std::to_string(id) +
+      skip(t, path + ": " + std::string(table) + " row " + std::to_string(q.i64(0)) +
                   " ends before it starts");
       return false;
     }
     return true;
   };
   {
+    PendingShapes pending;
     auto q = r->query(
-        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, name_id, "
-        "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
-        "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1), "
-        "IFNULL(correlation_id, -1) FROM kernel");
+        std::string("SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, "
+                    "name_id, IFNULL(correlation_id, -1)") +
+        (defer ? "" : std::string(", ") + kShapeColumns) + " FROM kernel");
     while (q.step()) {
-      const int p = process_index(q.i64(1));
+      const int64_t process_db = q.i64(1);
+      const int p = process_index(process_db);
       const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(p, s, e, "kernel", q.i64(0))) continue;
-      auto nit = str.find(q.i64(6));
-      const int32_t name = nit == str.end() ? names.id("?") : nit->second;
+      if (!check(q, p, s, e, "kernel")) {
+        if (defer) pending.skipped.push_back(q.i64(0));
+        continue;
+      }
       const auto dev = static_cast<int16_t>(q.i64(2));
-      const size_t i = a.push(s, e, name, static_cast<int32_t>(q.i64(3)), dev,
+      const size_t i = a.push(s, e, name_of(q.i64(6)), static_cast<int32_t>(q.i64(3)), dev,
                               static_cast<int16_t>(p), Kind::kernel, 0);
-      KernelShape shape;
-      shape.grid = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(7), 0, UINT32_MAX));
-      shape.block = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(8), 0, UINT32_MAX));
-      shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(q.i64(9), 0, UINT16_MAX));
-      shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(q.i64(10), 0, UINT32_MAX));
-      a.shape[i] = shapes.id(shape);
-      a.collective[i] = link(q.i64(1), q.i64(12), dev, s, e);
-      if (q.i64(11) >= 0 && q.i64(11) <= s)
-        t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - q.i64(11)});
+      a.collective[i] = link(process_db, q.i64(7), dev, s, e);
+      if (defer) {
+        if (pending.kernels >= int64_t{INT32_MAX} - 2) {
+          throw std::invalid_argument(path + ": more than 2^31 kernels in one file");
+        }
+        a.shape[i] = static_cast<int32_t>(-2 - pending.kernels++);
+        continue;
+      }
+      a.shape[i] = shapes.id(clamp_shape(q.i64(8), q.i64(9), q.i64(10), q.i64(11)));
+      const int64_t submitted = q.i64(12);
+      if (submitted >= 0 && submitted <= s)
+        t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - submitted});
+    }
+    if (defer && pending.kernels > 0) {
+      pending.path = path;
+      pending.size = stamp.first;
+      pending.mtime_ns = stamp.second;
+      for (const auto& [db_id, index] : proc) pending.processes.emplace_back(db_id, index);
+      t.pending_shapes.push_back(std::move(pending));
     }
   }
   {
@@ -347,7 +425,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(p, s, e, "memcpy", q.i64(0))) continue;
+      if (!check(q, p, s, e, "memcpy")) continue;
       const auto dev = static_cast<int16_t>(q.i64(2));
       const int32_t copy_name = copy_names.id(q.text(6), names);
       const size_t i = a.push(s, e, copy_name, static_cast<int32_t>(q.i64(3)), dev,
@@ -363,7 +441,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes,
     while (q.step()) {
       const int p = process_index(q.i64(1));
       const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(p, s, e, "memset", q.i64(0))) continue;
+      if (!check(q, p, s, e, "memset")) continue;
       a.push(s, e, names.id("Memset"), static_cast<int32_t>(q.i64(3)),
              static_cast<int16_t>(q.i64(2)), static_cast<int16_t>(p), Kind::memset, q.i64(6));
       // A set a collective launched counts in its GPU span (sets are not linked rows).
@@ -458,67 +536,187 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
 
 namespace {
 
-// Appends `part` (one file's trace) to `t`: process, collective, name and shape indices remapped.
-void merge(Trace& t, Names& names, Shapes& shapes, Trace&& part) {
-  if (t.processes.size() + part.processes.size() >
-      static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+// Runs the tasks on up to hardware_concurrency threads (each task touches its own data).
+void run_parallel(const std::vector<std::function<void()>>& tasks) {
+  std::atomic<size_t> next{0};
+  std::vector<std::exception_ptr> errors(tasks.size());
+  auto worker = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) {
+      try {
+        tasks[i]();
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(tasks.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// Appends the parts (one file's trace each) to `t` in file order: process, collective, name and
+// shape indices remapped. The activity columns are appended in parallel, one task per column,
+// beside one task for everything else (each part's column is freed once copied).
+void merge(Trace& t, std::vector<Trace>& parts) {
+  size_t processes = 0;
+  for (const auto& p : parts) processes += p.processes.size();
+  if (processes > static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
     throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
   }
-  const auto poff = static_cast<int16_t>(t.processes.size());
-  const auto coff = static_cast<int32_t>(t.collectives.size());
-  std::vector<int32_t> name_map(part.names.size()), shape_map(part.shapes.size());
-  for (size_t i = 0; i < part.names.size(); ++i) name_map[i] = names.id(part.names[i]);
-  for (size_t i = 0; i < part.shapes.size(); ++i) shape_map[i] = shapes.id(part.shapes[i]);
-  for (auto& p : part.processes) t.processes.push_back(std::move(p));
-  for (auto& d : part.devices) {
-    d.process = static_cast<int16_t>(d.process + poff);
-    t.devices.push_back(std::move(d));
+  struct Map {
+    int16_t poff = 0;
+    int32_t coff = 0;
+    std::vector<int32_t> name, shape;
+  };
+  std::vector<Map> maps(parts.size());
+  size_t rows = 0, collectives = 0, ranges = 0;
+  {
+    Names names(t.names);
+    Shapes shapes(t.shapes);
+    for (size_t f = 0; f < parts.size(); ++f) {
+      const Trace& part = parts[f];
+      Map& m = maps[f];
+      m.poff = static_cast<int16_t>(f == 0 ? 0 : maps[f - 1].poff + parts[f - 1].processes.size());
+      m.coff = static_cast<int32_t>(collectives);
+      for (const auto& n : part.names) m.name.push_back(names.id(n));
+      for (const auto& sh : part.shapes) m.shape.push_back(shapes.id(sh));
+      rows += part.activities.size();
+      collectives += part.collectives.size();
+      ranges += part.ranges.size();
+    }
   }
-  for (auto& c : part.collectives) {
-    c.process = static_cast<int16_t>(c.process + poff);
-    t.collectives.push_back(std::move(c));
-  }
-  for (auto& g : part.ranges) {
-    g.process = static_cast<int16_t>(g.process + poff);
-    t.ranges.push_back(std::move(g));
-  }
-  for (auto& l : part.launch_delays) {
-    l.process = static_cast<int16_t>(l.process + poff);
-    t.launch_delays.push_back(l);
-  }
-  for (auto& b : part.bench) {
-    b.process = static_cast<int16_t>(b.process + poff);
-    t.bench.push_back(std::move(b));
-  }
-  if (t.skipped == 0) t.first_skipped = part.first_skipped;
-  t.skipped += part.skipped;
-  const Activities& from = part.activities;
+  std::vector<std::function<void()>> tasks;
+  tasks.emplace_back([&] {
+    t.processes.reserve(processes);
+    t.collectives.reserve(collectives);
+    t.ranges.reserve(ranges);
+    for (size_t f = 0; f < parts.size(); ++f) {
+      Trace& part = parts[f];
+      const int16_t poff = maps[f].poff;
+      for (auto& p : part.processes) t.processes.push_back(std::move(p));
+      for (auto& d : part.devices) {
+        d.process = static_cast<int16_t>(d.process + poff);
+        t.devices.push_back(std::move(d));
+      }
+      for (auto& c : part.collectives) {
+        c.process = static_cast<int16_t>(c.process + poff);
+        t.collectives.push_back(std::move(c));
+      }
+      for (auto& g : part.ranges) {
+        g.process = static_cast<int16_t>(g.process + poff);
+        t.ranges.push_back(std::move(g));
+      }
+      for (auto& l : part.launch_delays) {
+        l.process = static_cast<int16_t>(l.process + poff);
+        t.launch_delays.push_back(l);
+      }
+      for (auto& b : part.bench) {
+        b.process = static_cast<int16_t>(b.process + poff);
+        t.bench.push_back(std::move(b));
+      }
+      for (auto& pending : part.pending_shapes) {
+        for (auto& pr : pending.processes) pr.second = static_cast<int16_t>(pr.second + poff);
+        t.pending_shapes.push_back(std::move(pending));
+      }
+      if (t.skipped == 0) t.first_skipped = part.first_skipped;
+      t.skipped += part.skipped;
+      part.collectives = {};
+      part.ranges = {};
+    }
+  });
   Activities& to = t.activities;
-  const size_t base = to.size(), n = from.size();
-  auto append = [&](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-  append(to.start, from.start);
-  append(to.end, from.end);
-  append(to.stream, from.stream);
-  append(to.device, from.device);
-  append(to.kind, from.kind);
-  append(to.cls, from.cls);
-  append(to.bytes, from.bytes);
-  to.name.resize(base + n);
-  to.process.resize(base + n);
-  to.shape.resize(base + n);
-  to.collective.resize(base + n);
-  for (size_t i = 0; i < n; ++i) {
-    const int32_t nm = from.name[i];
-    to.name[base + i] = nm >= 0 ? name_map[static_cast<size_t>(nm)] : nm;
-    to.process[base + i] = static_cast<int16_t>(from.process[i] + poff);
-    // Kernels: a shape index; copies: their hardware channel (kept as is).
-    const int32_t sh = from.shape[i];
-    to.shape[base + i] =
-        from.kind[i] == Kind::kernel && sh >= 0 ? shape_map[static_cast<size_t>(sh)] : sh;
-    const int32_t c = from.collective[i];
-    to.collective[base + i] = c >= 0 ? c + coff : c;
+  // A column copied as is, or through `map(part, row)`.
+  auto column = [&](auto member, auto map) {
+    tasks.emplace_back([&, member, map] {
+      auto& dst = to.*member;
+      dst.reserve(rows);
+      for (size_t f = 0; f < parts.size(); ++f) {
+        auto& src = parts[f].activities.*member;
+        if constexpr (std::is_same_v<decltype(map), std::nullptr_t>) {
+          dst.insert(dst.end(), src.begin(), src.end());
+        } else {
+          for (size_t i = 0; i < src.size(); ++i) dst.push_back(map(f, i, src[i]));
+        }
+        // Kinds are read by the shape task: freed with the parts.
+        if constexpr (!std::is_same_v<decltype(member), std::vector<Kind> Activities::*>) {
+          std::remove_reference_t<decltype(src)>().swap(src);
+        }
+      }
+    });
+  };
+  column(&Activities::start, nullptr);
+  column(&Activities::end, nullptr);
+  column(&Activities::stream, nullptr);
+  column(&Activities::device, nullptr);
+  column(&Activities::kind, nullptr);
+  column(&Activities::cls, nullptr);
+  column(&Activities::bytes, nullptr);
+  column(&Activities::name, [&](size_t f, size_t, int32_t nm) {
+    return nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm;
+  });
+  column(&Activities::process,
+         [&](size_t f, size_t, int16_t p) { return static_cast<int16_t>(p + maps[f].poff); });
+  // Kernels: a shape index (pending ones, below -1, are the file's own numbers); copies: their
+  // hardware channel (kept as is).
+  column(&Activities::shape, [&](size_t f, size_t i, int32_t sh) {
+    return parts[f].activities.kind[i] == Kind::kernel && sh >= 0
+               ? maps[f].shape[static_cast<size_t>(sh)]
+               : sh;
+  });
+  column(&Activities::collective,
+         [&](size_t f, size_t, int32_t c) { return c >= 0 ? c + maps[f].coff : c; });
+  run_parallel(tasks);
+  for (auto& part : parts) part = Trace{};
+}
+
+// Runs job(f, tick) for every f in [0, n), files in parallel (SQLite stepping is most of the
+// time). tick(rows) adds to the progress (options.progress gets (done, total)); once a job
+// fails the others stop at their next tick, and the first failure in file order is rethrown.
+using FileJob = std::function<void(size_t, const std::function<void(int64_t)>&)>;
+void parallel_files(size_t n, const LoadOptions& options, int64_t total, const FileJob& job) {
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false};
+  std::mutex progress_mutex;
+  std::vector<std::exception_ptr> errors(n);
+  struct Stop {};
+  auto worker = [&] {
+    for (size_t f = next++; f < n && !stop; f = next++) {
+      try {
+        job(f, [&](int64_t rows) {
+          if (stop) throw Stop{};
+          const int64_t now = done += rows;
+          if (options.progress &&
+              (now & ~(kTickRows * 16 - 1)) != ((now - rows) & ~(kTickRows * 16 - 1))) {
+            const std::lock_guard<std::mutex> lock(progress_mutex);
+            options.progress(now, total);
+          }
+        });
+      } catch (const Stop&) {
+        return;
+      } catch (...) {
+        errors[f] = std::current_exception();
+        stop = true;
+        return;
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  pool.reserve(threads > 0 ? threads - 1 : 0);
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
-  part = Trace{};
+  if (options.progress) options.progress(done, total);
 }
 
 }  // namespace
@@ -531,61 +729,22 @@ Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
       for (const char* table : {"kernel", "memcpy", "memset"}) total += r->count(table);
     }
   }
-  // Files load in parallel (SQLite stepping is most of the time), each into a trace of its own
-  // sorted there; the parts are then appended in file order, so the whole stays sorted.
+  // Each file loads into a trace of its own, sorted there; the parts are then appended in file
+  // order, so the whole stays sorted.
   std::vector<Trace> parts(files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<int64_t> done{0};
-  std::atomic<bool> stop{false};
-  std::mutex progress_mutex;
-  std::vector<std::exception_ptr> errors(files.size());
-  struct Stop {};
-  auto worker = [&] {
-    for (size_t f = next++; f < files.size() && !stop; f = next++) {
-      try {
-        Names names(parts[f].names);
-        Shapes shapes(parts[f].shapes);
-        load_file(files[f], parts[f], names, shapes, [&](int64_t rows) {
-          if (stop) throw Stop{};
-          const int64_t now = done += rows;
-          if (options.progress &&
-              (now & ~(kTickRows * 16 - 1)) != ((now - rows) & ~(kTickRows * 16 - 1))) {
-            const std::lock_guard<std::mutex> lock(progress_mutex);
-            options.progress(now, total);
-          }
-        });
-        parts[f].activities.sort();
-      } catch (const Stop&) {
-        return;
-      } catch (...) {
-        errors[f] = std::current_exception();
-        stop = true;
-        return;
-      }
-    }
-  };
-  const size_t threads =
-      std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  pool.reserve(threads > 0 ? threads - 1 : 0);
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  parallel_files(files.size(), options, total,
+                 [&](size_t f, const std::function<void(int64_t)>& tick) {
+                   Names names(parts[f].names);
+                   Shapes shapes(parts[f].shapes);
+                   load_file(files[f], parts[f], names, shapes, options.defer_kernel_shapes, tick);
+                   parts[f].activities.sort();
+                 });
   Trace t;
   if (parts.size() == 1) {
     t = std::move(parts.front());
   } else {
-    Names names(t.names);
-    Shapes shapes(t.shapes);
-    size_t rows = 0;
-    for (const auto& p : parts) rows += p.activities.size();
-    t.activities.reserve(rows);
-    for (auto& p : parts) merge(t, names, shapes, std::move(p));
+    merge(t, parts);
   }
-  if (options.progress) options.progress(done, total);
   t.activities.sort();  // already sorted: one check
   classify(t, options.rules);
   std::sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
@@ -593,6 +752,97 @@ Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
     return a.start < b.start;
   });
   return t;
+}
+
+void load_kernel_shapes(Trace& t, const LoadOptions& options) {
+  if (t.pending_shapes.empty()) return;
+  const size_t n = t.pending_shapes.size();
+  // Read per file (kernel rows in id order, as the first load numbered them), then written to
+  // the trace only when every file succeeded.
+  struct Part {
+    std::vector<KernelShape> shapes;
+    std::vector<int32_t> shape;  // by kernel number: index into `shapes`
+    std::vector<LaunchDelay> delays;
+  };
+  std::vector<Part> parts(n);
+  int64_t total = 0;
+  for (const auto& p : t.pending_shapes) total += p.kernels;
+  parallel_files(n, options, total, [&](size_t f, const std::function<void(int64_t)>& tick) {
+    const PendingShapes& pending = t.pending_shapes[f];
+    auto changed = [&] {
+      return tracedb::ReadError(tracedb::ReadError::Kind::corrupt,
+                                pending.path + " changed since it was opened: open it again");
+    };
+    if (file_stamp(pending.path) != std::make_pair(pending.size, pending.mtime_ns)) throw changed();
+    auto r = tracedb::Reader::open(pending.path);
+    Part& part = parts[f];
+    part.shape.reserve(static_cast<size_t>(pending.kernels));
+    Shapes shapes(part.shapes);
+    auto q = r->query(std::string("SELECT id, process_id, device_id, start_ns, ") + kShapeColumns +
+                      " FROM kernel");
+    size_t skipped = 0;
+    int64_t rows = 0;
+    int64_t last_db = INT64_MIN;
+    int16_t last_index = -1;
+    while (q.step()) {
+      if (skipped < pending.skipped.size() && q.i64(0) == pending.skipped[skipped]) {
+        ++skipped;
+        continue;
+      }
+      if (static_cast<int64_t>(part.shape.size()) >= pending.kernels) throw changed();
+      part.shape.push_back(shapes.id(clamp_shape(q.i64(4), q.i64(5), q.i64(6), q.i64(7))));
+      const int64_t s = q.i64(3), submitted = q.i64(8);
+      if (submitted >= 0 && submitted <= s) {
+        const int64_t db = q.i64(1);
+        if (db != last_db) {
+          last_db = db;
+          last_index = -1;
+          for (const auto& [id, index] : pending.processes) {
+            if (id == db) last_index = index;
+          }
+        }
+        if (last_index >= 0)
+          part.delays.push_back({last_index, static_cast<int16_t>(q.i64(2)), s - submitted});
+      }
+      if (++rows == kTickRows) {
+        tick(rows);
+        rows = 0;
+      }
+    }
+    tick(rows);
+    if (static_cast<int64_t>(part.shape.size()) != pending.kernels) throw changed();
+  });
+  // Which file each process came from, then each pending kernel row gets its shape.
+  std::vector<int32_t> file_of(t.processes.size(), -1);
+  for (size_t f = 0; f < n; ++f) {
+    for (const auto& pr : t.pending_shapes[f].processes) {
+      if (pr.second >= 0 && static_cast<size_t>(pr.second) < file_of.size())
+        file_of[static_cast<size_t>(pr.second)] = static_cast<int32_t>(f);
+    }
+  }
+  Shapes shapes(t.shapes);
+  std::vector<std::vector<int32_t>> shape_map(n);
+  for (size_t f = 0; f < n; ++f) {
+    for (const KernelShape& ks : parts[f].shapes) shape_map[f].push_back(shapes.id(ks));
+  }
+  Activities& a = t.activities;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int32_t sh = a.shape[i];
+    if (a.kind[i] != Kind::kernel || sh > -2) continue;
+    const int32_t f = file_of[static_cast<size_t>(a.process[i])];
+    const auto k = static_cast<size_t>(-2 - static_cast<int64_t>(sh));
+    // Every pending row belongs to a pending file and was read there (checked above).
+    if (f < 0 || k >= parts[static_cast<size_t>(f)].shape.size()) {
+      a.shape[i] = -1;
+      continue;
+    }
+    a.shape[i] = shape_map[static_cast<size_t>(f)]
+                          [static_cast<size_t>(parts[static_cast<size_t>(f)].shape[k])];
+  }
+  for (auto& part : parts) {
+    t.launch_delays.insert(t.launch_delays.end(), part.delays.begin(), part.delays.end());
+  }
+  t.pending_shapes.clear();
 }
 
 }  // namespace c3::analyzer

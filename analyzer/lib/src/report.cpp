@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "c3/analyzer/load.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -206,6 +208,7 @@ void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
 }  // namespace
 
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
+  load_kernel_shapes(t);
   std::vector<ClockOffset> clocks;
   if (o.align) clocks = align_clocks(t);
   Report r = analyze_aligned(t, inputs, o);
@@ -215,6 +218,11 @@ Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOp
 
 Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
                        const AnalyzeOptions& o) {
+  if (!t.pending_shapes.empty()) {
+    throw std::logic_error(
+        "analyze_aligned: the kernel shapes of a deferred load are still "
+        "pending (call load_kernel_shapes first)");
+  }
   Report r;
   r.inputs = inputs;
   for (size_t i = 0; i < t.activities.size(); ++i) {

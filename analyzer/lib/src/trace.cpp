@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <unordered_map>
 
 namespace c3::analyzer {
 
@@ -63,13 +64,93 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
 }
 
 namespace {
-template <class V>
-void permute(V& v, const std::vector<uint32_t>& order) {
-  V out;
-  out.reserve(v.size());
-  for (uint32_t i : order) out.push_back(v[i]);
-  v.swap(out);
+
+// Gathers v[order[i]] into `spare` (the previous column's buffer of the same type, so each type
+// touches fresh memory once), then swaps: `spare` leaves with v's old buffer for the next column.
+template <class T>
+void permute(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<T>& spare) {
+  spare.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) spare[i] = v[order[i]];
+  v.swap(spare);
 }
+
+struct SortKey {
+  int64_t start, end;
+  uint32_t group;  // process << 16 | device, both biased to unsigned
+  uint32_t row;
+};
+
+bool key_less(const SortKey& a, const SortKey& b) {
+  if (a.group != b.group) return a.group < b.group;
+  if (a.start != b.start) return a.start < b.start;
+  if (a.end != b.end) return a.end < b.end;
+  return a.row < b.row;
+}
+
+// Sorts keys made in row order. The rows of one stream and one kind ran one after another, so in
+// load order they are usually sorted already: those runs are then merged (log2(runs) linear
+// passes); otherwise a plain sort. The row index breaks ties, so the order is the same either way
+// (and stable).
+void sort_keys(std::vector<SortKey>& keys, const std::vector<int32_t>& stream,
+               const std::vector<Kind>& kind) {
+  const size_t n = keys.size();
+  std::vector<uint32_t> run(n);
+  std::vector<size_t> run_size;
+  std::vector<SortKey> last;
+  {
+    // (group, stream, kind) -> run, remembering the last lookup (rows come in long stretches).
+    std::unordered_map<uint64_t, uint32_t> runs;
+    uint64_t last_id = UINT64_MAX;
+    uint32_t last_run = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t id = (static_cast<uint64_t>(keys[i].group) << 32) ^
+                          (static_cast<uint64_t>(static_cast<uint32_t>(stream[i])) << 2) ^
+                          static_cast<uint64_t>(kind[i]);
+      if (id != last_id) {
+        auto [it, added] = runs.emplace(id, static_cast<uint32_t>(run_size.size()));
+        if (added) {
+          run_size.push_back(0);
+          last.push_back(keys[i]);
+        }
+        last_id = id;
+        last_run = it->second;
+      }
+      SortKey& prev = last[last_run];
+      if (run_size[last_run] > 0 && key_less(keys[i], prev)) {
+        std::sort(keys.begin(), keys.end(), key_less);
+        return;
+      }
+      prev = keys[i];
+      run[i] = last_run;
+      ++run_size[last_run];
+    }
+  }
+  // Runs laid out one after another (stable counting sort), then merged pairwise.
+  std::vector<size_t> bounds(run_size.size() + 1, 0);
+  for (size_t r = 0; r < run_size.size(); ++r) bounds[r + 1] = bounds[r] + run_size[r];
+  std::vector<SortKey> other(n);
+  {
+    std::vector<size_t> at(bounds.begin(), bounds.end() - 1);
+    for (size_t i = 0; i < n; ++i) other[at[run[i]]++] = keys[i];
+  }
+  run = {};
+  while (bounds.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const size_t lo = bounds[r], mid = bounds[r + 1];
+      const size_t hi = r + 2 < bounds.size() ? bounds[r + 2] : mid;
+      std::merge(
+          other.begin() + static_cast<ptrdiff_t>(lo), other.begin() + static_cast<ptrdiff_t>(mid),
+          other.begin() + static_cast<ptrdiff_t>(mid), other.begin() + static_cast<ptrdiff_t>(hi),
+          keys.begin() + static_cast<ptrdiff_t>(lo), key_less);
+      next.push_back(hi);
+    }
+    keys.swap(other);
+    bounds.swap(next);
+  }
+  keys.swap(other);
+}
+
 }  // namespace
 
 void Activities::sort() {
@@ -84,39 +165,33 @@ void Activities::sort() {
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = !less(i, i - 1);
   if (sorted) return;
-  // Sort compact keys (contiguous, no indirection); the row index breaks ties, so the order is
-  // stable.
-  struct Key {
-    int64_t start, end;
-    uint32_t group;  // process << 16 | device, both biased to unsigned
-    uint32_t row;
-  };
-  std::vector<Key> keys(n);
+  // Sort compact keys (contiguous, no indirection).
+  std::vector<SortKey> keys(n);
   for (size_t i = 0; i < n; ++i) {
     const auto p = static_cast<uint32_t>(static_cast<uint16_t>(process[i] ^ INT16_MIN));
     const auto d = static_cast<uint32_t>(static_cast<uint16_t>(device[i] ^ INT16_MIN));
     keys[i] = {start[i], end[i], (p << 16) | d, static_cast<uint32_t>(i)};
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.group != b.group) return a.group < b.group;
-    if (a.start != b.start) return a.start < b.start;
-    if (a.end != b.end) return a.end < b.end;
-    return a.row < b.row;
-  });
+  sort_keys(keys, stream, kind);
   std::vector<uint32_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = keys[i].row;
   keys = {};
-  permute(start, order);
-  permute(end, order);
-  permute(name, order);
-  permute(stream, order);
-  permute(device, order);
-  permute(process, order);
-  permute(kind, order);
-  permute(cls, order);
-  permute(bytes, order);
-  permute(shape, order);
-  permute(collective, order);
+  std::vector<int64_t> spare64;
+  std::vector<int32_t> spare32;
+  std::vector<int16_t> spare16;
+  std::vector<Kind> spare_kind;
+  std::vector<Class> spare_class;
+  permute(start, order, spare64);
+  permute(end, order, spare64);
+  permute(bytes, order, spare64);
+  permute(name, order, spare32);
+  permute(stream, order, spare32);
+  permute(shape, order, spare32);
+  permute(collective, order, spare32);
+  permute(device, order, spare16);
+  permute(process, order, spare16);
+  permute(kind, order, spare_kind);
+  permute(cls, order, spare_class);
 }
 
 std::string Process::label() const {

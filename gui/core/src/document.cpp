@@ -98,7 +98,11 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
         doc->from_cache = true;
       }
     }
-    if (!doc->from_cache) doc->trace = analyzer::load(files, lo);
+    if (!doc->from_cache) {
+      lo.defer_kernel_shapes = true;
+      doc->trace = analyzer::load(files, lo);
+      doc->shapes_ready = doc->trace.pending_shapes.empty();
+    }
     doc->process_db.reserve(doc->trace.processes.size());
     for (auto& p : doc->trace.processes) {
       doc->process_db.push_back(p.source);
@@ -143,8 +147,24 @@ bool save_snapshot(const Document& doc) {
   return analyzer::save_cache(doc.trace, doc.cache_key, doc.cache_path);
 }
 
-bool analyze_document(const Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
+bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
   if (cancel) return false;
+  if (!doc.shapes_ready) {
+    const std::lock_guard<std::mutex> lock(doc.shapes_mutex);
+    if (!doc.shapes_ready) {
+      struct Cancelled {};
+      analyzer::LoadOptions lo;
+      lo.progress = [&](int64_t, int64_t) {
+        if (cancel) throw Cancelled{};
+      };
+      try {
+        analyzer::load_kernel_shapes(doc.trace, lo);
+      } catch (const Cancelled&) {
+        return false;
+      }
+      doc.shapes_ready = true;
+    }
+  }
   *out = analyzer::analyze_aligned(doc.trace, doc.files, {});
   out->clocks = doc.clocks;
   return !cancel;

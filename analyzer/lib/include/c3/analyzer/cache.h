@@ -21,7 +21,8 @@ std::string cache_key(const std::vector<std::string>& files, const std::string& 
 std::string cache_path(const std::string& dir, const std::string& key);
 
 // Writes `t` atomically (temporary name, then rename). False, with nothing left behind, on an
-// I/O error. Keeps at most `keep` snapshots in the folder (the least recently used go).
+// I/O error, or for a trace whose kernel shapes are still pending (Trace::pending_shapes). Keeps at
+// most `keep` snapshots in the folder (the least recently used go).
 bool save_cache(const Trace& t, const std::string& key, const std::string& path, int keep = 4);
 
 // The trace of a snapshot, or nullopt when it is absent, for another key, or unreadable.

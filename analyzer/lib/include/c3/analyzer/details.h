@@ -25,6 +25,7 @@ struct Details {
   std::vector<std::pair<std::string, std::string>> fields;  // label, value (display order)
   std::optional<ApiCall> api;                               // the launching API call
   std::optional<ApiCall> host_call;  // a collective's NCCL call on the host (name = op)
+  std::optional<KernelShape> shape;  // a kernel's launch shape, from its row
 };
 
 // Activity row `i` of `t`, looked up in `db_path` (the trace file of its process, which may

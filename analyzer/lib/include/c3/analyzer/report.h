@@ -52,12 +52,14 @@ struct Report {
   CrossRank cross;
 };
 
-// Aligns the processes' clocks (Process::offset_ns, for the cross-rank metrics; unless
-// o.align is off), then computes everything. Throws std::invalid_argument for a bad --range regular
+// Reads the kernel shapes a deferred load left pending (load_kernel_shapes), aligns the
+// processes' clocks (Process::offset_ns, for the cross-rank metrics; unless o.align is off),
+// then computes everything. Throws std::invalid_argument for a bad --range regular
 // expression.
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
 // Everything but the alignment, on a trace whose offsets are already set (read-only: safe to
-// run while another thread reads the trace). Report::clocks stays empty.
+// run while another thread reads the trace). Report::clocks stays empty. Throws
+// std::logic_error while kernel shapes are pending (Trace::pending_shapes).
 Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
                        const AnalyzeOptions& o);
 

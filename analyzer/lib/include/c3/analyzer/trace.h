@@ -39,7 +39,9 @@ struct Activities {
   std::vector<Kind> kind;
   std::vector<Class> cls;
   std::vector<int64_t> bytes;  // memcpy/memset bytes, 0 for kernels
-  // Kernels: Trace::shapes index; memcpy: the CUPTI hardware channel (-1 unknown); memset: -1.
+  // Kernels: Trace::shapes index (-1: unknown; -2 - k: the file's k-th kernel row, whose shape a
+  // deferred load has not read yet, see Trace::pending_shapes); memcpy: the CUPTI hardware
+  // channel (-1 unknown); memset: -1.
   std::vector<int32_t> shape;
   std::vector<int32_t>
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
@@ -124,6 +126,17 @@ struct BenchResult {
       schedule_speedup;
 };
 
+// A file whose kernel launch shapes and launch delays a deferred load (LoadOptions::
+// defer_kernel_shapes) has still to read: load_kernel_shapes (load.h) completes it.
+struct PendingShapes {
+  std::string path;
+  int64_t size = 0;              // the file's size and modification time when it was loaded: a file
+  int64_t mtime_ns = 0;          // changed since then is refused, not misread
+  int64_t kernels = 0;           // kernel rows kept, numbered 0, 1, ... in table (id) order
+  std::vector<int64_t> skipped;  // kernel ids the load skipped, ascending
+  std::vector<std::pair<int64_t, int16_t>> processes;  // process.id in the file -> Trace index
+};
+
 struct Trace {
   std::vector<Process> processes;
   std::vector<Device> devices;
@@ -137,6 +150,9 @@ struct Trace {
   // Rows the loader could not use (e.g. end before start), with the first one's description.
   int64_t skipped = 0;
   std::string first_skipped;
+  // Non-empty after a deferred load until load_kernel_shapes: shapes and launch_delays are then
+  // incomplete, and the metrics (analyze) refuse the trace.
+  std::vector<PendingShapes> pending_shapes;
 
   const Device* device(int16_t process, int16_t device) const;
   // The shape of row i (an empty shape for copies and sets).

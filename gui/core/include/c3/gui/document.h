@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct Document {
   std::vector<std::string> process_db;
   std::vector<std::string> files;  // the trace databases loaded
   analyzer::Trace trace;
+  // The first paint needs no kernel launch shapes, so load_document leaves them pending
+  // (analyzer::LoadOptions::defer_kernel_shapes) and analyze_document reads them on its worker.
+  // Until `shapes_ready`, the GUI thread must not read Trace::shapes, Activities::shape or
+  // launch_delays; `shapes_mutex` keeps two workers from completing the same trace.
+  std::atomic<bool> shapes_ready{true};
+  std::mutex shapes_mutex;
   // Filled by analyze_document after the first paint; until then `analyzed` is false and the
   // panels say the analysis is running.
   analyzer::Report report;
@@ -66,8 +73,10 @@ inline constexpr int64_t kCacheMinBytes = int64_t{48} << 20;
 // first paint, on a worker). False when it could not be written.
 bool save_snapshot(const Document& doc);
 
-// Every metric of the report (analyzer::analyze_aligned: reads the document only, so it runs on
-// a worker while the timeline is drawn). Returns false when cancelled.
-bool analyze_document(const Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out);
+// Reads the kernel shapes the load left pending, then every metric of the report
+// (analyzer::analyze_aligned): it runs on a worker while the timeline is drawn, writing nothing
+// the drawing reads. Returns false when cancelled; throws what the analyzer throws (a trace file
+// that became unreadable or changed since it was opened).
+bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out);
 
 }  // namespace c3::gui
