@@ -13,6 +13,7 @@
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentMap>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "c3/gui/format.h"
@@ -384,6 +385,16 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
   const QColor alt =
       dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase);
   const QColor text = pal.color(QPalette::Text);
+  // Item colours by class bits, single [0] or folded [1] (darker: "dense"), worked out once per
+  // frame rather than per item (QColor::darker goes through HSV).
+  std::array<std::array<QColor, 2>, 16> class_fill;
+  for (unsigned bits = 0; bits < 16; ++bits) {
+    const QColor c = classes_color(static_cast<uint8_t>(bits), dark);
+    class_fill[bits] = {c, c.darker(dark ? 80 : 115)};
+  }
+  const std::array<QColor, 2> hidden_fill{hidden_color(dark),
+                                          hidden_color(dark).darker(dark ? 80 : 115)},
+      exposed_fill{exposed_color(dark), exposed_color(dark).darker(dark ? 80 : 115)};
   for (size_t i = 0; i < shown.size(); ++i) {
     const Line& l = *shown[i];
     const Row& r = tl.row(l.row);
@@ -431,6 +442,8 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
     const double touch = 0.5 / dpr;
     QRectF pending;
     QColor pending_color;
+    const QColor nvtx = nvtx_color(r.nvtx_depth, dark);
+    const std::array<QColor, 2> nvtx_fill{nvtx, nvtx.darker(dark ? 80 : 115)};
     auto flush = [&] {
       if (!pending.isNull()) p.fillRect(pending, pending_color);
       pending = QRectF();
@@ -439,17 +452,14 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
       const double x0 = std::max(it.x0, -2.0) + label_w;
       const double x1 = std::min(it.x1, static_cast<double>(vp_.width) + 2) + label_w;
       if (x1 < label_w || x0 > right) continue;
-      QColor c;
-      if (r.kind == RowKind::overlap) {
-        c = (it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
-                ? exposed_color(dark)
-                : hidden_color(dark);
-      } else if (r.kind == RowKind::nvtx) {
-        c = nvtx_color(r.nvtx_depth, dark);
-      } else {
-        c = classes_color(it.classes, dark);
-      }
-      if (it.count > 1) c = c.darker(dark ? 80 : 115);  // folded blocks read as "dense"
+      const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
+      const QColor& c =
+          r.kind == RowKind::overlap
+              ? ((it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
+                     ? exposed_fill[folded]
+                     : hidden_fill[folded])
+          : r.kind == RowKind::nvtx ? nvtx_fill[folded]
+                                    : class_fill[it.classes & 15u][folded];
       const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr), ih);
       const bool selected =
           l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;

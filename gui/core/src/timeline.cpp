@@ -282,6 +282,11 @@ void Timeline::finish(Row& r) const {
     r.tree_max_end[leaf] = std::max(r.tree_max_end[leaf], e);
     r.tree_classes[leaf] |= classes(r, k);
   }
+  r.leaf_reach.resize(r.leaves);
+  for (size_t l = 0; l < r.leaves; ++l) {
+    r.leaf_reach[l] =
+        std::max(l > 0 ? r.leaf_reach[l - 1] : INT64_MIN, r.tree_max_end[r.leaves + l]);
+  }
   for (size_t i = r.leaves; i-- > 1;) {
     r.tree_max_end[i] = std::max(r.tree_max_end[2 * i], r.tree_max_end[2 * i + 1]);
     r.tree_classes[i] = r.tree_classes[2 * i] | r.tree_classes[2 * i + 1];
@@ -390,8 +395,8 @@ bool Timeline::move(int i, int delta) {
 
 namespace {
 
-// Item accessors the fold is instantiated with: stream rows read the activity columns directly
-// (the common, large case); other rows go through Timeline's accessors.
+// Item accessors the fold is instantiated with: stream and overlap rows read their columns
+// directly (the common, large cases); other rows go through Timeline's accessors.
 struct StreamAccess {
   const uint32_t* items;
   const int64_t *starts, *ends;
@@ -400,6 +405,15 @@ struct StreamAccess {
   int64_t start(size_t k) const { return starts[items[k]] + offset; }
   int64_t end(size_t k) const { return ends[items[k]] + offset; }
   uint8_t classes(size_t k) const { return bit(cls[items[k]]); }
+};
+struct SpanAccess {  // overlap rows: as many spans as their busiest stream has items
+  const Row::Span* spans;
+  int64_t offset;
+  int64_t start(size_t k) const { return spans[k].start + offset; }
+  int64_t end(size_t k) const { return spans[k].end + offset; }
+  uint8_t classes(size_t k) const {
+    return static_cast<uint8_t>(1u << static_cast<unsigned>(spans[k].kind));
+  }
 };
 struct RowAccess {
   const Timeline* tl;
@@ -428,7 +442,11 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
       hi = mid;
     }
   }
-  size_t k = lo;
+  // Leaves whose items all end by t0 are skipped below; those before the first leaf reaching
+  // past t0 all at once (a long item early in the row would otherwise make that a linear walk).
+  const auto reach = std::partition_point(r.leaf_reach.begin(), r.leaf_reach.end(),
+                                          [&](int64_t e) { return static_cast<double>(e) <= t0; });
+  size_t k = std::max(lo, std::min(n, static_cast<size_t>(reach - r.leaf_reach.begin()) * kLeaf));
   // First item at or after `begin` starting at or after t: galloping over the leaves' first
   // starts (contiguous), then a binary search inside one leaf.
   auto first_at_or_after = [&](size_t begin, double t) {
@@ -537,6 +555,8 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
     return fold(r, v, min_px, n,
                 StreamAccess{r.items.data(), a.start.data(), a.end.data(), a.cls.data(), r.offset});
   }
+  if (r.kind == RowKind::overlap)
+    return fold(r, v, min_px, n, SpanAccess{r.spans.data(), r.offset});
   return fold(r, v, min_px, n, RowAccess{this, &r});
 }
 

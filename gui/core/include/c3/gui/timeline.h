@@ -60,6 +60,9 @@ struct Row {
   // column costs the same whether it folds ten items or a million.
   size_t leaves = 0;
   std::vector<int64_t> leaf_start;  // start of each leaf's first item (a contiguous search space)
+  // Max end of the items of leaves 0..i: rising, so a binary search finds the first leaf that
+  // reaches a window's start however long the row's longest item is.
+  std::vector<int64_t> leaf_reach;
   std::vector<int64_t> tree_max_end;
   std::vector<uint8_t> tree_classes;
 };
