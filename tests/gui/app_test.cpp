@@ -20,7 +20,9 @@
 #include <filesystem>
 #include <set>
 
+#include "c3/analyzer/load.h"
 #include "c3/analyzer/metrics.h"
+#include "c3/analyzer/report.h"
 #include "c3/gui/format.h"
 #include "details.h"
 #include "main_window.h"
@@ -209,6 +211,39 @@ class AppTest : public QObject {
     w.timeline()->select(nvtx, 2, true);
     QVERIFY2(w.details()->toPlainText().contains("payload"),
              qPrintable(w.details()->toPlainText()));
+  }
+
+  // The first paint comes before the kernel shapes: the document is drawn with them pending, the
+  // analysis worker reads them, and the report equals a full load's.
+  void kernelShapesArriveAfterTheFirstPaint() {
+    std::atomic<bool> cancel{false};
+    LoadError err;
+    std::unique_ptr<Document> doc = load_document(
+        job_, cancel, [](double, const QString&) {}, &err);
+    QVERIFY2(doc != nullptr, qPrintable(err.message));
+    QVERIFY(!doc->shapes_ready);
+    QCOMPARE(doc->trace.pending_shapes.size(), size_t{2});
+    const auto& acts = doc->trace.activities;
+    size_t a = 0;
+    while (a < acts.size() && acts.cls[a] != Class::communication) ++a;
+    QVERIFY(a < acts.size());
+    QCOMPARE(doc->trace.shape_of(a).grid, 0u);  // not read yet
+    c3::analyzer::Report report;
+    QVERIFY(analyze_document(*doc, cancel, &report));
+    QVERIFY(doc->shapes_ready);
+    QVERIFY(doc->trace.pending_shapes.empty());
+    QCOMPARE(doc->trace.shape_of(a).grid, 24u);
+    QCOMPARE(doc->trace.shape_of(a).block, 512u);
+    std::vector<std::string> files;
+    for (const QString& f : job_) files.push_back(f.toStdString());
+    c3::analyzer::Trace full = c3::analyzer::load(files);
+    const c3::analyzer::Report want = c3::analyzer::analyze(full, files, {});
+    QCOMPARE(report.interference.size(), want.interference.size());
+    for (size_t i = 0; i < want.interference.size(); ++i) {
+      QCOMPARE(report.interference[i].signature, want.interference[i].signature);
+      QCOMPARE(report.interference[i].alone, want.interference[i].alone);
+    }
+    QCOMPARE(report.overall.b.overlap_pct, want.overall.b.overlap_pct);
   }
 
   void rangeSummaryMatchesTheAnalyzer() {
