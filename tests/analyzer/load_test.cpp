@@ -28,7 +28,7 @@ namespace {
 // in time order (as traces do), otherwise in random order. Names record the original row.
 Activities random_rows(size_t n, bool runs_sorted, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::vector<int64_t> clock(3 * 2 * 4 * 3, 0);
+  std::vector<int64_t> clock(size_t{3} * 2 * 4 * 3, 0);
   Activities a;
   for (size_t i = 0; i < n; ++i) {
     const auto process = static_cast<int16_t>(rng() % 3);
@@ -108,7 +108,7 @@ struct TempDir {
 // sorted by start), some with a submitted time, a copy, a row ending before it starts and one of
 // an unknown process (both skipped).
 std::string write_rank(const fs::path& dir, int rank) {
-  const std::string path = (dir / ("rank" + std::to_string(rank) + ".sqlite")).string();
+  std::string path = (dir / ("rank" + std::to_string(rank) + ".sqlite")).string();
   auto w = c3::tracedb::Writer::create(path);
   c3::tracedb::ProcessRow p;
   p.id = 1;
@@ -148,7 +148,7 @@ std::string write_rank(const fs::path& dir, int rank) {
     k.block_z = 1;
     k.registers_per_thread = regs;
     k.static_shared_bytes = 1024;
-    k.dynamic_shared_bytes = 1024 * rank;
+    k.dynamic_shared_bytes = int64_t{1024} * rank;
     k.submitted_ns = submitted;
     k.launch_type = "regular";
     w->insert(k);

@@ -631,45 +631,55 @@ void merge(Trace& t, std::vector<Trace>& parts) {
     }
   });
   Activities& to = t.activities;
-  // A column copied as is, or through `map(part, row)`.
-  auto column = [&](auto member, auto map) {
+  // A column copied as is (Kinds stay in the parts until the end: the shape task reads them),
+  // or through map(part, row, value); each part's column is freed once copied.
+  auto free_copied = [](auto& src) {
+    if constexpr (!std::is_same_v<std::remove_reference_t<decltype(src)>, std::vector<Kind>>) {
+      std::remove_reference_t<decltype(src)>().swap(src);
+    }
+  };
+  auto copied = [&](auto member) {
+    tasks.emplace_back([&, member] {
+      auto& dst = to.*member;
+      dst.reserve(rows);
+      for (auto& part : parts) {
+        auto& src = part.activities.*member;
+        dst.insert(dst.end(), src.begin(), src.end());
+        free_copied(src);
+      }
+    });
+  };
+  auto mapped = [&](auto member, auto map) {
     tasks.emplace_back([&, member, map] {
       auto& dst = to.*member;
       dst.reserve(rows);
       for (size_t f = 0; f < parts.size(); ++f) {
         auto& src = parts[f].activities.*member;
-        if constexpr (std::is_same_v<decltype(map), std::nullptr_t>) {
-          dst.insert(dst.end(), src.begin(), src.end());
-        } else {
-          for (size_t i = 0; i < src.size(); ++i) dst.push_back(map(f, i, src[i]));
-        }
-        // Kinds are read by the shape task: freed with the parts.
-        if constexpr (!std::is_same_v<decltype(member), std::vector<Kind> Activities::*>) {
-          std::remove_reference_t<decltype(src)>().swap(src);
-        }
+        for (size_t i = 0; i < src.size(); ++i) dst.push_back(map(f, i, src[i]));
+        free_copied(src);
       }
     });
   };
-  column(&Activities::start, nullptr);
-  column(&Activities::end, nullptr);
-  column(&Activities::stream, nullptr);
-  column(&Activities::device, nullptr);
-  column(&Activities::kind, nullptr);
-  column(&Activities::cls, nullptr);
-  column(&Activities::bytes, nullptr);
-  column(&Activities::name, [&](size_t f, size_t, int32_t nm) {
+  copied(&Activities::start);
+  copied(&Activities::end);
+  copied(&Activities::stream);
+  copied(&Activities::device);
+  copied(&Activities::kind);
+  copied(&Activities::cls);
+  copied(&Activities::bytes);
+  mapped(&Activities::name, [&](size_t f, size_t, int32_t nm) {
     return nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm;
   });
-  column(&Activities::process,
+  mapped(&Activities::process,
          [&](size_t f, size_t, int16_t p) { return static_cast<int16_t>(p + maps[f].poff); });
   // Kernels: a shape index (pending ones, below -1, are the file's own numbers); copies: their
   // hardware channel (kept as is).
-  column(&Activities::shape, [&](size_t f, size_t i, int32_t sh) {
+  mapped(&Activities::shape, [&](size_t f, size_t i, int32_t sh) {
     return parts[f].activities.kind[i] == Kind::kernel && sh >= 0
                ? maps[f].shape[static_cast<size_t>(sh)]
                : sh;
   });
-  column(&Activities::collective,
+  mapped(&Activities::collective,
          [&](size_t f, size_t, int32_t c) { return c >= 0 ? c + maps[f].coff : c; });
   run_parallel(tasks);
   for (auto& part : parts) part = Trace{};

@@ -274,13 +274,36 @@ void Timeline::finish(Row& r) const {
   r.tree_max_end.assign(2 * r.leaves, INT64_MIN);
   r.tree_classes.assign(2 * r.leaves, 0);
   r.leaf_start.resize(r.leaves);
+  // The row's own copies of its items' times and classes (overlap rows' spans are contiguous
+  // already): stream rows gather the activity columns directly, the others use the accessors.
+  const bool copy = r.kind != RowKind::overlap;
+  r.item_start.resize(copy ? n : 0);
+  r.item_end.resize(copy ? n : 0);
+  r.item_classes.resize(copy ? n : 0);
+  if (r.kind == RowKind::stream) {
+    const analyzer::Activities& a = trace_->activities;
+    for (size_t k = 0; k < n; ++k) {
+      const uint32_t i = r.items[k];
+      r.item_start[k] = a.start[i] + r.offset;
+      r.item_end[k] = a.end[i] + r.offset;
+      r.item_classes[k] = bit(a.cls[i]);
+    }
+  } else if (copy) {
+    for (size_t k = 0; k < n; ++k) {
+      r.item_start[k] = start(r, k);
+      r.item_end[k] = end(r, k);
+      r.item_classes[k] = classes(r, k);
+    }
+  }
   for (size_t k = 0; k < n; ++k) {
-    const int64_t s = start(r, k), e = end(r, k);
+    const int64_t s = copy ? r.item_start[k] : r.spans[k].start + r.offset;
+    const int64_t e = copy ? r.item_end[k] : r.spans[k].end + r.offset;
+    const uint8_t c = copy ? r.item_classes[k] : classes(r, k);
     if (k % kLeaf == 0) r.leaf_start[k / kLeaf] = s;
     r.max_duration = std::max(r.max_duration, e - s);
     const size_t leaf = r.leaves + k / kLeaf;
     r.tree_max_end[leaf] = std::max(r.tree_max_end[leaf], e);
-    r.tree_classes[leaf] |= classes(r, k);
+    r.tree_classes[leaf] |= c;
   }
   r.leaf_reach.resize(r.leaves);
   for (size_t l = 0; l < r.leaves; ++l) {
@@ -395,16 +418,14 @@ bool Timeline::move(int i, int delta) {
 
 namespace {
 
-// Item accessors the fold is instantiated with: stream and overlap rows read their columns
-// directly (the common, large cases); other rows go through Timeline's accessors.
-struct StreamAccess {
-  const uint32_t* items;
+// Item accessors the fold is instantiated with: rows read their own contiguous copies (overlap
+// rows their spans); Timeline's accessors otherwise.
+struct ItemAccess {  // the row's own copies of its items' times and classes
   const int64_t *starts, *ends;
-  const Class* cls;
-  int64_t offset;
-  int64_t start(size_t k) const { return starts[items[k]] + offset; }
-  int64_t end(size_t k) const { return ends[items[k]] + offset; }
-  uint8_t classes(size_t k) const { return bit(cls[items[k]]); }
+  const uint8_t* cls;
+  int64_t start(size_t k) const { return starts[k]; }
+  int64_t end(size_t k) const { return ends[k]; }
+  uint8_t classes(size_t k) const { return cls[k]; }
 };
 struct SpanAccess {  // overlap rows: as many spans as their busiest stream has items
   const Row::Span* spans;
@@ -550,10 +571,9 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
 std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_px) const {
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return {};
-  if (r.kind == RowKind::stream) {
-    const analyzer::Activities& a = trace_->activities;
+  if (r.kind != RowKind::overlap && r.item_start.size() == n) {
     return fold(r, v, min_px, n,
-                StreamAccess{r.items.data(), a.start.data(), a.end.data(), a.cls.data(), r.offset});
+                ItemAccess{r.item_start.data(), r.item_end.data(), r.item_classes.data()});
   }
   if (r.kind == RowKind::overlap)
     return fold(r, v, min_px, n, SpanAccess{r.spans.data(), r.offset});

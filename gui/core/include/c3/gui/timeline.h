@@ -54,6 +54,11 @@ struct Row {
     OverlapKind kind = OverlapKind::hidden;
   };
   std::vector<Span> spans;
+  // Stream, collectives and NVTX rows: each item's start and end (aligned) and class bits, in
+  // item order. The fold reads them contiguously instead of through the trace's columns (a
+  // stream's items are scattered among every stream's activities: a cache miss each).
+  std::vector<int64_t> item_start, item_end;
+  std::vector<uint8_t> item_classes;
   int64_t max_duration = 0;  // longest item, to find the first visible one
   // Max end and class bits of the items, kLeaf items per leaf, as an implicit segment tree
   // (leaves at [leaves, 2 * leaves)): any run of items is summarized in O(log n), so a pixel
