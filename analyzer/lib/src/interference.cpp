@@ -337,11 +337,15 @@ std::vector<ClockOffset> align_clocks(Trace& t) {
   std::unordered_map<std::string, int32_t> comm_ids;
   std::vector<End> ends;
   ends.reserve(t.collectives.size());
+  const std::string* last_comm = nullptr;  // calls come in runs of one communicator
+  int32_t last_id = -1;
   for (const Collective& c : t.collectives) {
     if (c.gpu_end < 0 || c.comm_id.empty() || c.seq < 0) continue;
-    const auto id =
-        comm_ids.emplace(c.comm_id, static_cast<int32_t>(comm_ids.size())).first->second;
-    ends.push_back({id, domain[static_cast<size_t>(c.process)], c.seq, c.gpu_end});
+    if (last_comm == nullptr || *last_comm != c.comm_id) {
+      last_id = comm_ids.emplace(c.comm_id, static_cast<int32_t>(comm_ids.size())).first->second;
+      last_comm = &c.comm_id;
+    }
+    ends.push_back({last_id, domain[static_cast<size_t>(c.process)], c.seq, c.gpu_end});
   }
   std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) {
     if (a.comm != b.comm) return a.comm < b.comm;
