@@ -122,10 +122,12 @@ std::vector<LodItem> brute_force_lod(const Timeline& tl, const Row& r, const Vie
     size_t j = k;
     int64_t max_end = INT64_MIN;
     uint8_t cls = 0;
-    while (j < n && (j == k || static_cast<double>(tl.start(r, j)) < next)) {
-      max_end = std::max(max_end, tl.end(r, j));
-      cls |= tl.classes(r, j);
-      ++j;
+    while (j < n && (j == k || static_cast<double>(tl.start(r, j)) < next)) ++j;
+    // A wide last item starting in the column is drawn on its own.
+    if (j - 1 > k && v.x_of(tl.end(r, j - 1)) - v.x_of(tl.start(r, j - 1)) >= min_px) --j;
+    for (size_t m = k; m < j; ++m) {
+      max_end = std::max(max_end, tl.end(r, m));
+      cls |= tl.classes(r, m);
     }
     out.push_back({std::max(col, x0), std::max(col + 1, v.x_of(max_end)), static_cast<uint32_t>(k),
                    static_cast<uint32_t>(j - k), cls});
@@ -328,6 +330,23 @@ void TimelineTest::test_overlap_row() {
   QCOMPARE(items[1].x1, 20.0);
   QCOMPARE(items[1].classes,
            static_cast<uint8_t>(1u << static_cast<unsigned>(OverlapKind::exposed)));
+  // Zoomed out, an exposed sliver [1000, 1001) and the hidden span after it [1001, 3000) start in
+  // one pixel column (50 ns per pixel): the sliver is a block of that column, the long hidden
+  // span keeps its own colour (folded together, the row would read "exposed" for 40 pixels).
+  Builder z;
+  z.process("h", 0, 1);
+  z.kernel("gemm", 1001, 3000);
+  z.kernel("ncclKernel_AllReduce", 1000, 3000, 0, 0, 8);
+  const Timeline tz(z.done());
+  const Row& zr = tz.row(find_row(tz, RowKind::overlap));
+  QCOMPARE(tz.size(zr), size_t{2});
+  const std::vector<LodItem> zi = tz.lod(zr, {0, 50, 100});
+  QCOMPARE(zi.size(), size_t{2});
+  QCOMPARE(zi[0].classes, static_cast<uint8_t>(1u << static_cast<unsigned>(OverlapKind::exposed)));
+  QCOMPARE(zi[0].x1, 21.0);
+  QCOMPARE(zi[1].count, 1u);
+  QCOMPARE(zi[1].classes, static_cast<uint8_t>(1u << static_cast<unsigned>(OverlapKind::hidden)));
+  QCOMPARE(zi[1].x1, 60.0);
 }
 
 void TimelineTest::test_lod_wide_items_one_by_one() {

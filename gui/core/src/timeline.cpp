@@ -548,9 +548,12 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
       ++k;
       continue;
     }
-    // Fold everything starting in this pixel column.
+    // Fold everything starting in this pixel column, except a last item that is wide itself: it
+    // is drawn on its own (in rows whose items do not overlap, only the last item of a column
+    // can reach past it; folded in, it would lose its own colour to a sliver's).
     const double col = std::floor(x0);
-    const size_t j = std::max(k + 1, first_at_or_after(k, v.t_of(col + 1)));
+    size_t j = std::max(k + 1, first_at_or_after(k, v.t_of(col + 1)));
+    if (j - 1 > k && v.x_of(end(r, j - 1)) - v.x_of(start(r, j - 1)) >= min_px) --j;
     int64_t max_end = 0;
     uint8_t cls = 0;
     range(k, j, &max_end, &cls);
