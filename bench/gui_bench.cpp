@@ -7,9 +7,10 @@
 // Writes a synthetic training job of N GPU activities over R ranks as trace files (or reads
 // DIR/*.sqlite): per layer a forward and a backward GEMM, N short kernels (default 8) in each
 // pass and one AllReduce (1 collective per 19 kernels; --small-kernels 0 makes it 1 in 3), then
-// times, as the app does them: loading the traces, the first frame (clock alignment, timeline rows,
-// overview, one paint), the full analysis that fills the panels (it runs in the background after
-// the first paint), and frames at 40 zoom levels from the whole trace down to microseconds at
+// times, as the app does them: loading the traces (without the kernel shapes, as the app does),
+// the first frame (clock alignment, timeline rows, overview, one paint), the full analysis that
+// fills the panels (reading the kernel shapes first; it runs in the background after the first
+// paint), and frames at 40 zoom levels from the whole trace down to microseconds at
 // random places. The baseline in the same run is a frame of the same widget with no trace (header,
 // labels, background): frame / baseline says what the rows cost.
 #include <sys/resource.h>
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] "
-                   "[--dpr 1|2]\n");
+                   "[--dpr 1|2] [--small-kernels N]\n");
       return 2;
     }
   }
