@@ -4,6 +4,7 @@
 // files, bad files, and the comparison of two traces.
 #include <QApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QKeyEvent>
 #include <QLineEdit>
@@ -244,6 +245,30 @@ class AppTest : public QObject {
       QCOMPARE(report.interference[i].alone, want.interference[i].alone);
     }
     QCOMPARE(report.overall.b.overlap_pct, want.overall.b.overlap_pct);
+    // A trace file that changes before the worker reads the shapes: an error naming it (the
+    // window shows it in a dialog), never shapes read from another file.
+    QTemporaryDir copy;
+    QStringList copied;
+    for (const QString& f : job_) {
+      copied << copy.filePath(QFileInfo(f).fileName());
+      QVERIFY(QFile::copy(f, copied.back()));
+    }
+    std::unique_ptr<Document> changed = load_document(
+        copied, cancel, [](double, const QString&) {}, &err);
+    QVERIFY2(changed != nullptr, qPrintable(err.message));
+    {
+      QFile f(copied.back());
+      QVERIFY(f.open(QIODevice::Append));
+      f.write("more");
+    }
+    c3::analyzer::Report none;
+    try {
+      analyze_document(*changed, cancel, &none);
+      QFAIL("a changed trace file was read");
+    } catch (const std::exception& e) {
+      QVERIFY2(QString(e.what()).contains("changed since it was opened"), e.what());
+    }
+    QVERIFY(!changed->shapes_ready);
   }
 
   void rangeSummaryMatchesTheAnalyzer() {

@@ -418,8 +418,8 @@ bool Timeline::move(int i, int delta) {
 
 namespace {
 
-// Item accessors the fold is instantiated with: rows read their own contiguous copies (overlap
-// rows their spans); Timeline's accessors otherwise.
+// Item accessors the fold is instantiated with: rows read their own contiguous copies, overlap
+// rows their spans.
 struct ItemAccess {  // the row's own copies of its items' times and classes
   const int64_t *starts, *ends;
   const uint8_t* cls;
@@ -435,13 +435,6 @@ struct SpanAccess {  // overlap rows: as many spans as their busiest stream has 
   uint8_t classes(size_t k) const {
     return static_cast<uint8_t>(1u << static_cast<unsigned>(spans[k].kind));
   }
-};
-struct RowAccess {
-  const Timeline* tl;
-  const Row* row;
-  int64_t start(size_t k) const { return tl->start(*row, k); }
-  int64_t end(size_t k) const { return tl->end(*row, k); }
-  uint8_t classes(size_t k) const { return tl->classes(*row, k); }
 };
 
 template <class Access>
@@ -574,13 +567,11 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
 std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_px) const {
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return {};
-  if (r.kind != RowKind::overlap && r.item_start.size() == n) {
-    return fold(r, v, min_px, n,
-                ItemAccess{r.item_start.data(), r.item_end.data(), r.item_classes.data()});
-  }
   if (r.kind == RowKind::overlap)
     return fold(r, v, min_px, n, SpanAccess{r.spans.data(), r.offset});
-  return fold(r, v, min_px, n, RowAccess{this, &r});
+  // finish() gave every other row its own copies of its items.
+  return fold(r, v, min_px, n,
+              ItemAccess{r.item_start.data(), r.item_end.data(), r.item_classes.data()});
 }
 
 int64_t Timeline::hit(const Row& r, double t, double slack) const {
