@@ -34,6 +34,7 @@
 #include "c3/analyzer/cache.h"
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/load.h"
+#include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
 #include "c3/gui/document.h"
 #include "synthetic.h"
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
     std::printf("wrote %d rank traces (%lld activities) in %.1f s (setup, not timed)\n", job.ranks,
                 written, ms_since(w) / 1e3);
   } else {
-    files = c3::analyzer::expand_inputs({traces});
+    for (const auto& in : c3::analyzer::resolve_inputs({traces})) files.push_back(in.path);
   }
 
   TimelineView view;

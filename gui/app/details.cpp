@@ -10,7 +10,6 @@
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
 #include "c3/gui/format.h"
-#include "c3/tracedb/reader.h"
 
 namespace c3::gui {
 

@@ -438,9 +438,9 @@ class AppTest : public QObject {
       MainWindow w;
       w.set_quiet_errors(true);
       QVERIFY(open_and_wait(w, job_));
-      QVERIFY(!w.document()->from_cache);
-      QVERIFY(!w.document()->cache_path.empty());
-      QVERIFY(QFile::exists(QString::fromStdString(w.document()->cache_path)));
+      QVERIFY(!w.document()->opened.from_cache);
+      QVERIFY(!w.document()->opened.cache_path.empty());
+      QVERIFY(QFile::exists(QString::fromStdString(w.document()->opened.cache_path)));
       overlap = w.document()->report.overall.b.overlap_pct;
       activities = w.document()->trace.activities.size();
     }
@@ -448,7 +448,7 @@ class AppTest : public QObject {
       MainWindow w;
       w.set_quiet_errors(true);
       QVERIFY(open_and_wait(w, job_));
-      QVERIFY(w.document()->from_cache);
+      QVERIFY(w.document()->opened.from_cache);
       QCOMPARE(w.document()->trace.activities.size(), activities);
       QCOMPARE(w.document()->report.overall.b.overlap_pct, overlap);
       QCOMPARE(w.document()->trace.processes[1].offset_ns, -spec_.clock_skew_ns);
@@ -460,7 +460,7 @@ class AppTest : public QObject {
       MainWindow w;
       w.set_quiet_errors(true);
       QVERIFY(open_and_wait(w, {dir_.filePath("copy0.sqlite"), dir_.filePath("copy1.sqlite")}));
-      QVERIFY(!w.document()->from_cache);
+      QVERIFY(!w.document()->opened.from_cache);
     }
     qputenv("C3SCOPE_CACHE_DIR", "off");
     qunsetenv("C3SCOPE_CACHE_MIN_MB");

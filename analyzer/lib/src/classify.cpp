@@ -12,11 +12,7 @@ Rule make_rule(const std::string& pattern, Class cls, const std::string& where) 
   Rule r;
   r.pattern = pattern;
   r.cls = cls;
-  try {
-    r.re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument(where + ": bad regular expression '" + pattern + "': " + e.what());
-  }
+  r.re = Pattern::compile(pattern, where);
   return r;
 }
 
@@ -115,7 +111,7 @@ Rules Rules::from_file(const std::string& path) {
 Class Rules::classify(const std::string& name, Kind k) const {
   for (const Rule& r : rules_) {
     // Matched from the start of the name (HTA's re.match).
-    if (std::regex_search(name, r.re, std::regex_constants::match_continuous)) return r.cls;
+    if (r.re.match_prefix(name)) return r.cls;
   }
   return k == Kind::kernel ? Class::compute : Class::memory;
 }

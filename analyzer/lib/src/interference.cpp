@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "c3/analyzer/intervals.h"
@@ -26,11 +26,6 @@ double median_in_place(std::vector<double>& v) {
 double median(std::vector<double> v) {
   return median_in_place(v);
 }
-
-// Bootstrap resamples draw at most this many values per side: the cost stays bounded on traces
-// with millions of instances, and the interval is then as wide as for this many samples
-// (conservative).
-constexpr size_t kMaxResample = 4096;
 
 // Rows of one (process, device), contiguous (rows are sorted by process, device, start).
 template <class F>
@@ -83,17 +78,46 @@ std::string interference_signature(const Trace& t, size_t i) {
   return op + " " + size_bucket(bytes);
 }
 
-std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o) {
+void InterferenceStat::merge(const InterferenceStat& o) {
+  alone.merge(o.alone);
+  overlapped.merge(o.overlapped);
+  partial += o.partial;
+  total_ns += o.total_ns;
+}
+
+std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o) {
   if (!t.pending_shapes.empty()) {
     throw std::logic_error("interference: kernel shapes are still pending (load_kernel_shapes)");
   }
   const Activities& a = t.activities;
-  struct Samples {
-    Class cls = Class::compute;
-    std::vector<double> alone, overlapped;
-    int64_t partial = 0, total = 0;
+  // Grouped by a small key, the signature string made once per group: compute kernels by
+  // (name, grid, block), communication by (op, size bucket).
+  struct Key {
+    int32_t name;  // compute: name id; communication: op id
+    int64_t x, y;  // compute: grid, block; communication: bucket bytes (S), -1
+    bool operator==(const Key&) const = default;
   };
-  std::map<std::string, Samples> by;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()((int64_t{k.name} << 40) ^ (k.x << 20) ^ k.y);
+    }
+  };
+  std::unordered_map<Key, size_t, KeyHash> index;
+  std::vector<InterferenceStat> stats;
+  std::vector<std::string> ops;
+  std::unordered_map<std::string, int32_t> op_ids;
+  std::unordered_map<int32_t, int32_t> name_op;  // unlinked kernels: op parsed from the name once
+  auto op_id = [&](size_t i) {
+    auto id_of = [&](const std::string& op) {
+      auto [it, fresh] = op_ids.emplace(op, static_cast<int32_t>(ops.size()));
+      if (fresh) ops.push_back(op);
+      return it->second;
+    };
+    if (a.collective[i] >= 0) return id_of(collective_op(t, i));
+    auto it = name_op.find(a.name[i]);
+    if (it == name_op.end()) it = name_op.emplace(a.name[i], id_of(collective_op(t, i))).first;
+    return it->second;
+  };
   for_each_device(a, [&](size_t b, size_t e) {
     Intervals comp, comm;
     for (size_t i = b; i < e; ++i) {
@@ -102,57 +126,75 @@ std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOpti
     }
     comp = union_sorted(comp);
     comm = union_sorted(comm);
+    // The overlap cursors only move forward: rows are sorted by start.
+    size_t ci = 0, mi = 0;
     for (size_t i = b; i < e; ++i) {
       const Class c = a.cls[i];
       if (c != Class::compute && c != Class::communication) continue;
       const int64_t dur = a.end[i] - a.start[i];
       if (dur <= 0) continue;
-      const std::string sig = interference_signature(t, i);
-      Samples& s = by[sig];
-      s.cls = c;
-      s.total += dur;
-      const int64_t ov = overlap_with({a.start[i], a.end[i]}, c == Class::compute ? comm : comp);
+      Key k{};
+      if (c == Class::compute) {
+        const KernelShape& sh = t.shape_of(i);
+        k = {a.name[i], sh.grid, sh.block};
+      } else {
+        const int32_t op = op_id(i);
+        int64_t bytes = 0;
+        if (a.collective[i] >= 0) {
+          const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
+          bytes = nccl_tests_size(ops[static_cast<size_t>(op)], col.bytes, col.nranks);
+        }
+        int64_t bucket = bytes > 0 ? 1 : 0;
+        while (bytes > 0 && bucket <= bytes / 2) bucket *= 2;
+        k = {op, bucket, -1};
+      }
+      auto [it, fresh] = index.emplace(k, stats.size());
+      if (fresh) {
+        InterferenceStat st;
+        st.signature = interference_signature(t, i);
+        st.cls = c;
+        stats.push_back(std::move(st));
+      }
+      InterferenceStat& s = stats[it->second];
+      s.total_ns += dur;
+      const Intervals& other = c == Class::compute ? comm : comp;
+      size_t& cur = c == Class::compute ? mi : ci;
+      while (cur < other.size() && other[cur].end <= a.start[i]) ++cur;
+      int64_t ov = 0;
+      for (size_t j = cur; j < other.size() && other[j].start < a.end[i]; ++j)
+        ov += std::min(other[j].end, a.end[i]) - std::max(other[j].start, a.start[i]);
       if (ov == 0) {
-        s.alone.push_back(static_cast<double>(dur));
+        s.alone.add(static_cast<double>(dur));
       } else if (static_cast<double>(ov) >= o.overlap_fraction * static_cast<double>(dur)) {
-        s.overlapped.push_back(static_cast<double>(dur));
+        s.overlapped.add(static_cast<double>(dur));
       } else {
         ++s.partial;
       }
     }
   });
+  std::sort(stats.begin(), stats.end(),
+            [](const auto& x, const auto& y) { return x.signature < y.signature; });
+  return stats;
+}
+
+std::vector<InterferenceRow> interference_rows(const std::vector<InterferenceStat>& stats,
+                                               const InterferenceOptions& o) {
   std::vector<InterferenceRow> out;
-  std::mt19937_64 rng(0x5eed);  // deterministic: the same trace gives the same interval
-  for (auto& [sig, s] : by) {
+  out.reserve(stats.size());
+  for (const InterferenceStat& s : stats) {
     InterferenceRow r;
-    r.signature = sig;
+    r.signature = s.signature;
     r.cls = s.cls;
-    r.alone = static_cast<int64_t>(s.alone.size());
-    r.overlapped = static_cast<int64_t>(s.overlapped.size());
+    r.alone = s.alone.count();
+    r.overlapped = s.overlapped.count();
     r.partial = s.partial;
-    r.total_ns = s.total;
-    r.median_alone_ns = median(s.alone);
-    r.median_overlapped_ns = median(s.overlapped);
+    r.total_ns = s.total_ns;
+    r.median_alone_ns = s.alone.median();
+    r.median_overlapped_ns = s.overlapped.median();
     r.enough = r.alone >= o.min_samples && r.overlapped >= o.min_samples;
     if (r.enough && r.median_alone_ns > 0) {
       r.slowdown = r.median_overlapped_ns / r.median_alone_ns - 1;
-      std::vector<double> boot;
-      boot.reserve(static_cast<size_t>(o.bootstrap));
-      std::vector<double> x(std::min(s.alone.size(), kMaxResample)),
-          y(std::min(s.overlapped.size(), kMaxResample));
-      std::uniform_int_distribution<size_t> da(0, s.alone.size() - 1),
-          dov(0, s.overlapped.size() - 1);
-      for (int k = 0; k < o.bootstrap; ++k) {
-        for (double& v : x) v = s.alone[da(rng)];
-        for (double& v : y) v = s.overlapped[dov(rng)];
-        const double ma = median_in_place(x);
-        if (ma > 0) boot.push_back(median_in_place(y) / ma - 1);
-      }
-      std::sort(boot.begin(), boot.end());
-      if (!boot.empty()) {
-        r.ci_low = boot[static_cast<size_t>(0.025 * static_cast<double>(boot.size() - 1))];
-        r.ci_high = boot[static_cast<size_t>(0.975 * static_cast<double>(boot.size() - 1))];
-      }
+      std::tie(r.ci_low, r.ci_high) = slowdown_interval(s.alone, s.overlapped);
     }
     out.push_back(std::move(r));
   }
@@ -161,6 +203,10 @@ std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOpti
     return x.signature < y.signature;
   });
   return out;
+}
+
+std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o) {
+  return interference_rows(interference_stats(t, o), o);
 }
 
 Occupancy occupancy(const Device& d, uint32_t grid, uint32_t block, int registers, int64_t shared) {

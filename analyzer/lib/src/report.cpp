@@ -8,16 +8,17 @@
 #include <stdexcept>
 
 #include "c3/analyzer/load.h"
+#include "c3/analyzer/pattern.h"
 
 namespace c3::analyzer {
 namespace {
 
 // Windows per process: the union of the matching ranges.
-std::map<int, Intervals> windows_of(const Trace& t, const std::regex& re,
+std::map<int, Intervals> windows_of(const Trace& t, const Pattern& re,
                                     std::vector<const Range*>* matches) {
   std::map<int, Intervals> w;
   for (const Range& g : t.ranges) {
-    if (!std::regex_search(g.name, re)) continue;
+    if (!re.search(g.name)) continue;
     matches->push_back(&g);
     w[g.process].push_back({g.start, g.end});
   }
@@ -242,12 +243,7 @@ Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
   std::vector<const Range*> matches;
   const bool ranged = !o.range.empty();
   if (ranged) {
-    std::regex re;
-    try {
-      re = std::regex(o.range, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw std::invalid_argument("--range '" + o.range + "': bad regular expression: " + e.what());
-    }
+    const Pattern re = Pattern::compile(o.range, "--range");
     windows = windows_of(t, re, &matches);
   }
   const Intervals empty;

@@ -8,15 +8,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "c3/analyzer/cache.h"
 #include "c3/analyzer/load.h"
-#include "c3/importer/importer.h"
-#include "c3/tracedb/reader.h"
 
 namespace c3::gui {
-namespace {
-struct Cancelled {};
-}  // namespace
 
 QString Document::title() const {
   if (paths.size() == 1) return QFileInfo(paths.front()).fileName();
@@ -28,91 +22,27 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
                                         LoadError* error) {
   auto doc = std::make_unique<Document>();
   doc->paths = paths;
-  doc->imported = std::make_unique<QTemporaryDir>();
-  QTemporaryDir& tmp = *doc->imported;
   try {
-    std::vector<std::string> files;
-    std::map<std::string, std::string> origin;  // imported file -> what the user opened
-    for (const QString& p : paths) {
-      const std::vector<std::string> expanded = analyzer::expand_inputs({p.toStdString()});
-      for (const std::string& f : expanded) {
-        std::string why;
-        const importer::Format fmt = importer::detect(f, &why);
-        if (fmt == importer::Format::unknown) {
-          error->message = QString("'%1' is not a trace: %2.")
-                               .arg(QString::fromStdString(f), QString::fromStdString(why));
-          return nullptr;
-        }
-        bool ours = false;
-        if (fmt == importer::Format::nsys) {
-          // An SQLite file: a c3scope trace, or an Nsight Systems export to import.
-          try {
-            ours = tracedb::Reader::open(f)->has_table("gpu_activity");
-          } catch (const tracedb::ReadError& e) {
-            // Not ours: maybe an Nsight export. A damaged or too-new c3scope trace says so.
-            if (e.kind() != tracedb::ReadError::Kind::not_c3scope) {
-              error->message = QString::fromStdString(e.what());
-              if (!error->message.endsWith('.')) error->message += '.';
-              return nullptr;
-            }
-          }
-        }
-        if (ours) {
-          files.push_back(f);
-          continue;
-        }
-        progress(0.0, QString("importing %1").arg(QString::fromStdString(f)));
-        const std::string out =
-            tmp.filePath(QString("import-%1.sqlite").arg(files.size())).toStdString();
-        importer::import_files({f}, out, {}, [&](int64_t done, int64_t total) {
-          if (cancel) throw Cancelled{};
-          if (total > 0) {
-            progress(0.3 * static_cast<double>(done) / static_cast<double>(total),
-                     QString("importing %1").arg(QFileInfo(QString::fromStdString(f)).fileName()));
-          }
-        });
-        origin[out] = f;
-        files.push_back(out);
-      }
-    }
-    analyzer::LoadOptions lo;
-    lo.progress = [&](int64_t done, int64_t total) {
-      if (cancel) throw Cancelled{};
-      progress(total > 0 ? 0.3 + 0.5 * static_cast<double>(done) / static_cast<double>(total) : 0.3,
-               "loading");
+    std::vector<std::string> in;
+    for (const QString& p : paths) in.push_back(p.toStdString());
+    // The analyzer's open (the same as the CLI's): detection by content, PyTorch and Nsight
+    // files converted into temporary traces kept while the document is open, snapshots.
+    analyzer::OpenOptions oo;
+    oo.cancel = &cancel;
+    oo.progress = [&](double f, const std::string& what) {
+      progress(0.8 * f, QString::fromStdString(what));
     };
-    // A snapshot of the same files skips SQLite decoding (imported traces are not cached: their
-    // temporary files change name every time).
-    int64_t bytes = 0;
-    for (const auto& f : files)
-      bytes += static_cast<int64_t>(QFileInfo(QString::fromStdString(f)).size());
-    const QString dir = cache_dir();
+    oo.defer_kernel_shapes = true;
+    oo.cache_dir = cache_dir().toStdString();
     const QByteArray min_mb = qgetenv("C3SCOPE_CACHE_MIN_MB");
-    const int64_t min_bytes = min_mb.isEmpty() ? kCacheMinBytes : min_mb.toLongLong() << 20;
-    if (!dir.isEmpty() && origin.empty() && bytes >= min_bytes) {
-      doc->cache_key = analyzer::cache_key(files, "default");
-      doc->cache_path = analyzer::cache_path(dir.toStdString(), doc->cache_key);
-      progress(0.1, "reading the snapshot");
-      if (auto cached = analyzer::load_cache(doc->cache_path, doc->cache_key)) {
-        doc->trace = std::move(*cached);
-        doc->from_cache = true;
-      }
-    }
-    if (!doc->from_cache) {
-      lo.defer_kernel_shapes = true;
-      doc->trace = analyzer::load(files, lo);
-      doc->shapes_ready = doc->trace.pending_shapes.empty();
-    }
-    doc->process_db.reserve(doc->trace.processes.size());
-    for (auto& p : doc->trace.processes) {
-      doc->process_db.push_back(p.source);
-      auto it = origin.find(p.source);
-      if (it != origin.end()) p.source = it->second;
-    }
-    if (cancel) throw Cancelled{};
+    oo.cache_min_bytes = min_mb.isEmpty() ? kCacheMinBytes : min_mb.toLongLong() << 20;
+    doc->opened = analyzer::open_traces(in, oo);
+    doc->trace = std::move(doc->opened.trace);
+    doc->process_db = doc->opened.process_db;
+    doc->shapes_ready = doc->trace.pending_shapes.empty();
+    if (cancel) throw analyzer::Cancelled();
     progress(0.85, "aligning clocks");
     doc->clocks = analyzer::align_clocks(doc->trace);
-    doc->files = files;
     progress(0.9, "laying out the timeline");
     doc->timeline = std::make_unique<Timeline>(doc->trace);
     doc->overview = doc->timeline->overview(Document::kOverviewBuckets);
@@ -123,7 +53,7 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
       for (float& v : b) v /= static_cast<float>(std::max<size_t>(gpus, 1));
     }
     progress(1.0, "done");
-  } catch (const Cancelled&) {
+  } catch (const analyzer::Cancelled&) {
     error->message = "Loading was cancelled.";
     return nullptr;
   } catch (const std::exception& e) {
@@ -143,8 +73,7 @@ QString cache_dir() {
 }
 
 bool save_snapshot(const Document& doc) {
-  if (doc.cache_path.empty() || doc.from_cache) return false;
-  return analyzer::save_cache(doc.trace, doc.cache_key, doc.cache_path);
+  return analyzer::save_snapshot(doc.trace, doc.opened);
 }
 
 bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
@@ -165,7 +94,7 @@ bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::
       doc.shapes_ready = true;
     }
   }
-  *out = analyzer::analyze_aligned(doc.trace, doc.files, {});
+  *out = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, {});
   out->clocks = doc.clocks;
   return !cancel;
 }

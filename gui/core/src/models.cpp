@@ -356,7 +356,7 @@ TableModel::Cell InterferenceModel::cell(int row, int column) const {
                                   signed_number(100 * x.ci_high)),
                          100 * x.slowdown,
                          QStringLiteral("median(overlapped) / median(alone) - 1, with its 95% "
-                                        "bootstrap interval"));
+                                        "order-statistic interval"));
     default:
       return {};
   }

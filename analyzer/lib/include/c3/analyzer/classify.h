@@ -5,18 +5,18 @@
 // memory unless a rule says otherwise.
 #pragma once
 
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/pattern.h"
 #include "c3/analyzer/trace.h"
 
 namespace c3::analyzer {
 
 struct Rule {
-  std::string pattern;  // ECMAScript regular expression, matched from the start of the name
+  std::string pattern;  // RE2 regular expression (pattern.h), matched from the start of the name
   Class cls = Class::compute;
-  std::regex re;
+  Pattern re;
 };
 
 class Rules {

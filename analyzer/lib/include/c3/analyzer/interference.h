@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/distribution.h"
 #include "c3/analyzer/trace.h"
 
 namespace c3::analyzer {
@@ -15,7 +16,6 @@ namespace c3::analyzer {
 struct InterferenceOptions {
   double overlap_fraction = 0.5;  // "overlapped": at least this share of the duration coincides
   int min_samples = 5;            // per side; fewer: "not enough samples"
-  int bootstrap = 1000;           // resamples for the confidence interval
 };
 
 struct InterferenceRow {
@@ -26,7 +26,7 @@ struct InterferenceRow {
   double median_alone_ns = 0, median_overlapped_ns = 0;
   bool enough = false;             // both sides have min_samples
   double slowdown = 0;             // median(overlapped) / median(alone) - 1
-  double ci_low = 0, ci_high = 0;  // 95% bootstrap interval of the slowdown
+  double ci_low = 0, ci_high = 0;  // 95% interval of the slowdown (slowdown_interval)
   int64_t total_ns = 0;            // all instances (sorting key)
 };
 
@@ -34,8 +34,23 @@ struct InterferenceRow {
 // "AllReduce 1M..2M" (op and nccl-tests size bucket) for communication, empty otherwise.
 std::string interference_signature(const Trace& t, size_t i);
 
+// The samples of one signature, in the mergeable form rank summaries carry: durations alone and
+// overlapped (distribution.h), the partial count and the total time.
+struct InterferenceStat {
+  std::string signature;
+  Class cls = Class::compute;
+  Distribution alone, overlapped;
+  int64_t partial = 0, total_ns = 0;
+  void merge(const InterferenceStat& o);
+};
+// Per signature, sorted by signature.
+std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o = {});
+// Rows from (merged) statistics: medians, the slowdown and its interval (slowdown_interval, an
+// order-statistic interval: no resampling). Sorted by total time, longest first.
+std::vector<InterferenceRow> interference_rows(const std::vector<InterferenceStat>& stats,
+                                               const InterferenceOptions& o = {});
 // Compute kernels against communication on the same device, and communication activities
-// against compute. Sorted by total time, longest first.
+// against compute: interference_rows(interference_stats(t)).
 std::vector<InterferenceRow> interference(const Trace& t, const InterferenceOptions& o = {});
 
 // ---- Contention ----

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -16,7 +15,7 @@ namespace c3::analyzer {
 
 struct AnalyzeOptions {
   // Restrict every metric to time inside NVTX / PyTorch annotation ranges whose name matches
-  // (std::regex_search); empty: the whole timeline.
+  // (RE2, anywhere in the name: pattern.h); empty: the whole timeline.
   std::string range;
   InterferenceOptions interference;
   // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.

@@ -4,7 +4,6 @@
 
 #include <QString>
 #include <QStringList>
-#include <QTemporaryDir>
 #include <array>
 #include <atomic>
 #include <functional>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "c3/analyzer/interference.h"
+#include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
 #include "c3/analyzer/trace.h"
 #include "c3/gui/timeline.h"
@@ -22,13 +22,13 @@ namespace c3::gui {
 
 struct Document {
   QStringList paths;
-  // Traces imported from PyTorch or Nsight files live here while the document is open.
-  std::unique_ptr<QTemporaryDir> imported;
-  // The trace database of each process (Trace::processes order): the file opened, or the
-  // imported copy of it (Process::source names what the user opened).
-  std::vector<std::string> process_db;
-  std::vector<std::string> files;  // the trace databases loaded
   analyzer::Trace trace;
+  // What analyzer::open_traces gave besides the trace (moved into `trace`): the database of
+  // each process (`process_db`: the file opened, or a temporary import of it, kept while the
+  // document lives; Process::source names what the user opened) and the snapshot it came from
+  // or will go to.
+  analyzer::OpenedTraces opened;
+  std::vector<std::string> process_db;
   // The first paint needs no kernel launch shapes, so load_document leaves them pending
   // (analyzer::LoadOptions::defer_kernel_shapes) and analyze_document reads them on its worker.
   // Until `shapes_ready`, the GUI thread must not read Trace::shapes, Activities::shape or
@@ -40,10 +40,6 @@ struct Document {
   analyzer::Report report;
   bool analyzed = false;
   std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
-  // The snapshot cache (analyzer/cache.h): where this set's snapshot lives, and whether the
-  // trace came from it. Empty path: not cached (small, imported, or caching off).
-  std::string cache_path, cache_key;
-  bool from_cache = false;
   std::unique_ptr<Timeline> timeline;
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
   std::vector<std::array<float, analyzer::kClasses>> overview;
@@ -55,7 +51,7 @@ struct LoadError {
   QString message;  // one sentence naming the file
 };
 
-// Loads (and imports: PyTorch or Nsight files are converted into a temporary trace first),
+// Opens (analyzer::open_traces: PyTorch or Nsight files are converted into temporary traces),
 // aligns the ranks' clocks and lays out the timeline: enough for the first paint.
 // `progress(fraction 0..1, what)`; returns nullptr with `error` set on failure, or when `cancel`
 // became true.

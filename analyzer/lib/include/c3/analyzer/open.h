@@ -1,0 +1,95 @@
+// Opening what a user has (../shared/design/ARCHITECTURE.md "The analysis pipeline", step 1):
+// c3scope traces, folders of them, PyTorch profiler (Kineto) JSON (plain or gzip), Nsight
+// Systems SQLite exports and rank summaries (summary.h), mixed, detected by content. PyTorch and
+// Nsight files are converted into temporary c3scope traces that live as long as what opened
+// them; snapshots (cache.h), progress and cancellation live here too. The CLI (analyze, export,
+// info), the GUI and everything after them open traces through this header only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/classify.h"
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+enum class InputFormat { c3scope, kineto, nsys, summary };
+const char* input_format_name(InputFormat f);
+
+struct Input {
+  std::string path;
+  InputFormat format = InputFormat::c3scope;
+};
+
+// Thrown when OpenOptions::cancel became true (or a progress callback threw it).
+struct Cancelled : std::runtime_error {
+  Cancelled() : std::runtime_error("cancelled") {}
+};
+
+struct OpenOptions {
+  Rules rules = Rules::defaults();
+  std::string rules_tag = "default";  // names `rules` in snapshot keys
+  bool hta_rounding = false;          // importer option for Kineto files (docs/analyze.md)
+  // (fraction done 0..1, what is happening); called often enough for a progress bar.
+  std::function<void(double, const std::string&)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled
+  bool defer_kernel_shapes = false;           // LoadOptions::defer_kernel_shapes
+  // Snapshots (cache.h): a folder, or empty for none; trace sets smaller than cache_min_bytes
+  // load fast enough without one. Converted (imported) inputs are never snapshotted.
+  std::string cache_dir;
+  int64_t cache_min_bytes = int64_t{48} << 20;
+};
+
+// Expands folders (their regular files that are traces or summaries, by content, sorted by
+// name) and detects each file's format by content, not by name. Throws std::invalid_argument
+// naming a path that does not exist, a file that is neither a trace nor a summary (with what it
+// looked like), or a folder holding none.
+std::vector<Input> resolve_inputs(const std::vector<std::string>& paths);
+
+// A folder of temporary conversions, removed with its last owner.
+class TempDir {
+ public:
+  TempDir();  // throws std::runtime_error when no temporary folder can be made
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// c3scope trace databases for inputs: each c3scope trace as it is, each PyTorch or Nsight file
+// converted (importer) into `temp`. Summaries are refused (std::invalid_argument: they hold no
+// activities). Throws std::invalid_argument for an input the importer rejects.
+struct TraceFiles {
+  std::vector<std::string> files;    // databases, in input order
+  std::vector<std::string> origins;  // what the user gave for each
+  std::shared_ptr<TempDir> temp;     // set when something was converted
+};
+TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o);
+
+// Everything the inputs hold, loaded (load.h) into one Trace; Process::source names what the
+// user opened.
+struct OpenedTraces {
+  Trace trace;
+  TraceFiles files;
+  std::vector<std::string> process_db;  // per process: the database its rows are in (details.h)
+  std::string cache_key, cache_path;    // set when a snapshot applies
+  bool from_cache = false;
+};
+// Throws std::invalid_argument (bad input), std::runtime_error (a trace that cannot be read:
+// one line naming the file) or Cancelled.
+OpenedTraces open_traces(const std::vector<std::string>& paths, const OpenOptions& o);
+OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o);
+// Writes the snapshot of `trace` (what `opened` opened, possibly moved out of it) when one
+// applies and it did not come from one. False when none was written.
+bool save_snapshot(const Trace& trace, const OpenedTraces& opened);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,260 @@
+#include "c3/analyzer/open.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "c3/analyzer/cache.h"
+#include "c3/analyzer/load.h"
+#include "c3/importer/importer.h"
+#include "c3/tracedb/reader.h"
+
+namespace c3::analyzer {
+namespace fs = std::filesystem;
+namespace {
+
+// The first `n` bytes of a file, decompressed when it is gzip (zlib reads plain files as they
+// are).
+std::string head_of(const std::string& path, size_t n) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return {};
+  std::string out(n, '\0');
+  const int got = gzread(f, out.data(), static_cast<unsigned>(n));
+  gzclose(f);
+  out.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  return out;
+}
+
+enum class Sniff { trace, summary, report, other };
+
+// `why` gets what the file looked like when it is not an input.
+Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool strict_json) {
+  std::string w;
+  const importer::Format f = importer::detect(path, &w);
+  if (f == importer::Format::unknown) {
+    *why = w;
+    return Sniff::other;
+  }
+  if (f == importer::Format::nsys) {
+    // SQLite: a c3scope trace, or an Nsight Systems export.
+    try {
+      *format = tracedb::Reader::open(path)->has_table("gpu_activity") ? InputFormat::c3scope
+                                                                       : InputFormat::nsys;
+    } catch (const tracedb::ReadError& e) {
+      // Not ours: an Nsight export (the importer checks its tables). A damaged or too-new
+      // c3scope trace says so.
+      if (e.kind() != tracedb::ReadError::Kind::not_c3scope) throw std::runtime_error(e.what());
+      *format = InputFormat::nsys;
+    }
+    return Sniff::trace;
+  }
+  // JSON: a Kineto trace, a c3scope summary, or a c3scope report (not an input).
+  const std::string head = head_of(path, size_t{64} << 10);
+  const std::string first = head.substr(0, 512);
+  if (first.find("\"c3scope-summary/") != std::string::npos) {
+    *format = InputFormat::summary;
+    return Sniff::summary;
+  }
+  if (first.find("\"c3scope-analyze/") != std::string::npos ||
+      first.find("\"c3scope-compare/") != std::string::npos) {
+    *why = "a c3scope report, not a trace (save summaries with 'c3scope analyze --summary')";
+    return Sniff::report;
+  }
+  if (strict_json && head.find("\"traceEvents\"") == std::string::npos) {
+    *why = "JSON without traceEvents";
+    return Sniff::other;
+  }
+  *format = InputFormat::kineto;
+  return Sniff::trace;
+}
+
+}  // namespace
+
+const char* input_format_name(InputFormat f) {
+  switch (f) {
+    case InputFormat::c3scope:
+      return "c3scope trace";
+    case InputFormat::kineto:
+      return "PyTorch profiler (Kineto) trace";
+    case InputFormat::nsys:
+      return "Nsight Systems export";
+    case InputFormat::summary:
+      return "c3scope summary";
+  }
+  return "?";
+}
+
+std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
+  std::vector<Input> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> names;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        if (e.is_regular_file(ec)) names.push_back(e.path().string());
+      }
+      std::sort(names.begin(), names.end());
+      size_t found = 0;
+      for (const std::string& f : names) {
+        // Leftovers of an interrupted write are not inputs.
+        if (f.find(".partial") != std::string::npos || f.ends_with("-wal") || f.ends_with("-shm") ||
+            f.ends_with("-journal"))
+          continue;
+        Input in{f};
+        std::string why;
+        const Sniff s = sniff(f, &in.format, &why, /*strict_json=*/true);
+        if (s == Sniff::trace || s == Sniff::summary) {
+          out.push_back(in);
+          ++found;
+        }
+      }
+      if (found == 0) {
+        throw std::invalid_argument("'" + p +
+                                    "' is a folder without traces (c3scope, PyTorch profiler "
+                                    "or Nsight Systems files) or summaries");
+      }
+    } else if (fs::exists(p, ec)) {
+      Input in{p};
+      std::string why;
+      const Sniff s = sniff(p, &in.format, &why, /*strict_json=*/false);
+      if (s != Sniff::trace && s != Sniff::summary)
+        throw std::invalid_argument("'" + p + "' is not a trace: " + why);
+      out.push_back(in);
+    } else {
+      throw std::invalid_argument("'" + p + "' does not exist");
+    }
+  }
+  return out;
+}
+
+TempDir::TempDir() {
+  const char* env = std::getenv("TMPDIR");
+  std::string tmpl = std::string(env && *env ? env : "/tmp") + "/c3scope-open-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    throw std::runtime_error("cannot make a temporary folder in " +
+                             tmpl.substr(0, tmpl.rfind('/')) + ": " + std::strerror(errno) +
+                             " (set TMPDIR to a writable folder)");
+  }
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o) {
+  TraceFiles out;
+  size_t converted = 0, to_convert = 0;
+  for (const Input& in : inputs) to_convert += in.format != InputFormat::c3scope;
+  for (const Input& in : inputs) {
+    if (o.cancel && *o.cancel) throw Cancelled();
+    switch (in.format) {
+      case InputFormat::c3scope:
+        out.files.push_back(in.path);
+        out.origins.push_back(in.path);
+        continue;
+      case InputFormat::summary:
+        throw std::invalid_argument("'" + in.path +
+                                    "' is a summary: it holds no activities to open here");
+      case InputFormat::kineto:
+      case InputFormat::nsys:
+        break;
+    }
+    if (!out.temp) out.temp = std::make_shared<TempDir>();
+    const std::string db =
+        out.temp->path() + "/import-" + std::to_string(out.files.size()) + ".sqlite";
+    importer::Options io;
+    io.hta_rounding = o.hta_rounding;
+    const std::string name = fs::path(in.path).filename().string();
+    const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
+    if (o.progress) o.progress(0, "importing " + name);
+    try {
+      importer::import_files({in.path}, db, io, [&](int64_t done, int64_t total) {
+        if (o.cancel && *o.cancel) throw Cancelled();
+        if (o.progress && total > 0) {
+          o.progress(base + static_cast<double>(done) / static_cast<double>(total) /
+                                static_cast<double>(to_convert),
+                     "importing " + name);
+        }
+      });
+    } catch (const tracedb::ReadError& e) {
+      throw std::runtime_error(e.what());
+    }
+    ++converted;
+    out.files.push_back(db);
+    out.origins.push_back(in.path);
+  }
+  return out;
+}
+
+OpenedTraces open_traces(const std::vector<std::string>& paths, const OpenOptions& o) {
+  return open_traces(resolve_inputs(paths), o);
+}
+
+OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o) {
+  OpenedTraces r;
+  const bool converting = std::any_of(inputs.begin(), inputs.end(), [](const Input& in) {
+    return in.format != InputFormat::c3scope;
+  });
+  // Imports take the first 40% of the progress, loading the rest.
+  const double share = converting ? 0.4 : 0.0;
+  OpenOptions co = o;
+  if (o.progress) co.progress = [&](double f, const std::string& w) { o.progress(share * f, w); };
+  r.files = convert_inputs(inputs, co);
+  LoadOptions lo;
+  lo.rules = o.rules;
+  lo.defer_kernel_shapes = o.defer_kernel_shapes;
+  lo.progress = [&](int64_t done, int64_t total) {
+    if (o.cancel && *o.cancel) throw Cancelled();
+    if (o.progress) {
+      o.progress(total > 0
+                     ? share + (1 - share) * static_cast<double>(done) / static_cast<double>(total)
+                     : share,
+                 "loading");
+    }
+  };
+  try {
+    // A snapshot of the same files skips SQLite decoding (converted traces are not cached:
+    // their temporary files are new every time).
+    int64_t bytes = 0;
+    for (const auto& f : r.files.files) {
+      std::error_code ec;
+      const auto sz = fs::file_size(f, ec);
+      if (!ec) bytes += static_cast<int64_t>(sz);
+    }
+    if (!o.cache_dir.empty() && !r.files.temp && bytes >= o.cache_min_bytes) {
+      r.cache_key = cache_key(r.files.files, o.rules_tag);
+      r.cache_path = cache_path(o.cache_dir, r.cache_key);
+      if (o.progress) o.progress(share, "reading the snapshot");
+      if (auto cached = load_cache(r.cache_path, r.cache_key)) {
+        r.trace = std::move(*cached);
+        r.from_cache = true;
+      }
+    }
+    if (!r.from_cache) r.trace = load(r.files.files, lo);
+  } catch (const tracedb::ReadError& e) {
+    throw std::runtime_error(e.what());
+  }
+  std::map<std::string, std::string> origin;
+  for (size_t i = 0; i < r.files.files.size(); ++i) origin[r.files.files[i]] = r.files.origins[i];
+  r.process_db.reserve(r.trace.processes.size());
+  for (Process& p : r.trace.processes) {
+    r.process_db.push_back(p.source);
+    auto it = origin.find(p.source);
+    if (it != origin.end()) p.source = it->second;
+  }
+  return r;
+}
+
+bool save_snapshot(const Trace& trace, const OpenedTraces& opened) {
+  if (opened.cache_path.empty() || opened.from_cache) return false;
+  return save_cache(trace, opened.cache_key, opened.cache_path);
+}
+
+}  // namespace c3::analyzer
