@@ -1,5 +1,6 @@
-// c3scope analyze: overlap, exposed communication, time breakdown and collective tables of one
-// or many traces (docs/analyze.md).
+// c3scope analyze: overlap, exposed communication, time breakdown, steps and collective tables of
+// traces of any format and of summaries (docs/analyze.md), through the analyzer's pipeline:
+// open each input, map it to rank summaries, reduce.
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,114 +8,170 @@
 #include <fstream>
 #include <iostream>
 
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/report.h"
-#include "c3/tracedb/reader.h"
+#include "c3/analyzer/pipeline.h"
 #include "commands.h"
 
 namespace c3::cli {
 namespace {
 
-// Writes `text` to `path` through a temporary file renamed into place; one-line error.
-bool write_file(const std::string& flag, const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    o << text;
-    if (!o) {
+// An output written under a temporary name and renamed into place at the end: a failed run
+// leaves nothing half-written.
+class Output {
+ public:
+  Output(std::string flag, std::string path) : flag_(std::move(flag)), path_(std::move(path)) {}
+  ~Output() {
+    if (open_) {
+      f_.close();
       std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      error_line("analyze: " + flag + " " + path + ": cannot write (does the folder exist?)");
-      return false;
+      std::filesystem::remove(tmp(), ec);
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    error_line("analyze: " + flag + " " + path + ": " + ec.message());
-    return false;
+  bool open() {
+    f_.open(tmp(), std::ios::binary | std::ios::trunc);
+    open_ = static_cast<bool>(f_);
+    if (!open_)
+      error_line("analyze: " + flag_ + " " + path_ + ": cannot write (does the folder exist?)");
+    return open_;
   }
-  return true;
-}
+  void write(const std::string& s) { f_ << s; }
+  bool commit() {
+    f_.close();
+    open_ = false;
+    std::error_code ec;
+    if (!f_) {
+      std::filesystem::remove(tmp(), ec);
+      error_line("analyze: " + flag_ + " " + path_ + ": cannot write (disk full?)");
+      return false;
+    }
+    std::filesystem::rename(tmp(), path_, ec);
+    if (ec) {
+      std::filesystem::remove(tmp(), ec);
+      error_line("analyze: " + flag_ + " " + path_ + ": " + ec.message());
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string tmp() const { return path_ + ".partial"; }
+  std::string flag_, path_;
+  std::ofstream f_;
+  bool open_ = false;
+};
 
 }  // namespace
 
 Action add_analyze(CLI::App& app) {
-  auto* cmd =
-      app.add_subcommand("analyze",
-                         "Overlap, exposed communication, time breakdown and collectives of "
-                         "traces (per rank, per device and overall)");
+  auto* cmd = app.add_subcommand(
+      "analyze",
+      "Overlap, exposed communication, time breakdown, steps and collectives of traces "
+      "(c3scope, PyTorch profiler, Nsight Systems) or summaries: per rank, per device and overall");
   struct Opts {
     std::vector<std::string> inputs;
-    std::string json, csv, range, rules;
+    std::string json, csv, range, rules, step, summary;
     double threshold = 0.5;
     int min_samples = 5;
+    bool steps = false, hta_rounding = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("traces", o->inputs, "Trace files or folders of *.sqlite traces")->required();
+  cmd->add_option("inputs", o->inputs,
+                  "Traces (c3scope, PyTorch profiler JSON, Nsight Systems SQLite exports), folders "
+                  "of them, or summary files (--summary)")
+      ->required();
   cmd->add_option("--json", o->json,
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
+  cmd->add_option("--summary", o->summary,
+                  "Write the rank summaries (schema c3scope-summary/1; a CI baseline, and an "
+                  "input of analyze) to this file");
   cmd->add_option(
       "--range", o->range,
       "Only time inside NVTX / PyTorch annotation ranges whose name matches this regular "
-      "expression (e.g. 'ProfilerStep#1[0-9]'), with a table per range");
+      "expression (RE2, e.g. 'ProfilerStep#1[0-9]'), with a table per range");
+  cmd->add_option("--step", o->step,
+                  "Steps are the NVTX / annotation ranges whose name matches this regular "
+                  "expression (default: ProfilerStep#N, else c3bench cases)");
+  cmd->add_flag("--steps", o->steps, "Print the per-step table");
   cmd->add_option("--rules", o->rules,
                   "Classification rules file (lines 'CLASS REGEX'; docs/analyze.md)");
+  cmd->add_option("--overlap-threshold", o->threshold,
+                  "Interference: the share of an operation's duration under the other kind that "
+                  "counts as overlapped")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-samples", o->min_samples,
+                  "Interference: fewer samples alone or overlapped than this give no slowdown")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_flag("--hta-rounding", o->hta_rounding,
+                "PyTorch traces with fractional-microsecond timestamps: round as Holistic Trace "
+                "Analysis does (docs/analyze.md)");
   return [o] {
-    analyzer::LoadOptions lo;
-    std::vector<std::string> files;
+    analyzer::PipelineOptions po;
+    std::vector<analyzer::Input> inputs;
     try {
-      if (!o->rules.empty()) lo.rules = analyzer::Rules::from_file(o->rules);
-      files = analyzer::expand_inputs(o->inputs);
-    } catch (const std::invalid_argument& e) {
+      if (!o->rules.empty()) {
+        po.open.rules = analyzer::Rules::from_file(o->rules);
+        po.open.rules_tag = o->rules;
+      }
+      inputs = analyzer::resolve_inputs(o->inputs);
+    } catch (const std::exception& e) {
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
+    po.open.hta_rounding = o->hta_rounding;
+    po.analyze.range = o->range;
+    po.analyze.step = o->step;
+    po.analyze.interference.overlap_fraction = o->threshold;
+    po.analyze.interference.min_samples = o->min_samples;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
-    if (tty) {
-      lo.progress = [](int64_t done, int64_t total) {
-        std::fprintf(stderr, "\rc3scope analyze: loading %lld of %lld GPU activities (%d%%)",
-                     static_cast<long long>(done), static_cast<long long>(total),
-                     total > 0 ? static_cast<int>(100 * done / total) : 100);
+    if (tty && inputs.size() > 1) {
+      po.progress = [](size_t done, size_t total, const std::string&) {
+        std::fprintf(stderr, "\rc3scope analyze: %zu of %zu inputs mapped", done, total);
         std::fflush(stderr);
       };
     }
-    analyzer::Trace t;
+    std::unique_ptr<Output> csv;
+    if (!o->csv.empty()) {
+      csv = std::make_unique<Output>("--csv", o->csv);
+      if (!csv->open()) return kExitUsage;
+      csv->write(analyzer::collectives_csv_header());
+      po.csv = [&csv](const std::string& rows) { csv->write(rows); };
+    }
+    analyzer::PipelineResult res;
     try {
-      t = analyzer::load(files, lo);
-    } catch (const tracedb::ReadError& e) {
-      if (tty) std::fprintf(stderr, "\r\033[K");
-      error_line(std::string("analyze: ") + e.what());
-      return kExitUsage;
-    } catch (const std::invalid_argument& e) {
-      if (tty) std::fprintf(stderr, "\r\033[K");
+      res = analyzer::run_pipeline(inputs, po);
+    } catch (const std::exception& e) {
+      if (po.progress) std::fprintf(stderr, "\r\033[K");
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
-    if (lo.progress) std::fprintf(stderr, "\r\033[K");
-    analyzer::AnalyzeOptions ao;
-    ao.range = o->range;
-    ao.interference.overlap_fraction = o->threshold;
-    ao.interference.min_samples = o->min_samples;
-    analyzer::Report r;
-    try {
-      r = analyzer::analyze(t, files, ao);
-    } catch (const std::invalid_argument& e) {
-      error_line(std::string("analyze: ") + e.what());
-      return kExitUsage;
-    }
+    if (po.progress) std::fprintf(stderr, "\r\033[K");
+    const analyzer::Report& r = res.report;
     if (!o->range.empty() && r.matching_ranges == 0) {
       error_line("analyze: --range '" + o->range +
                  "' matches no NVTX or annotation range in these traces");
       return kExitUsage;
     }
-    analyzer::print_text(stdout, t, r);
+    if (!o->step.empty() && r.job_steps.empty()) {
+      error_line("analyze: --step '" + o->step +
+                 "' matches no NVTX or annotation range in these traces");
+      return kExitUsage;
+    }
+    analyzer::PrintOptions print;
+    print.steps = o->steps;
+    analyzer::print_text(stdout, r, print);
     int rc = kExitOk;
-    if (!o->json.empty() && !write_file("--json", o->json, analyzer::to_json(t, r)))
-      rc = kExitUsage;
-    if (!o->csv.empty() && !write_file("--csv", o->csv, analyzer::collectives_csv(t, r)))
+    auto write = [&](const std::string& flag, const std::string& path, const std::string& text) {
+      Output out(flag, path);
+      if (!out.open()) return false;
+      out.write(text);
+      return out.commit();
+    };
+    if (!o->json.empty() && !write("--json", o->json, analyzer::to_json(r))) rc = kExitUsage;
+    if (csv && !csv->commit()) rc = kExitUsage;
+    if (!o->summary.empty() &&
+        !write("--summary", o->summary, analyzer::summaries_to_json(res.summaries, po.analyze)))
       rc = kExitUsage;
     return rc;
   };

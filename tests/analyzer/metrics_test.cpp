@@ -246,7 +246,7 @@ TEST(Report, RangesAndJson) {
   EXPECT_EQ(r.ranges[0].b.overlap, 50);
   EXPECT_EQ(r.ranges[1].b.compute(), 100);
   EXPECT_EQ(r.processes[0].b.span, 300);
-  const std::string j = to_json(t, r);
+  const std::string j = to_json(r);
   for (const char* key : {"\"schema\": \"c3scope-analyze/1\"", "\"span_ns\"", "\"idle_ns\"",
                           "\"compute_ns\"", "\"comm_ns\"", "\"overlap_ns\"", "\"overlap_pct\"",
                           "\"exposed_comm_ns\"", "\"exposed_memcpy_ns\"", "\"rank\": 0"}) {

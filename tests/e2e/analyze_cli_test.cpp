@@ -114,8 +114,9 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
   };
   const std::vector<Bad> cases = {
       {{"analyze", dir.path() + "/missing.sqlite"}, "does not exist"},
-      {{"analyze", text}, "not an SQLite file"},
-      {{"analyze", json}, "not an SQLite file"},
+      {{"analyze", text}, "is not a trace: neither JSON"},
+      {{"analyze", good, "--step", "nothing-matches"}, "--step 'nothing-matches' matches no"},
+      {{"analyze", good, "--step", "(?<=x)"}, "--step: bad regular expression"},
       {{"analyze", good, "--range", "(["}, "bad regular expression"},
       {{"analyze", good, "--range", "nothing-matches"}, "matches no"},
       {{"analyze", good, "--rules", dir.path() + "/none.rules"}, "cannot read"},
@@ -124,6 +125,8 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
       {{"import", json, "-o", good}, "exists"},
       {{"import", dir.path() + "/missing.json", "-o", dir.path() + "/y.sqlite"}, "missing.json"},
   };
+  // A PyTorch trace is opened directly (analyzer::open_traces), with no import step.
+  EXPECT_EQ(c3scope({"analyze", json}, dir).exit_code, 0);
   for (const auto& c : cases) {
     RunResult r = c3scope(c.args, dir);
     std::string joined;

@@ -85,7 +85,8 @@ void InterferenceStat::merge(const InterferenceStat& o) {
   total_ns += o.total_ns;
 }
 
-std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o) {
+std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o,
+                                                 int process) {
   if (!t.pending_shapes.empty()) {
     throw std::logic_error("interference: kernel shapes are still pending (load_kernel_shapes)");
   }
@@ -119,6 +120,7 @@ std::vector<InterferenceStat> interference_stats(const Trace& t, const Interfere
     return it->second;
   };
   for_each_device(a, [&](size_t b, size_t e) {
+    if (process >= 0 && a.process[b] != process) return;
     Intervals comp, comm;
     for (size_t i = b; i < e; ++i) {
       if (a.cls[i] == Class::compute) comp.push_back({a.start[i], a.end[i]});

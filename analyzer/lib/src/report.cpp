@@ -8,23 +8,10 @@
 #include <stdexcept>
 
 #include "c3/analyzer/load.h"
-#include "c3/analyzer/pattern.h"
+#include "c3/analyzer/summary.h"
 
 namespace c3::analyzer {
 namespace {
-
-// Windows per process: the union of the matching ranges.
-std::map<int, Intervals> windows_of(const Trace& t, const Pattern& re,
-                                    std::vector<const Range*>* matches) {
-  std::map<int, Intervals> w;
-  for (const Range& g : t.ranges) {
-    if (!re.search(g.name)) continue;
-    matches->push_back(&g);
-    w[g.process].push_back({g.start, g.end});
-  }
-  for (auto& [p, v] : w) v = union_of(std::move(v));
-  return w;
-}
 
 std::string ms(int64_t ns) {
   char b[32];
@@ -82,8 +69,8 @@ nlohmann::json breakdown_json(const Breakdown& b) {
   return j;
 }
 
-nlohmann::json process_json(const Trace& t, int p) {
-  const Process& pr = t.processes[static_cast<size_t>(p)];
+nlohmann::json process_json(const Report& r, int p) {
+  const Process& pr = r.process_info[static_cast<size_t>(p)];
   nlohmann::json j;
   j["rank"] = pr.rank ? nlohmann::json(*pr.rank) : nlohmann::json(nullptr);
   j["pid"] = pr.pid;
@@ -93,7 +80,7 @@ nlohmann::json process_json(const Trace& t, int p) {
   return j;
 }
 
-void print_interference(FILE* out, const Trace& t, const Report& r) {
+void print_interference(FILE* out, const Report& r) {
   if (!r.interference.empty()) {
     std::fprintf(out,
                  "\nInterference: duration alone vs overlapped (>= 50%% of it) with the other kind "
@@ -114,9 +101,9 @@ void print_interference(FILE* out, const Trace& t, const Report& r) {
                    x.median_overlapped_ns / 1e3, slow, ci);
     }
   }
-  if (!t.bench.empty()) {
+  if (!r.bench.empty()) {
     std::fprintf(out, "\nControlled experiments (c3bench results in the trace%s)\n",
-                 t.bench.front().simulated ? "; SIMULATED predictions" : "");
+                 r.bench.front().simulated ? "; SIMULATED predictions" : "");
     std::fprintf(out, "%-58s %9s %9s %7s %7s %6s %6s  %s\n", "case", "slow_cp", "slow_cm", "ideal",
                  "real", "frac", "r/i", "class");
     auto p = [](const std::optional<double>& v) {
@@ -131,7 +118,7 @@ void print_interference(FILE* out, const Trace& t, const Report& r) {
       std::snprintf(b, sizeof b, "%.2f", *v);
       return std::string(b);
     };
-    for (const auto& b : t.bench) {
+    for (const auto& b : r.bench) {
       std::fprintf(out, "%-58.58s %9s %9s %7s %7s %6s %6s  %s\n", b.label.c_str(),
                    p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
                    x(b.ideal_speedup).c_str(), x(b.realized_speedup).c_str(),
@@ -141,7 +128,7 @@ void print_interference(FILE* out, const Trace& t, const Report& r) {
   }
 }
 
-void print_contention(FILE* out, const Trace& t, const Report& r) {
+void print_contention(FILE* out, const Report& r) {
   bool any = false;
   for (const auto& c : r.contention)
     any = any || c.kernels_with_demand > 0 || c.copy_overlap_ns > 0 || c.queued_kernels > 0;
@@ -152,7 +139,7 @@ void print_contention(FILE* out, const Trace& t, const Report& r) {
                  "  %s device %d: SM oversubscribed %s ms (%" PRId64
                  " kernels with known SM demand, %" PRId64
                  " unknown); same-direction copies together %s ms\n",
-                 t.processes[static_cast<size_t>(c.process)].label().c_str(), c.device,
+                 r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.device,
                  ms(c.oversubscribed_ns).c_str(), c.kernels_with_demand, c.kernels_unknown,
                  ms(c.copy_overlap_ns).c_str());
     for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
@@ -174,7 +161,7 @@ void print_contention(FILE* out, const Trace& t, const Report& r) {
   }
 }
 
-void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
+void print_cross_rank(FILE* out, const Report& r) {
   if (r.cross.collectives.empty()) return;
   std::fprintf(out,
                "\nAcross ranks: %zu collectives matched by communicator and sequence (%" PRId64
@@ -192,13 +179,13 @@ void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
   std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
   for (const auto& w : r.cross.ranks) {
     std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n",
-                 t.processes[static_cast<size_t>(w.process)].label().c_str(), w.matched,
+                 r.process_info[static_cast<size_t>(w.process)].label().c_str(), w.matched,
                  ms(w.wait_ns).c_str(), w.straggler_count);
   }
   for (const auto& c : r.clocks) {
     if (c.how == "reference") continue;
     std::fprintf(out, "  clock of %s: %s%s\n",
-                 t.processes[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
+                 r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
                  c.matched ? (", offset " + std::to_string(c.offset_ns) + " ns from " +
                               std::to_string(c.matched) + " collectives")
                                  .c_str()
@@ -206,14 +193,48 @@ void print_cross_rank(FILE* out, const Trace& t, const Report& r) {
   }
 }
 
+// Step time median and p90 over the job's steps; the per-step table on request.
+void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
+  if (r.job_steps.empty()) return;
+  std::vector<int64_t> t;
+  for (const JobStep& j : r.job_steps) t.push_back(j.step_ns);
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  const double med = n % 2
+                         ? static_cast<double>(t[n / 2])
+                         : (static_cast<double>(t[n / 2 - 1]) + static_cast<double>(t[n / 2])) / 2;
+  const double p90 = static_cast<double>(t[static_cast<size_t>(0.9 * static_cast<double>(n - 1))]);
+  std::fprintf(out,
+               "\nSteps (%s): %zu; step time (longest rank) median %.3f ms, p90 %.3f ms, min %.3f "
+               "ms, max %.3f ms\n",
+               r.step_source.c_str(), n, med / 1e6, p90 / 1e6, static_cast<double>(t.front()) / 1e6,
+               static_cast<double>(t.back()) / 1e6);
+  if (!po.steps) return;
+  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
+               "step ms", "compute", "exp-comm", "exp-mem", "idle", "overlap%");
+  for (const JobStep& j : r.job_steps) {
+    const Breakdown& b = j.mean;
+    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %9s\n", j.index,
+                 j.name.c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
+                 ms(b.exposed_comm).c_str(), ms(b.exposed_memcpy).c_str(), ms(b.idle).c_str(),
+                 b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-");
+  }
+  std::fprintf(out, "(per step: compute and the other columns are means over the ranks)\n");
+}
+
 }  // namespace
 
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
   load_kernel_shapes(t);
-  std::vector<ClockOffset> clocks;
-  if (o.align) clocks = align_clocks(t);
-  Report r = analyze_aligned(t, inputs, o);
-  r.clocks = std::move(clocks);
+  std::vector<CommOverlap> comm;
+  const std::vector<RankSummary> ranks =
+      summarize(t, o, [&](const Trace&, const std::vector<CommOverlap>& rows) {
+        comm.insert(comm.end(), rows.begin(), rows.end());
+      });
+  Report r = reduce(ranks, inputs, o, o.align);
+  r.comm = std::move(comm);
+  for (const ClockOffset& c : r.clocks)
+    t.processes[static_cast<size_t>(c.process)].offset_ns = c.offset_ns;
   return r;
 }
 
@@ -224,90 +245,24 @@ Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
         "analyze_aligned: the kernel shapes of a deferred load are still "
         "pending (call load_kernel_shapes first)");
   }
-  Report r;
-  r.inputs = inputs;
-  for (size_t i = 0; i < t.activities.size(); ++i) {
-    switch (t.activities.kind[i]) {
-      case Kind::kernel:
-        ++r.kernels;
-        break;
-      case Kind::memcpy:
-        ++r.memcpys;
-        break;
-      case Kind::memset:
-        ++r.memsets;
-        break;
-    }
-  }
-  std::map<int, Intervals> windows;
-  std::vector<const Range*> matches;
-  const bool ranged = !o.range.empty();
-  if (ranged) {
-    const Pattern re = Pattern::compile(o.range, "--range");
-    windows = windows_of(t, re, &matches);
-  }
-  const Intervals empty;
-  auto window_of = [&](int p) -> const Intervals* {
-    if (!ranged) return nullptr;
-    auto it = windows.find(p);
-    return it == windows.end() ? &empty : &it->second;
-  };
-  r.overall.process = -1;
-  for (size_t p = 0; p < t.processes.size(); ++p) {
-    const int pi = static_cast<int>(p);
-    ScopeReport s;
-    s.process = pi;
-    s.b = breakdown(t, {pi, -1}, window_of(pi));
-    r.overall.b.add(s.b);
-    r.processes.push_back(s);
-    std::vector<int> devs;
-    for (const Device& d : t.devices) {
-      if (d.process == pi) devs.push_back(d.device);
-    }
-    // Devices that have activities but no device row.
-    for (size_t i = 0; i < t.activities.size(); ++i) {
-      if (t.activities.process[i] == pi &&
-          std::find(devs.begin(), devs.end(), t.activities.device[i]) == devs.end()) {
-        devs.push_back(t.activities.device[i]);
-      }
-    }
-    std::sort(devs.begin(), devs.end());
-    for (int d : devs) {
-      ScopeReport ds;
-      ds.process = pi;
-      ds.device = d;
-      ds.b = breakdown(t, {pi, d}, window_of(pi));
-      r.devices.push_back(ds);
-    }
-    auto c = comm_overlap(t, {pi, -1}, window_of(pi));
-    r.comm.insert(r.comm.end(), c.begin(), c.end());
-  }
-  r.collectives = collective_summary(t, r.comm);
-  r.interference = interference(t, o.interference);
-  r.contention = contention(t);
-  r.cross = cross_rank(t);
-  r.matching_ranges = static_cast<int64_t>(matches.size());
-  for (const Range* g : matches) {
-    RangeReport rr;
-    rr.process = g->process;
-    rr.name = g->name;
-    rr.start = g->start;
-    rr.end = g->end;
-    const Intervals w{{g->start, g->end}};
-    rr.b = breakdown(t, {g->process, -1}, &w);
-    r.ranges.push_back(std::move(rr));
-  }
+  std::vector<CommOverlap> comm;
+  const std::vector<RankSummary> ranks =
+      summarize(t, o, [&](const Trace&, const std::vector<CommOverlap>& rows) {
+        comm.insert(comm.end(), rows.begin(), rows.end());
+      });
+  Report r = reduce(ranks, inputs, o, /*align=*/false);
+  r.comm = std::move(comm);
   return r;
 }
 
-void print_text(FILE* out, const Trace& t, const Report& r) {
+void print_text(FILE* out, const Report& r, const PrintOptions& po) {
   std::fprintf(out,
                "c3scope analyze: %zu trace(s), %zu process(es), %" PRId64 " kernels, %" PRId64
                " memcpy, %" PRId64 " memset\n",
-               r.inputs.size(), t.processes.size(), r.kernels, r.memcpys, r.memsets);
-  if (t.skipped > 0) {
-    std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", t.skipped,
-                 t.first_skipped.c_str());
+               r.inputs.size(), r.process_info.size(), r.kernels, r.memcpys, r.memsets);
+  if (r.skipped > 0) {
+    std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", r.skipped,
+                 r.first_skipped.c_str());
   }
   if (!r.ranges.empty() || r.matching_ranges > 0) {
     std::fprintf(out, "restricted to %" PRId64 " matching range(s)\n", r.matching_ranges);
@@ -326,7 +281,7 @@ void print_text(FILE* out, const Trace& t, const Report& r) {
                  ms(b.exposed_memcpy).c_str(), b.activities);
   };
   for (const ScopeReport& s : r.processes) {
-    const std::string label = t.processes[static_cast<size_t>(s.process)].label();
+    const std::string label = r.process_info[static_cast<size_t>(s.process)].label();
     row(label, "all", s.b);
     size_t n = 0;
     for (const ScopeReport& d : r.devices) n += d.process == s.process;
@@ -362,16 +317,17 @@ void print_text(FILE* out, const Trace& t, const Report& r) {
                    gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
     }
   }
-  print_interference(out, t, r);
-  print_contention(out, t, r);
-  print_cross_rank(out, t, r);
+  print_interference(out, r);
+  print_contention(out, r);
+  print_cross_rank(out, r);
+  print_steps(out, r, po);
   if (!r.ranges.empty()) {
     std::fprintf(out, "\nPer range (ms)\n");
     std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "span",
                  "idle", "compute", "comm", "overlap%", "exposed-comm");
     for (const RangeReport& g : r.ranges) {
       std::fprintf(out, "%-22s %-28.28s %11s %11s %11s %11s %9s %11s\n",
-                   t.processes[static_cast<size_t>(g.process)].label().c_str(), g.name.c_str(),
+                   r.process_info[static_cast<size_t>(g.process)].label().c_str(), g.name.c_str(),
                    ms(g.b.span).c_str(), ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(),
                    ms(g.b.comm()).c_str(), g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
                    ms(g.b.exposed_comm).c_str());
@@ -379,18 +335,18 @@ void print_text(FILE* out, const Trace& t, const Report& r) {
   }
 }
 
-std::string to_json(const Trace& t, const Report& r) {
+std::string to_json(const Report& r) {
   nlohmann::json j;
   j["schema"] = "c3scope-analyze/1";
   j["inputs"] = r.inputs;
-  j["counts"] = {{"processes", t.processes.size()},
+  j["counts"] = {{"processes", r.process_info.size()},
                  {"kernels", r.kernels},
                  {"memcpy", r.memcpys},
                  {"memset", r.memsets},
-                 {"skipped_rows", t.skipped}};
+                 {"skipped_rows", r.skipped}};
   nlohmann::json ranks = nlohmann::json::array();
   for (const ScopeReport& s : r.processes) {
-    nlohmann::json p = process_json(t, s.process);
+    nlohmann::json p = process_json(r, s.process);
     nlohmann::json b = breakdown_json(s.b);
     p.update(b);
     nlohmann::json devs = nlohmann::json::array();
@@ -420,8 +376,8 @@ std::string to_json(const Trace& t, const Report& r) {
   nlohmann::json ranges = nlohmann::json::array();
   for (const RangeReport& g : r.ranges) {
     nlohmann::json rj = breakdown_json(g.b);
-    rj["rank"] = process_json(t, g.process)["rank"];
-    rj["process"] = t.processes[static_cast<size_t>(g.process)].label();
+    rj["rank"] = process_json(r, g.process)["rank"];
+    rj["process"] = r.process_info[static_cast<size_t>(g.process)].label();
     rj["name"] = g.name;
     rj["start_ns"] = g.start;
     rj["end_ns"] = g.end;
@@ -450,7 +406,7 @@ std::string to_json(const Trace& t, const Report& r) {
   auto opt = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  for (const auto& b : t.bench) {
+  for (const auto& b : r.bench) {
     bench.push_back({{"label", b.label},
                      {"backend", b.backend},
                      {"simulated", b.simulated},
@@ -471,7 +427,7 @@ std::string to_json(const Trace& t, const Report& r) {
   j["controlled_experiments"] = std::move(bench);
   nlohmann::json cont = nlohmann::json::array();
   for (const auto& c : r.contention) {
-    nlohmann::json o = {{"rank", process_json(t, c.process)["rank"]},
+    nlohmann::json o = {{"rank", process_json(r, c.process)["rank"]},
                         {"device", c.device},
                         {"sm_oversubscribed_ns", c.oversubscribed_ns},
                         {"kernels_with_sm_demand", c.kernels_with_demand},
@@ -498,7 +454,7 @@ std::string to_json(const Trace& t, const Report& r) {
   xr["unmatched"] = r.cross.unmatched;
   nlohmann::json waits = nlohmann::json::array();
   for (const auto& w : r.cross.ranks) {
-    nlohmann::json o = process_json(t, w.process);
+    nlohmann::json o = process_json(r, w.process);
     o["matched"] = w.matched;
     o["wait_ns"] = w.wait_ns;
     o["straggler_count"] = w.straggler_count;
@@ -512,33 +468,67 @@ std::string to_json(const Trace& t, const Report& r) {
                      {"op", m.op},
                      {"ranks", m.ranks},
                      {"arrival_skew_ns", m.skew_ns},
-                     {"straggler", process_json(t, m.straggler)["label"]}});
+                     {"straggler", process_json(r, m.straggler)["label"]}});
   }
   xr["collectives"] = std::move(skews);
   nlohmann::json clocks = nlohmann::json::array();
   for (const auto& c : r.clocks) {
-    clocks.push_back({{"process", process_json(t, c.process)["label"]},
+    clocks.push_back({{"process", process_json(r, c.process)["label"]},
                       {"offset_ns", c.offset_ns},
                       {"matched", c.matched},
                       {"how", c.how}});
   }
   xr["clock_offsets"] = std::move(clocks);
   j["cross_rank"] = std::move(xr);
+  nlohmann::json steps;
+  steps["source"] = r.step_source;
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (size_t p = 0; p < r.steps.size(); ++p) {
+    for (const StepSample& st : r.steps[p]) {
+      nlohmann::json o = breakdown_json(st.b);
+      o["rank"] = process_json(r, static_cast<int>(p))["rank"];
+      o["process"] = r.process_info[p].label();
+      o["index"] = st.index;
+      o["name"] = st.name;
+      o["start_ns"] = st.start;
+      o["end_ns"] = st.end;
+      o["step_ns"] = st.end - st.start;
+      per_rank.push_back(std::move(o));
+    }
+  }
+  steps["per_rank"] = std::move(per_rank);
+  nlohmann::json job = nlohmann::json::array();
+  for (const JobStep& js : r.job_steps) {
+    nlohmann::json o = breakdown_json(js.mean);
+    o["index"] = js.index;
+    o["name"] = js.name;
+    o["ranks"] = js.ranks;
+    o["step_ns"] = js.step_ns;
+    job.push_back(std::move(o));
+  }
+  steps["job"] = std::move(job);
+  j["steps"] = std::move(steps);
   return j.dump(2) + "\n";
 }
 
+std::string collectives_csv_header() {
+  return "rank,pid,device,stream,op,kernel,start_ns,duration_ns,overlapped_ns,overlap_pct,bytes,"
+         "nranks,algbw_bytes_per_s,busbw_bytes_per_s\n";
+}
+
 std::string collectives_csv(const Trace& t, const Report& r) {
+  return collectives_csv_header() + collectives_csv_rows(t, r.comm);
+}
+
+std::string collectives_csv_rows(const Trace& t, const std::vector<CommOverlap>& rows) {
   std::ostringstream o;
-  o << "rank,pid,device,stream,op,kernel,start_ns,duration_ns,overlapped_ns,overlap_pct,bytes,"
-       "nranks,algbw_bytes_per_s,"
-       "busbw_bytes_per_s\n";
   auto quote = [](const std::string& s) {
     std::string q = "\"";
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
   const Activities& a = t.activities;
-  for (const CommOverlap& c : r.comm) {
+  for (const CommOverlap& c : rows) {
     const size_t i = c.activity;
     const Process& p = t.processes[static_cast<size_t>(a.process[i])];
     const std::string op = collective_op(t, i);

@@ -43,8 +43,9 @@ struct InterferenceStat {
   int64_t partial = 0, total_ns = 0;
   void merge(const InterferenceStat& o);
 };
-// Per signature, sorted by signature.
-std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o = {});
+// Per signature, sorted by signature; of one process (Trace::processes index), or of all (-1).
+std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o = {},
+                                                 int process = -1);
 // Rows from (merged) statistics: medians, the slowdown and its interval (slowdown_interval, an
 // order-statistic interval: no resampling). Sorted by total time, longest first.
 std::vector<InterferenceRow> interference_rows(const std::vector<InterferenceStat>& stats,

@@ -17,6 +17,9 @@ struct AnalyzeOptions {
   // Restrict every metric to time inside NVTX / PyTorch annotation ranges whose name matches
   // (RE2, anywhere in the name: pattern.h); empty: the whole timeline.
   std::string range;
+  // Steps: ranges whose name matches (RE2); empty: ProfilerStep#N ranges when present, else
+  // c3bench cases (summary.h).
+  std::string step;
   InterferenceOptions interference;
   // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.
   bool align = true;
@@ -35,8 +38,30 @@ struct RangeReport {
   Breakdown b;
 };
 
+// One step of one rank (METRICS.md "Steps"): its window and the breakdown of the activities
+// clipped to it; the step time is end - start.
+struct StepSample {
+  int64_t index = 0;  // N of ProfilerStep#N; otherwise the order of the step on its rank
+  std::string name;
+  int64_t start = 0, end = 0;  // the rank's trace clock
+  Breakdown b;
+};
+
+// A step of the job: the same step (by index) on every rank that has it.
+struct JobStep {
+  int64_t index = 0;
+  std::string name;
+  int ranks = 0;
+  int64_t step_ns = 0;  // the longest of the ranks' step times
+  Breakdown mean;       // the ranks' breakdowns, averaged (each field / ranks)
+};
+
 struct Report {
   std::vector<std::string> inputs;
+  std::vector<Process> process_info;  // indexed like ScopeReport::process (labels, sources)
+  int64_t skipped = 0;                // rows the loader could not use, with the first one
+  std::string first_skipped;
+  std::vector<BenchResult> bench;
   int64_t kernels = 0, memcpys = 0, memsets = 0;
   std::vector<ScopeReport> processes;  // one per process
   std::vector<ScopeReport> devices;    // one per (process, device)
@@ -49,12 +74,20 @@ struct Report {
   std::vector<Contention> contention;
   std::vector<ClockOffset> clocks;
   CrossRank cross;
+  std::string step_source;                     // how steps were found; empty: no steps
+  std::vector<std::vector<StepSample>> steps;  // per process
+  std::vector<JobStep> job_steps;              // by index
 };
 
-// Reads the kernel shapes a deferred load left pending (load_kernel_shapes), aligns the
-// processes' clocks (Process::offset_ns, for the cross-rank metrics; unless o.align is off),
-// then computes everything. Throws std::invalid_argument for a bad --range regular
-// expression.
+struct PrintOptions {
+  bool steps = false;  // the per-step table
+};
+
+// Reads the kernel shapes a deferred load left pending (load_kernel_shapes), then maps every
+// process to its summary and reduces them (summary.h), aligning the processes' clocks
+// (Process::offset_ns is set from the alignment, for the cross-rank metrics; unless o.align is
+// off). Report::comm holds the per-activity rows. Throws std::invalid_argument for a bad --range
+// or --step regular expression.
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o);
 // Everything but the alignment, on a trace whose offsets are already set (read-only: safe to
 // run while another thread reads the trace). Report::clocks stays empty. Throws
@@ -62,9 +95,11 @@ Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOp
 Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
                        const AnalyzeOptions& o);
 
-void print_text(FILE* out, const Trace& t, const Report& r);
-std::string to_json(const Trace& t, const Report& r);
-// One row per communication activity (the per-collective table).
+void print_text(FILE* out, const Report& r, const PrintOptions& po = {});
+std::string to_json(const Report& r);
+// One row per communication activity (the per-collective table): the header, then rows.
 std::string collectives_csv(const Trace& t, const Report& r);
+std::string collectives_csv_header();
+std::string collectives_csv_rows(const Trace& t, const std::vector<CommOverlap>& rows);
 
 }  // namespace c3::analyzer

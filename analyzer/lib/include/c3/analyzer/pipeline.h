@@ -1,0 +1,42 @@
+// The whole analysis of a job (../shared/design/ARCHITECTURE.md "The analysis pipeline"): open
+// each input (open.h) on its own, map it to rank summaries (summary.h), reduce them to the job
+// report. Inputs are mapped one at a time per worker thread, so peak memory is the largest
+// traces in flight plus the summaries, not the job; a summary file given as an input is read,
+// not recomputed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/open.h"
+#include "c3/analyzer/report.h"
+#include "c3/analyzer/summary.h"
+
+namespace c3::analyzer {
+
+struct PipelineOptions {
+  AnalyzeOptions analyze;
+  OpenOptions open;  // rules, importer options, cancel (its progress is not used)
+  int workers = 0;   // 0: one per core
+  // The per-collective CSV rows of each input, in input order, as soon as the inputs before it
+  // are done (they are never held for the whole job).
+  std::function<void(const std::string& rows)> csv;
+  // (inputs mapped, inputs, the input just mapped)
+  std::function<void(size_t, size_t, const std::string&)> progress;
+};
+
+struct PipelineResult {
+  Report report;
+  std::vector<RankSummary> summaries;  // the reduce's inputs, in input order
+};
+
+// Throws what open_traces, summarize and summaries_from_json throw (the first error of any
+// input; the other workers stop).
+PipelineResult run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);
+
+// One summary file's ranks (summary.h); throws std::invalid_argument naming the file.
+std::vector<RankSummary> read_summary_file(const std::string& path);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,90 @@
+// The analysis pipeline's map and reduce (../shared/design/ARCHITECTURE.md "The analysis
+// pipeline", steps 2 and 3). The map turns one trace's processes (ranks) into RankSummary
+// values: every breakdown number per rank, per device and per step, interference statistics per
+// signature and collective statistics per op and size in mergeable form (distribution.h),
+// contention, c3bench results, and the compact collective records that cross-rank analysis
+// needs. The reduce turns summaries into the job report (report.h): clock alignment, matching,
+// skew, stragglers and totals read summaries only. A summary is what CI keeps as a baseline: it
+// is written and read as JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/distribution.h"
+#include "c3/analyzer/interference.h"
+#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/report.h"
+#include "c3/analyzer/trace.h"
+
+namespace c3::analyzer {
+
+// Per-collective statistics of one op and size bucket (collective_summary's groups, mergeable).
+struct CollectiveStat {
+  std::string op;
+  int64_t bucket = 0;  // bytes (S), a power of two; 0 when sizes are unknown
+  int64_t count = 0, total_ns = 0;
+  double overlap_pct_sum = 0;  // sum of the activities' overlap %
+  Distribution algbw, busbw;   // bytes/s, activities with a known size
+  void merge(const CollectiveStat& o);
+};
+
+// An NCCL call as cross-rank analysis needs it (communicator and op are indices into
+// RankSummary::comms and ::ops).
+struct CollectiveRecord {
+  int32_t comm = -1;  // -1: unknown communicator
+  int32_t op = -1;
+  int64_t seq = -1;
+  int64_t bytes = 0;
+  int32_t nranks = 0, rank = -1;
+  int16_t device = 0;
+  int64_t gpu_start = -1, gpu_end = -1;
+  bool operator==(const CollectiveRecord&) const = default;
+};
+
+struct RankSummary {
+  Process process;  // identity, host, rank, clock anchors
+  std::vector<Device> devices;
+  int64_t kernels = 0, memcpys = 0, memsets = 0;
+  int64_t skipped = 0;  // rows the loader could not use, with the first one
+  std::string first_skipped;
+  Breakdown total;                                        // the rank (inside --range windows)
+  std::vector<std::pair<int16_t, Breakdown>> per_device;  // (device ordinal, breakdown)
+  int64_t matching_ranges = 0;                            // --range matches
+  std::vector<RangeReport> ranges;                        // one per matching range (process 0)
+  std::string step_source;                                // how steps were found; empty: none
+  std::vector<StepSample> steps;
+  std::vector<CollectiveStat> collectives;     // sorted by (op, bucket)
+  std::vector<InterferenceStat> interference;  // sorted by signature
+  std::vector<Contention> contention;          // per device (process 0)
+  std::vector<BenchResult> bench;              // (process 0)
+  std::vector<std::string> comms, ops;
+  std::vector<CollectiveRecord> records;  // in the trace's order
+};
+
+// What a map computes with: AnalyzeOptions (range, step, interference); `align` is the
+// reduce's.
+using SummaryOptions = AnalyzeOptions;
+
+// The per-activity rows of one rank's communication (the --csv table), handed over during the
+// map so that they need not be held for the whole job.
+using CommRows = std::function<void(const Trace& t, const std::vector<CommOverlap>& rows)>;
+
+// One summary per process of `t` (in Trace::processes order). Throws std::invalid_argument for a
+// bad --range or --step pattern, std::logic_error while kernel shapes are pending.
+std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o,
+                                   const CommRows& rows = {});
+
+// The job report of summaries (in rank order). `align`: estimate the clock offsets from the
+// collective records (align_clocks); off: each summary's Process::offset_ns as it is.
+Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align = true);
+
+// Summary files: JSON, schema "c3scope-summary/1", every rank of a run in one file.
+std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
+// Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file.
+std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,102 @@
+#include "c3/analyzer/pipeline.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "c3/analyzer/load.h"
+
+namespace c3::analyzer {
+namespace {
+
+// The summaries of one input: read from a summary file, or mapped from its trace (converted
+// when it is a PyTorch or Nsight file, then loaded alone and freed before the next).
+std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, std::string* csv) {
+  if (in.format == InputFormat::summary) return read_summary_file(in.path);
+  OpenOptions oo = o.open;
+  oo.progress = nullptr;
+  oo.cache_dir.clear();  // a snapshot would hold the whole set; the map reads each file once
+  oo.defer_kernel_shapes = false;
+  OpenedTraces opened = open_traces(std::vector<Input>{in}, oo);
+  std::vector<RankSummary> s =
+      summarize(opened.trace, o.analyze, [&](const Trace& t, const std::vector<CommOverlap>& rows) {
+        if (o.csv) *csv += collectives_csv_rows(t, rows);
+      });
+  return s;
+}
+
+}  // namespace
+
+std::vector<RankSummary> read_summary_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::invalid_argument("'" + path + "': cannot read the file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return summaries_from_json(ss.str(), path);
+}
+
+PipelineResult run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o) {
+  const size_t n = inputs.size();
+  std::vector<std::vector<RankSummary>> parts(n);
+  std::vector<std::string> csv(n);
+  std::vector<bool> done(n, false);
+  size_t flushed = 0, finished = 0;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (size_t i = next++; i < n && !failed; i = next++) {
+      if (o.open.cancel && *o.open.cancel) {
+        failed = true;
+        const std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::make_exception_ptr(Cancelled());
+        return;
+      }
+      try {
+        std::string rows;
+        std::vector<RankSummary> s = map_input(inputs[i], o, &rows);
+        const std::lock_guard<std::mutex> lock(mu);
+        parts[i] = std::move(s);
+        csv[i] = std::move(rows);
+        done[i] = true;
+        ++finished;
+        // CSV rows go out in input order, as soon as every input before them is done.
+        while (flushed < n && done[flushed]) {
+          if (o.csv && !csv[flushed].empty()) o.csv(csv[flushed]);
+          csv[flushed] = {};
+          ++flushed;
+        }
+        if (o.progress) o.progress(finished, n, inputs[i].path);
+      } catch (...) {
+        failed = true;
+        const std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  unsigned workers = o.workers > 0 ? static_cast<unsigned>(o.workers)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+  workers = static_cast<unsigned>(std::min<size_t>(workers, std::max<size_t>(n, 1)));
+  std::vector<std::thread> threads;
+  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+  PipelineResult r;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    names.push_back(inputs[i].path);
+    for (RankSummary& s : parts[i]) r.summaries.push_back(std::move(s));
+    parts[i] = {};
+  }
+  r.report = reduce(r.summaries, names, o.analyze, o.analyze.align);
+  return r;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,329 @@
+#include "c3/analyzer/summary.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "c3/analyzer/pattern.h"
+
+namespace c3::analyzer {
+namespace {
+
+int64_t bucket_of(int64_t size) {
+  if (size <= 0) return 0;
+  int64_t bucket = 1;
+  while (bucket <= size / 2) bucket *= 2;
+  return bucket;
+}
+
+// collective_summary's groups, kept mergeable.
+std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows) {
+  std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
+  for (const CommOverlap& r : rows) {
+    const std::string op = collective_op(t, r.activity);
+    int64_t size = 0;
+    int nranks = 0;
+    const int32_t ci = t.activities.collective[r.activity];
+    if (ci >= 0) {
+      const Collective& c = t.collectives[static_cast<size_t>(ci)];
+      nranks = c.nranks;
+      size = nccl_tests_size(op, c.bytes, nranks);
+    }
+    const int64_t bucket = bucket_of(size);
+    CollectiveStat& g = groups[{op, bucket}];
+    g.op = op;
+    g.bucket = bucket;
+    ++g.count;
+    g.total_ns += r.duration;
+    g.overlap_pct_sum += r.pct();
+    if (size > 0 && r.duration > 0) {
+      const double alg = static_cast<double>(size) / (static_cast<double>(r.duration) * 1e-9);
+      g.algbw.add(alg);
+      g.busbw.add(alg * busbw_factor(op, nranks));
+    }
+  }
+  std::vector<CollectiveStat> out;
+  out.reserve(groups.size());
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+// Step windows of process p: (index, name, start, end), sorted by start.
+std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
+                                     std::string* source) {
+  std::vector<StepSample> out;
+  static const Pattern profiler = Pattern::compile("^ProfilerStep#[0-9]+$", "steps");
+  auto take = [&](auto&& keep) {
+    for (const Range& g : t.ranges) {
+      if (g.process != p || g.end <= g.start || !keep(g)) continue;
+      StepSample s;
+      s.name = g.name;
+      s.start = g.start;
+      s.end = g.end;
+      s.index = -1;
+      out.push_back(std::move(s));
+    }
+  };
+  if (step != nullptr) {
+    take([&](const Range& g) { return step->search(g.name); });
+    if (!out.empty()) *source = "--step '" + step->text() + "'";
+  } else {
+    take([&](const Range& g) { return profiler.match_prefix(g.name); });
+    if (!out.empty()) {
+      *source = "ProfilerStep#N";
+      for (StepSample& s : out) s.index = std::stoll(s.name.substr(13));
+    } else {
+      take([&](const Range& g) { return g.domain == "c3bench" && g.name.rfind("case ", 0) == 0; });
+      if (!out.empty()) *source = "c3bench cases";
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StepSample& a, const StepSample& b) { return a.start < b.start; });
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].index < 0) out[i].index = static_cast<int64_t>(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+void CollectiveStat::merge(const CollectiveStat& o) {
+  count += o.count;
+  total_ns += o.total_ns;
+  overlap_pct_sum += o.overlap_pct_sum;
+  algbw.merge(o.algbw);
+  busbw.merge(o.busbw);
+}
+
+std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, const CommRows& rows) {
+  if (!t.pending_shapes.empty()) {
+    throw std::logic_error("summarize: kernel shapes are still pending (load_kernel_shapes)");
+  }
+  Pattern range_re, step_re;
+  if (!o.range.empty()) range_re = Pattern::compile(o.range, "--range");
+  if (!o.step.empty()) step_re = Pattern::compile(o.step, "--step");
+  const Activities& a = t.activities;
+  std::vector<RankSummary> out(t.processes.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    RankSummary& s = out[static_cast<size_t>(a.process[i])];
+    switch (a.kind[i]) {
+      case Kind::kernel:
+        ++s.kernels;
+        break;
+      case Kind::memcpy:
+        ++s.memcpys;
+        break;
+      case Kind::memset:
+        ++s.memsets;
+        break;
+    }
+  }
+  std::vector<Contention> cont = contention(t);
+  for (size_t p = 0; p < t.processes.size(); ++p) {
+    const int pi = static_cast<int>(p);
+    RankSummary& s = out[p];
+    s.process = t.processes[p];
+    if (p == 0) {
+      s.skipped = t.skipped;
+      s.first_skipped = t.first_skipped;
+    }
+    for (Device d : t.devices) {
+      if (d.process != pi) continue;
+      d.process = 0;
+      s.devices.push_back(std::move(d));
+    }
+    Intervals window;
+    if (!o.range.empty()) {
+      for (const Range& g : t.ranges) {
+        if (g.process != pi || !range_re.search(g.name)) continue;
+        ++s.matching_ranges;
+        window.push_back({g.start, g.end});
+        RangeReport rr;
+        rr.process = 0;
+        rr.name = g.name;
+        rr.start = g.start;
+        rr.end = g.end;
+        const Intervals w{{g.start, g.end}};
+        rr.b = breakdown(t, {pi, -1}, &w);
+        s.ranges.push_back(std::move(rr));
+      }
+      window = union_of(std::move(window));
+    }
+    const Intervals* win = o.range.empty() ? nullptr : &window;
+    s.total = breakdown(t, {pi, -1}, win);
+    std::vector<int16_t> devs;
+    for (const Device& d : s.devices) devs.push_back(d.device);
+    // Devices that have activities but no device row.
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.process[i] == pi && std::find(devs.begin(), devs.end(), a.device[i]) == devs.end())
+        devs.push_back(a.device[i]);
+    }
+    std::sort(devs.begin(), devs.end());
+    for (int16_t d : devs) s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
+    const std::vector<CommOverlap> comm = comm_overlap(t, {pi, -1}, win);
+    s.collectives = collective_stats(t, comm);
+    if (rows) rows(t, comm);
+    s.steps = step_windows(t, pi, o.step.empty() ? nullptr : &step_re, &s.step_source);
+    for (StepSample& st : s.steps) {
+      const Intervals w{{st.start, st.end}};
+      st.b = breakdown(t, {pi, -1}, &w);
+    }
+    s.interference = interference_stats(t, o.interference, pi);
+    for (Contention& c : cont) {
+      if (c.process != pi) continue;
+      c.process = 0;
+      s.contention.push_back(std::move(c));
+    }
+    for (BenchResult b : t.bench) {
+      if (b.process != pi) continue;
+      b.process = 0;
+      s.bench.push_back(std::move(b));
+    }
+  }
+  // Collective records, in the trace's order, with communicators and ops as indices.
+  std::vector<std::map<std::string, int32_t>> comm_ids(out.size()), op_ids(out.size());
+  auto id = [](std::map<std::string, int32_t>& ids, std::vector<std::string>& names,
+               const std::string& v) {
+    auto [it, fresh] = ids.emplace(v, static_cast<int32_t>(names.size()));
+    if (fresh) names.push_back(v);
+    return it->second;
+  };
+  for (const Collective& c : t.collectives) {
+    const auto p = static_cast<size_t>(c.process);
+    if (p >= out.size()) continue;
+    RankSummary& s = out[p];
+    CollectiveRecord r;
+    r.comm = c.comm_id.empty() ? -1 : id(comm_ids[p], s.comms, c.comm_id);
+    r.op = id(op_ids[p], s.ops, c.op);
+    r.seq = c.seq;
+    r.bytes = c.bytes;
+    r.nranks = c.nranks;
+    r.rank = c.rank;
+    r.device = c.device;
+    r.gpu_start = c.gpu_start;
+    r.gpu_end = c.gpu_end;
+    s.records.push_back(r);
+  }
+  return out;
+}
+
+Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align) {
+  Report r;
+  r.inputs = inputs;
+  r.overall.process = -1;
+  std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
+  std::map<std::string, InterferenceStat> inter;
+  // Clock alignment and matching run on the processes and their collectives only.
+  Trace light;
+  size_t records = 0;
+  for (const RankSummary& s : ranks) records += s.records.size();
+  light.collectives.reserve(records);
+  std::map<int64_t, JobStep> steps;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankSummary& s = ranks[i];
+    const int pi = static_cast<int>(i);
+    r.process_info.push_back(s.process);
+    light.processes.push_back(s.process);
+    r.kernels += s.kernels;
+    r.memcpys += s.memcpys;
+    r.memsets += s.memsets;
+    if (r.skipped == 0 && s.skipped > 0) r.first_skipped = s.first_skipped;
+    r.skipped += s.skipped;
+    ScopeReport sr;
+    sr.process = pi;
+    sr.b = s.total;
+    r.overall.b.add(s.total);
+    r.processes.push_back(sr);
+    for (const auto& [dev, b] : s.per_device) {
+      ScopeReport ds;
+      ds.process = pi;
+      ds.device = dev;
+      ds.b = b;
+      r.devices.push_back(ds);
+    }
+    r.matching_ranges += s.matching_ranges;
+    for (RangeReport g : s.ranges) {
+      g.process = pi;
+      r.ranges.push_back(std::move(g));
+    }
+    for (const CollectiveStat& c : s.collectives) {
+      auto [it, fresh] = groups.try_emplace({c.op, c.bucket}, c);
+      if (!fresh) it->second.merge(c);
+    }
+    for (const InterferenceStat& x : s.interference) {
+      auto [it, fresh] = inter.try_emplace(x.signature, x);
+      if (!fresh) it->second.merge(x);
+    }
+    for (Contention c : s.contention) {
+      c.process = pi;
+      r.contention.push_back(std::move(c));
+    }
+    for (BenchResult b : s.bench) {
+      b.process = static_cast<int16_t>(pi);
+      r.bench.push_back(std::move(b));
+    }
+    for (const CollectiveRecord& c : s.records) {
+      Collective col;
+      col.process = static_cast<int16_t>(pi);
+      col.device = c.device;
+      if (c.comm >= 0 && static_cast<size_t>(c.comm) < s.comms.size())
+        col.comm_id = s.comms[static_cast<size_t>(c.comm)];
+      if (c.op >= 0 && static_cast<size_t>(c.op) < s.ops.size())
+        col.op = s.ops[static_cast<size_t>(c.op)];
+      col.seq = c.seq;
+      col.bytes = c.bytes;
+      col.nranks = c.nranks;
+      col.rank = c.rank;
+      col.gpu_start = c.gpu_start;
+      col.gpu_end = c.gpu_end;
+      light.collectives.push_back(std::move(col));
+    }
+    if (r.step_source.empty()) r.step_source = s.step_source;
+    r.steps.push_back(s.steps);
+    for (const StepSample& st : s.steps) {
+      JobStep& j = steps[st.index];
+      j.index = st.index;
+      if (j.name.empty()) j.name = st.name;
+      ++j.ranks;
+      j.step_ns = std::max(j.step_ns, st.end - st.start);
+      j.mean.add(st.b);
+    }
+  }
+  for (auto& [k, j] : steps) {
+    // Means over the ranks that have the step.
+    Breakdown& m = j.mean;
+    const int64_t n = j.ranks;
+    auto div = [n](int64_t& v) { v /= n; };
+    // (first and last stay the earliest start and latest end.)
+    for (int64_t* v : {&m.activities, &m.span, &m.busy, &m.idle, &m.overlap, &m.exposed_comm,
+                       &m.exposed_memcpy, &m.exposed_other, &m.non_compute})
+      div(*v);
+    for (int64_t& v : m.time) div(v);
+    for (int64_t& v : m.by_mask) div(v);
+    m.overlap_pct =
+        m.comm() > 0 ? 100.0 * static_cast<double>(m.overlap) / static_cast<double>(m.comm()) : 0.0;
+    r.job_steps.push_back(j);
+  }
+  for (auto& [k, g] : groups) {
+    CollectiveGroup cg;
+    cg.op = g.op;
+    cg.bucket_lo = g.bucket;
+    cg.bucket_hi = g.bucket * 2;
+    cg.count = g.count;
+    cg.total_ns = g.total_ns;
+    cg.mean_overlap_pct = g.count ? g.overlap_pct_sum / static_cast<double>(g.count) : 0;
+    cg.median_algbw = g.algbw.median();
+    cg.median_busbw = g.busbw.median();
+    r.collectives.push_back(std::move(cg));
+  }
+  std::vector<InterferenceStat> merged;
+  merged.reserve(inter.size());
+  for (auto& [k, x] : inter) merged.push_back(std::move(x));
+  r.interference = interference_rows(merged, o.interference);
+  if (align) r.clocks = align_clocks(light);
+  r.cross = cross_rank(light);
+  return r;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,399 @@
+// Summary files (summary.h): JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "c3/analyzer/classify.h"
+#include "c3/analyzer/summary.h"
+
+namespace c3::analyzer {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using json = nlohmann::json;
+
+constexpr const char* kSchema = "c3scope-summary/1";
+
+ojson breakdown_out(const Breakdown& b) {
+  ojson j;
+  j["activities"] = b.activities;
+  j["first"] = b.first;
+  j["last"] = b.last;
+  j["span"] = b.span;
+  j["busy"] = b.busy;
+  j["idle"] = b.idle;
+  j["time"] = b.time;
+  j["overlap"] = b.overlap;
+  j["exposed_comm"] = b.exposed_comm;
+  j["exposed_memcpy"] = b.exposed_memcpy;
+  j["exposed_other"] = b.exposed_other;
+  j["non_compute"] = b.non_compute;
+  j["by_mask"] = b.by_mask;
+  return j;
+}
+
+Breakdown breakdown_in(const json& j) {
+  Breakdown b;
+  b.activities = j.at("activities").get<int64_t>();
+  b.first = j.at("first").get<int64_t>();
+  b.last = j.at("last").get<int64_t>();
+  b.span = j.at("span").get<int64_t>();
+  b.busy = j.at("busy").get<int64_t>();
+  b.idle = j.at("idle").get<int64_t>();
+  b.time = j.at("time").get<std::array<int64_t, kClasses>>();
+  b.overlap = j.at("overlap").get<int64_t>();
+  b.exposed_comm = j.at("exposed_comm").get<int64_t>();
+  b.exposed_memcpy = j.at("exposed_memcpy").get<int64_t>();
+  b.exposed_other = j.at("exposed_other").get<int64_t>();
+  b.non_compute = j.at("non_compute").get<int64_t>();
+  b.by_mask = j.at("by_mask").get<std::array<int64_t, 1 << kClasses>>();
+  b.overlap_pct =
+      b.comm() > 0 ? 100.0 * static_cast<double>(b.overlap) / static_cast<double>(b.comm()) : 0.0;
+  return b;
+}
+
+ojson dist_out(const Distribution& d) {
+  ojson j;
+  if (d.exact()) {
+    j["values"] = d.values();
+  } else {
+    j["bins"] = d.bins();
+    j["zeros"] = d.zeros();
+  }
+  return j;
+}
+
+Distribution dist_in(const json& j) {
+  if (j.contains("values"))
+    return Distribution::from_values(j.at("values").get<std::vector<double>>());
+  return Distribution::from_bins(j.at("bins").get<std::vector<std::pair<int32_t, int64_t>>>(),
+                                 j.at("zeros").get<int64_t>());
+}
+
+template <class T>
+ojson opt_out(const std::optional<T>& v) {
+  return v ? ojson(*v) : ojson(nullptr);
+}
+template <class T>
+std::optional<T> opt_in(const json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+int16_t i16(const json& j, const char* key) {
+  const auto v = j.at(key).get<int64_t>();
+  if (v < INT16_MIN || v > INT16_MAX)
+    throw std::invalid_argument(std::string(key) + " out of range");
+  return static_cast<int16_t>(v);
+}
+
+ojson rank_out(const RankSummary& s) {
+  ojson r;
+  const Process& p = s.process;
+  r["process"] = {{"source", p.source},
+                  {"pid", p.pid},
+                  {"host", p.host},
+                  {"rank", opt_out(p.rank)},
+                  {"world_size", opt_out(p.world_size)},
+                  {"command_line", p.command_line},
+                  {"trace_clock", p.trace_clock},
+                  {"anchor_trace_ns", p.anchor_trace_ns},
+                  {"anchor_realtime_ns", p.anchor_realtime_ns},
+                  {"offset_ns", p.offset_ns}};
+  ojson devs = ojson::array();
+  for (const Device& d : s.devices) {
+    devs.push_back({{"device", d.device},
+                    {"name", d.name},
+                    {"sm_count", d.sm_count},
+                    {"max_threads_per_sm", d.max_threads_per_sm},
+                    {"max_blocks_per_sm", d.max_blocks_per_sm},
+                    {"max_registers_per_sm", d.max_registers_per_sm},
+                    {"max_shared_per_sm", d.max_shared_per_sm},
+                    {"memory_bandwidth", d.memory_bandwidth}});
+  }
+  r["devices"] = std::move(devs);
+  r["counts"] = {{"kernels", s.kernels},
+                 {"memcpy", s.memcpys},
+                 {"memset", s.memsets},
+                 {"skipped_rows", s.skipped},
+                 {"first_skipped", s.first_skipped}};
+  r["total"] = breakdown_out(s.total);
+  ojson pd = ojson::array();
+  for (const auto& [d, b] : s.per_device) {
+    ojson j = breakdown_out(b);
+    j["device"] = d;
+    pd.push_back(std::move(j));
+  }
+  r["per_device"] = std::move(pd);
+  r["matching_ranges"] = s.matching_ranges;
+  ojson ranges = ojson::array();
+  for (const RangeReport& g : s.ranges) {
+    ranges.push_back({{"name", g.name},
+                      {"start_ns", g.start},
+                      {"end_ns", g.end},
+                      {"breakdown", breakdown_out(g.b)}});
+  }
+  r["ranges"] = std::move(ranges);
+  ojson steps = ojson::array();
+  for (const StepSample& st : s.steps) {
+    steps.push_back({{"index", st.index},
+                     {"name", st.name},
+                     {"start_ns", st.start},
+                     {"end_ns", st.end},
+                     {"breakdown", breakdown_out(st.b)}});
+  }
+  r["steps"] = {{"source", s.step_source}, {"samples", std::move(steps)}};
+  ojson colls = ojson::array();
+  for (const CollectiveStat& c : s.collectives) {
+    colls.push_back({{"op", c.op},
+                     {"bucket_bytes", c.bucket},
+                     {"count", c.count},
+                     {"total_ns", c.total_ns},
+                     {"overlap_pct_sum", c.overlap_pct_sum},
+                     {"algbw", dist_out(c.algbw)},
+                     {"busbw", dist_out(c.busbw)}});
+  }
+  r["collectives"] = std::move(colls);
+  ojson inter = ojson::array();
+  for (const InterferenceStat& x : s.interference) {
+    inter.push_back({{"signature", x.signature},
+                     {"class", class_name(x.cls)},
+                     {"alone_ns", dist_out(x.alone)},
+                     {"overlapped_ns", dist_out(x.overlapped)},
+                     {"partial", x.partial},
+                     {"total_ns", x.total_ns}});
+  }
+  r["interference"] = std::move(inter);
+  ojson cont = ojson::array();
+  for (const Contention& c : s.contention) {
+    cont.push_back({{"device", c.device},
+                    {"kernels_with_demand", c.kernels_with_demand},
+                    {"kernels_unknown", c.kernels_unknown},
+                    {"oversubscribed_ns", c.oversubscribed_ns},
+                    {"oversubscribed_kernels", c.oversubscribed_kernels},
+                    {"copy_overlap_ns", c.copy_overlap_ns},
+                    {"copy_overlap_by_kind", c.copy_overlap_by_kind},
+                    {"queued_kernels", c.queued_kernels},
+                    {"queue_median_ns", c.queue_median_ns},
+                    {"queue_p95_ns", c.queue_p95_ns},
+                    {"queue_max_ns", c.queue_max_ns},
+                    {"copy_bandwidth_share", c.copy_bandwidth_share}});
+  }
+  r["contention"] = std::move(cont);
+  ojson bench = ojson::array();
+  for (const BenchResult& b : s.bench) {
+    bench.push_back({{"backend", b.backend},
+                     {"simulated", b.simulated},
+                     {"label", b.label},
+                     {"scenario", b.scenario},
+                     {"t_comp", b.t_comp},
+                     {"t_comm", b.t_comm},
+                     {"t_c3", b.t_c3},
+                     {"compute_slowdown", opt_out(b.compute_slowdown)},
+                     {"comm_slowdown", opt_out(b.comm_slowdown)},
+                     {"ideal_speedup", opt_out(b.ideal_speedup)},
+                     {"realized_speedup", opt_out(b.realized_speedup)},
+                     {"fraction_of_ideal", opt_out(b.fraction_of_ideal)},
+                     {"realized_over_ideal", opt_out(b.realized_over_ideal)},
+                     {"decomposition_loss_comp", opt_out(b.decomposition_loss_comp)},
+                     {"decomposition_loss_comm", opt_out(b.decomposition_loss_comm)},
+                     {"schedule_speedup", opt_out(b.schedule_speedup)}});
+  }
+  r["bench"] = std::move(bench);
+  r["comms"] = s.comms;
+  r["ops"] = s.ops;
+  // Records as columns: one array per field (smaller and faster than one object per record).
+  ojson rec;
+  auto col = [&](const char* name, auto get) {
+    ojson a = ojson::array();
+    for (const CollectiveRecord& c : s.records) a.push_back(get(c));
+    rec[name] = std::move(a);
+  };
+  col("comm", [](const CollectiveRecord& c) { return c.comm; });
+  col("op", [](const CollectiveRecord& c) { return c.op; });
+  col("seq", [](const CollectiveRecord& c) { return c.seq; });
+  col("bytes", [](const CollectiveRecord& c) { return c.bytes; });
+  col("nranks", [](const CollectiveRecord& c) { return c.nranks; });
+  col("rank", [](const CollectiveRecord& c) { return c.rank; });
+  col("device", [](const CollectiveRecord& c) { return c.device; });
+  col("gpu_start_ns", [](const CollectiveRecord& c) { return c.gpu_start; });
+  col("gpu_end_ns", [](const CollectiveRecord& c) { return c.gpu_end; });
+  r["records"] = std::move(rec);
+  return r;
+}
+
+RankSummary rank_in(const json& r) {
+  RankSummary s;
+  const json& p = r.at("process");
+  s.process.source = p.at("source").get<std::string>();
+  s.process.pid = p.at("pid").get<int64_t>();
+  s.process.host = p.at("host").get<std::string>();
+  s.process.rank = opt_in<int64_t>(p, "rank");
+  s.process.world_size = opt_in<int64_t>(p, "world_size");
+  s.process.command_line = p.at("command_line").get<std::string>();
+  s.process.trace_clock = p.at("trace_clock").get<std::string>();
+  s.process.anchor_trace_ns = p.at("anchor_trace_ns").get<int64_t>();
+  s.process.anchor_realtime_ns = p.at("anchor_realtime_ns").get<int64_t>();
+  s.process.offset_ns = p.at("offset_ns").get<int64_t>();
+  for (const json& d : r.at("devices")) {
+    Device v;
+    v.device = i16(d, "device");
+    v.name = d.at("name").get<std::string>();
+    v.sm_count = d.at("sm_count").get<int>();
+    v.max_threads_per_sm = d.at("max_threads_per_sm").get<int>();
+    v.max_blocks_per_sm = d.at("max_blocks_per_sm").get<int>();
+    v.max_registers_per_sm = d.at("max_registers_per_sm").get<int>();
+    v.max_shared_per_sm = d.at("max_shared_per_sm").get<int64_t>();
+    v.memory_bandwidth = d.at("memory_bandwidth").get<int64_t>();
+    s.devices.push_back(std::move(v));
+  }
+  const json& c = r.at("counts");
+  s.kernels = c.at("kernels").get<int64_t>();
+  s.memcpys = c.at("memcpy").get<int64_t>();
+  s.memsets = c.at("memset").get<int64_t>();
+  s.skipped = c.at("skipped_rows").get<int64_t>();
+  s.first_skipped = c.at("first_skipped").get<std::string>();
+  s.total = breakdown_in(r.at("total"));
+  for (const json& d : r.at("per_device"))
+    s.per_device.emplace_back(i16(d, "device"), breakdown_in(d));
+  s.matching_ranges = r.at("matching_ranges").get<int64_t>();
+  for (const json& g : r.at("ranges")) {
+    RangeReport rr;
+    rr.name = g.at("name").get<std::string>();
+    rr.start = g.at("start_ns").get<int64_t>();
+    rr.end = g.at("end_ns").get<int64_t>();
+    rr.b = breakdown_in(g.at("breakdown"));
+    s.ranges.push_back(std::move(rr));
+  }
+  const json& st = r.at("steps");
+  s.step_source = st.at("source").get<std::string>();
+  for (const json& g : st.at("samples")) {
+    StepSample x;
+    x.index = g.at("index").get<int64_t>();
+    x.name = g.at("name").get<std::string>();
+    x.start = g.at("start_ns").get<int64_t>();
+    x.end = g.at("end_ns").get<int64_t>();
+    x.b = breakdown_in(g.at("breakdown"));
+    s.steps.push_back(std::move(x));
+  }
+  for (const json& g : r.at("collectives")) {
+    CollectiveStat x;
+    x.op = g.at("op").get<std::string>();
+    x.bucket = g.at("bucket_bytes").get<int64_t>();
+    x.count = g.at("count").get<int64_t>();
+    x.total_ns = g.at("total_ns").get<int64_t>();
+    x.overlap_pct_sum = g.at("overlap_pct_sum").get<double>();
+    x.algbw = dist_in(g.at("algbw"));
+    x.busbw = dist_in(g.at("busbw"));
+    s.collectives.push_back(std::move(x));
+  }
+  for (const json& g : r.at("interference")) {
+    InterferenceStat x;
+    x.signature = g.at("signature").get<std::string>();
+    if (!parse_class(g.at("class").get<std::string>(), &x.cls))
+      throw std::invalid_argument("unknown class '" + g.at("class").get<std::string>() + "'");
+    x.alone = dist_in(g.at("alone_ns"));
+    x.overlapped = dist_in(g.at("overlapped_ns"));
+    x.partial = g.at("partial").get<int64_t>();
+    x.total_ns = g.at("total_ns").get<int64_t>();
+    s.interference.push_back(std::move(x));
+  }
+  for (const json& g : r.at("contention")) {
+    Contention x;
+    x.device = g.at("device").get<int>();
+    x.kernels_with_demand = g.at("kernels_with_demand").get<int64_t>();
+    x.kernels_unknown = g.at("kernels_unknown").get<int64_t>();
+    x.oversubscribed_ns = g.at("oversubscribed_ns").get<int64_t>();
+    x.oversubscribed_kernels =
+        g.at("oversubscribed_kernels").get<std::vector<std::pair<std::string, int64_t>>>();
+    x.copy_overlap_ns = g.at("copy_overlap_ns").get<int64_t>();
+    x.copy_overlap_by_kind =
+        g.at("copy_overlap_by_kind").get<std::vector<std::pair<std::string, int64_t>>>();
+    x.queued_kernels = g.at("queued_kernels").get<int64_t>();
+    x.queue_median_ns = g.at("queue_median_ns").get<double>();
+    x.queue_p95_ns = g.at("queue_p95_ns").get<double>();
+    x.queue_max_ns = g.at("queue_max_ns").get<double>();
+    x.copy_bandwidth_share =
+        g.at("copy_bandwidth_share").get<std::vector<std::pair<std::string, double>>>();
+    s.contention.push_back(std::move(x));
+  }
+  for (const json& g : r.at("bench")) {
+    BenchResult b;
+    b.backend = g.at("backend").get<std::string>();
+    b.simulated = g.at("simulated").get<bool>();
+    b.label = g.at("label").get<std::string>();
+    b.scenario = g.at("scenario").get<std::string>();
+    b.t_comp = g.at("t_comp").get<double>();
+    b.t_comm = g.at("t_comm").get<double>();
+    b.t_c3 = g.at("t_c3").get<double>();
+    b.compute_slowdown = opt_in<double>(g, "compute_slowdown");
+    b.comm_slowdown = opt_in<double>(g, "comm_slowdown");
+    b.ideal_speedup = opt_in<double>(g, "ideal_speedup");
+    b.realized_speedup = opt_in<double>(g, "realized_speedup");
+    b.fraction_of_ideal = opt_in<double>(g, "fraction_of_ideal");
+    b.realized_over_ideal = opt_in<double>(g, "realized_over_ideal");
+    b.decomposition_loss_comp = opt_in<double>(g, "decomposition_loss_comp");
+    b.decomposition_loss_comm = opt_in<double>(g, "decomposition_loss_comm");
+    b.schedule_speedup = opt_in<double>(g, "schedule_speedup");
+    s.bench.push_back(std::move(b));
+  }
+  s.comms = r.at("comms").get<std::vector<std::string>>();
+  s.ops = r.at("ops").get<std::vector<std::string>>();
+  const json& rec = r.at("records");
+  const auto comm = rec.at("comm").get<std::vector<int32_t>>();
+  const auto op = rec.at("op").get<std::vector<int32_t>>();
+  const auto seq = rec.at("seq").get<std::vector<int64_t>>();
+  const auto bytes = rec.at("bytes").get<std::vector<int64_t>>();
+  const auto nranks = rec.at("nranks").get<std::vector<int32_t>>();
+  const auto rank = rec.at("rank").get<std::vector<int32_t>>();
+  const auto device = rec.at("device").get<std::vector<int16_t>>();
+  const auto gs = rec.at("gpu_start_ns").get<std::vector<int64_t>>();
+  const auto ge = rec.at("gpu_end_ns").get<std::vector<int64_t>>();
+  const size_t n = comm.size();
+  for (size_t len : {op.size(), seq.size(), bytes.size(), nranks.size(), rank.size(), device.size(),
+                     gs.size(), ge.size()}) {
+    if (len != n) throw std::invalid_argument("records: columns of different lengths");
+  }
+  s.records.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (comm[i] < -1 || comm[i] >= static_cast<int64_t>(s.comms.size()) || op[i] < -1 ||
+        op[i] >= static_cast<int64_t>(s.ops.size()))
+      throw std::invalid_argument("records: communicator or op index out of range");
+    s.records[i] = {comm[i], op[i], seq[i], bytes[i], nranks[i], rank[i], device[i], gs[i], ge[i]};
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o) {
+  ojson j;
+  j["schema"] = kSchema;
+  j["options"] = {{"range", o.range},
+                  {"step", o.step},
+                  {"overlap_fraction", o.interference.overlap_fraction},
+                  {"min_samples", o.interference.min_samples}};
+  ojson rs = ojson::array();
+  for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
+  j["ranks"] = std::move(rs);
+  return j.dump() + "\n";
+}
+
+std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where) {
+  try {
+    const json j = json::parse(text);
+    const std::string schema = j.at("schema").get<std::string>();
+    if (schema != kSchema) {
+      throw std::invalid_argument("schema '" + schema + "', this c3scope reads " + kSchema +
+                                  " (a newer c3scope wrote it?)");
+    }
+    std::vector<RankSummary> out;
+    for (const json& r : j.at("ranks")) out.push_back(rank_in(r));
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(where + ": not a valid c3scope summary: " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": not a valid c3scope summary: " + e.what());
+  }
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,164 @@
+// The analysis pipeline as a user drives it (issue 10): `c3scope analyze` opens PyTorch traces
+// and Nsight exports directly, with the same numbers as through `import`; summaries written
+// with --summary give the same report as the traces they came from; steps.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "harness.h"
+
+namespace fs = std::filesystem;
+using namespace c3::e2e;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
+  std::vector<std::string> a = {c3scope_path()};
+  a.insert(a.end(), args.begin(), args.end());
+  return run(a, dir.path(), injected(Inject::none));
+}
+
+fs::path traces() {
+  const char* e = std::getenv("C3SCOPE_TRACES");
+  return e && *e ? fs::path(e) : fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+}
+std::string kineto(const std::string& name) {
+  return (traces() / "kineto" / name).string();
+}
+
+void drop_sources(nlohmann::json& j) {
+  if (j.is_object()) {
+    j.erase("source");
+    for (auto& [k, v] : j.items()) drop_sources(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) drop_sources(v);
+  }
+}
+
+// The report without what names the inputs (paths differ between the two ways of opening).
+nlohmann::json numbers(const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(slurp(path));
+  j.erase("inputs");
+  drop_sources(j);
+  return j;
+}
+
+}  // namespace
+
+TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
+  if (!fs::exists(kineto("hta_sampled_rank-0.json.gz"))) GTEST_SKIP() << "no ../shared/traces here";
+  TempDir dir;
+  const std::string r0 = kineto("hta_sampled_rank-0.json.gz"),
+                    r1 = kineto("hta_sampled_rank-1.json.gz");
+  const std::string db = dir.path() + "/ranks.sqlite";
+  ASSERT_EQ(c3scope({"import", r0, r1, "-o", db}, dir).exit_code, 0);
+  const std::string a = dir.path() + "/a.json", b = dir.path() + "/b.json";
+  const std::string ca = dir.path() + "/a.csv", cb = dir.path() + "/b.csv";
+  RunResult direct = c3scope({"analyze", r0, r1, "--json", a, "--csv", ca}, dir);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_NE(direct.out.find("14.95"), std::string::npos) << direct.out;
+  EXPECT_NE(direct.out.find("19.93"), std::string::npos) << direct.out;
+  RunResult imported = c3scope({"analyze", db, "--json", b, "--csv", cb}, dir);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report either way";
+  EXPECT_EQ(slurp(ca), slurp(cb)) << "the streamed CSV rows, in input order";
+  EXPECT_EQ(nlohmann::json::parse(slurp(a)).at("ranks")[0].at("source"), r0)
+      << "a rank names the file the user gave";
+}
+
+TEST(PipelineCli, NsightExportAndHtaRoundingDirectly) {
+  if (!fs::exists(traces() / "nsys" / "pipit_saxpy_nsys.sqlite")) GTEST_SKIP() << "no traces";
+  TempDir dir;
+  RunResult ns =
+      c3scope({"analyze", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
+  ASSERT_EQ(ns.exit_code, 0) << ns.err;
+  EXPECT_NE(ns.out.find("5 kernels, 15 memcpy, 0 memset"), std::string::npos) << ns.out;
+  RunResult exact = c3scope({"analyze", kineto("hta_nccl_data.json.gz")}, dir);
+  RunResult hta = c3scope({"analyze", kineto("hta_nccl_data.json.gz"), "--hta-rounding"}, dir);
+  ASSERT_EQ(hta.exit_code, 0) << hta.err;
+  EXPECT_NE(exact.out.find("15.61"), std::string::npos) << exact.out;
+  EXPECT_NE(hta.out.find("15.14"), std::string::npos) << hta.out;
+}
+
+TEST(PipelineCli, SummariesGiveTheSameReport) {
+  if (!fs::exists(kineto("hta_trace_diff_control.json.gz"))) GTEST_SKIP() << "no traces";
+  TempDir dir;
+  const std::string s = dir.path() + "/base.summary.json";
+  const std::string a = dir.path() + "/a.json", b = dir.path() + "/b.json",
+                    c = dir.path() + "/c.json";
+  const std::vector<std::string> in = {kineto("hta_sampled_rank-0.json.gz"),
+                                       kineto("hta_sampled_rank-1.json.gz"),
+                                       kineto("hta_trace_diff_control.json.gz")};
+  std::vector<std::string> args = {"analyze"};
+  args.insert(args.end(), in.begin(), in.end());
+  for (const char* x : {"--summary", s.c_str(), "--json", a.c_str()}) args.emplace_back(x);
+  RunResult first = c3scope(args, dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto sj = nlohmann::json::parse(slurp(s));
+  EXPECT_EQ(sj.at("schema"), "c3scope-summary/1");
+  ASSERT_EQ(sj.at("ranks").size(), 3u);
+  EXPECT_LT(fs::file_size(s), 3u * 256 * 1024) << "small enough to keep as a CI baseline";
+  RunResult again = c3scope({"analyze", s, "--json", b}, dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report from the summary";
+  EXPECT_EQ(first.out.substr(first.out.find('\n')), again.out.substr(again.out.find('\n')))
+      << "the same text report after its first line (which counts inputs)";
+  // Summaries and traces mixed: a summary of ranks 0-1 plus the third trace.
+  const std::string s01 = dir.path() + "/01.summary.json";
+  ASSERT_EQ(c3scope({"analyze", in[0], in[1], "--summary", s01}, dir).exit_code, 0);
+  RunResult mixed = c3scope({"analyze", s01, in[2], "--json", c}, dir);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_TRUE(numbers(a) == numbers(c)) << "the same report from a summary and a trace";
+  // A damaged summary is one line and exit 2.
+  const std::string bad = dir.path() + "/bad.summary.json";
+  std::ofstream(bad) << "{\"schema\": \"c3scope-summary/1\", \"ranks\": [{\"process\": 7}]}";
+  RunResult br = c3scope({"analyze", bad}, dir);
+  EXPECT_EQ(br.exit_code, 2);
+  EXPECT_NE(br.err.find("bad.summary.json: not a valid c3scope summary"), std::string::npos)
+      << br.err;
+}
+
+TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
+  if (!fs::exists(kineto("hta_trace_diff_control.json.gz"))) GTEST_SKIP() << "no traces";
+  TempDir dir;
+  const std::string j = dir.path() + "/r.json";
+  RunResult r =
+      c3scope({"analyze", kineto("hta_trace_diff_control.json.gz"), "--steps", "--json", j}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Steps (ProfilerStep#N): 6; step time (longest rank) median"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    1009 ProfilerStep#1009"), std::string::npos) << r.out;
+  const auto rep = nlohmann::json::parse(slurp(j));
+  const auto& steps = rep.at("steps");
+  EXPECT_EQ(steps.at("source"), "ProfilerStep#N");
+  ASSERT_EQ(steps.at("job").size(), 6u);
+  ASSERT_EQ(steps.at("per_rank").size(), 6u);
+  for (const auto& s : steps.at("per_rank")) {
+    EXPECT_EQ(s.at("step_ns").get<int64_t>(),
+              s.at("end_ns").get<int64_t>() - s.at("start_ns").get<int64_t>());
+    // Inside a step the span invariant holds for the clipped activities.
+    EXPECT_EQ(s.at("span_ns").get<int64_t>(),
+              s.at("compute_ns").get<int64_t>() + s.at("exposed_comm_ns").get<int64_t>() +
+                  s.at("exposed_memcpy_ns").get<int64_t>() + s.at("idle_ns").get<int64_t>() +
+                  s.at("exposed_other_ns").get<int64_t>());
+  }
+  // --step picks other ranges; the default table stays off without --steps.
+  RunResult custom = c3scope(
+      {"analyze", kineto("hta_trace_diff_control.json.gz"), "--step", "ProfilerStep#101[01]"}, dir);
+  ASSERT_EQ(custom.exit_code, 0) << custom.err;
+  EXPECT_NE(custom.out.find("Steps (--step 'ProfilerStep#101[01]'): 2;"), std::string::npos)
+      << custom.out;
+  EXPECT_EQ(custom.out.find("    1010 "), std::string::npos) << custom.out;
+}
