@@ -3,6 +3,7 @@
 
 #include "c3/importer/exporter.h"
 #include "c3/tracedb/reader.h"
+#include "c3/analyzer/open.h"
 #include "commands.h"
 
 namespace c3::cli {
@@ -13,7 +14,9 @@ Action add_export(CLI::App& app) {
   auto in = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("perfetto");
-  cmd->add_option("trace", *in, "The trace")->required();
+  cmd->add_option("trace", *in,
+                  "The trace (c3scope, PyTorch profiler JSON or Nsight Systems export)")
+      ->required();
   cmd->add_option("-o,--output", *out, "The JSON file to write")->required();
   cmd->add_option("--format", *format, "Output format: perfetto (Chrome trace JSON)")
       ->capture_default_str();
@@ -23,13 +26,22 @@ Action add_export(CLI::App& app) {
       return kExitUsage;
     }
     try {
-      const auto st = importer::export_perfetto(*in, *out);
+      // Opened as analyze opens it (analyzer/open.h): a PyTorch or Nsight file is converted
+      // into a temporary trace first.
+      const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs({*in});
+      if (inputs.size() != 1) {
+        error_line("export: '" + *in + "' holds " + std::to_string(inputs.size()) +
+                   " traces: export one at a time");
+        return kExitUsage;
+      }
+      const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
+      const auto st = importer::export_perfetto(tf.files.front(), *out);
       std::cout << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
                 << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
     } catch (const tracedb::ReadError& e) {
       error_line(std::string("export: ") + e.what());
       return kExitUsage;
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {
       error_line(std::string("export: ") + e.what());
       return kExitUsage;
     }

@@ -6,6 +6,7 @@
 
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/schema.h"
+#include "c3/analyzer/open.h"
 #include "commands.h"
 #include "format.h"
 
@@ -122,14 +123,27 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
 Action add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Summarize traces: processes, devices, rows, drops");
   auto files = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("traces", *files, "Trace files")->required();
+  cmd->add_option("traces", *files,
+                  "Traces (c3scope, PyTorch profiler JSON, Nsight Systems exports) or folders")
+      ->required();
   return [files] {
     int rc = kExitOk;
+    // Opened as analyze opens them (analyzer/open.h): PyTorch and Nsight files are converted
+    // into a temporary trace first, so info shows what the analyzer reads.
     for (const auto& f : *files) {
       try {
-        auto r = tracedb::Reader::open(f);
-        print_info(*r, std::cout);
-      } catch (const tracedb::ReadError& e) {
+        for (const analyzer::Input& in : analyzer::resolve_inputs({f})) {
+          if (in.format == analyzer::InputFormat::summary) {
+            std::cout << in.path << ": a c3scope summary (read it with 'c3scope analyze')\n";
+            continue;
+          }
+          const analyzer::TraceFiles tf = analyzer::convert_inputs({in}, {});
+          if (in.format != analyzer::InputFormat::c3scope)
+            std::cout << in.path << ": " << analyzer::input_format_name(in.format) << "\n";
+          auto r = tracedb::Reader::open(tf.files.front());
+          print_info(*r, std::cout);
+        }
+      } catch (const std::exception& e) {
         error_line(std::string("info: ") + e.what());
         rc = kExitUsage;
       }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -56,9 +57,12 @@ TEST(Cli, UnknownFlagsAreOneLineAndExitCode2) {
 
 TEST(Cli, BadFilesAreOneLineAndExitCode2) {
   TempDir dir;
-  const std::string json = dir.path() + "/trace.json";
-  std::ofstream(json) << "{\"traceEvents\": []}";
-  for (const std::string& f : {json, dir.path() + "/missing.sqlite", dir.path()}) {
+  // (A PyTorch trace is no longer a bad file: info opens it as analyze does.)
+  const std::string text = dir.path() + "/notes.txt";
+  std::ofstream(text) << "not a trace";
+  const std::string empty = dir.path() + "/empty";
+  std::filesystem::create_directory(empty);
+  for (const std::string& f : {text, dir.path() + "/missing.sqlite", empty}) {
     RunResult r = cli({"info", f});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(lines(r.err), 1u) << r.err;

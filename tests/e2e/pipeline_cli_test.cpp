@@ -162,3 +162,20 @@ TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
       << custom.out;
   EXPECT_EQ(custom.out.find("    1010 "), std::string::npos) << custom.out;
 }
+
+TEST(PipelineCli, InfoAndExportOpenAnyTrace) {
+  if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
+  TempDir dir;
+  RunResult info = c3scope({"info", kineto("hta_nccl_data.json.gz")}, dir);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("PyTorch profiler (Kineto) trace"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("kernel"), std::string::npos) << info.out;
+  const std::string out = dir.path() + "/nccl.perfetto.json";
+  RunResult ex = c3scope({"export", kineto("hta_nccl_data.json.gz"), "-o", out}, dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  const auto j = nlohmann::json::parse(slurp(out));
+  EXPECT_GT(j.at("traceEvents").size(), 100u);
+  RunResult ns = c3scope({"info", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
+  ASSERT_EQ(ns.exit_code, 0) << ns.err;
+  EXPECT_NE(ns.out.find("Nsight Systems export"), std::string::npos) << ns.out;
+}
