@@ -1,9 +1,9 @@
 // c3scope export: a trace to Chrome trace JSON for ui.perfetto.dev or chrome://tracing.
 #include <iostream>
 
+#include "c3/analyzer/open.h"
 #include "c3/importer/exporter.h"
 #include "c3/tracedb/reader.h"
-#include "c3/analyzer/open.h"
 #include "commands.h"
 
 namespace c3::cli {

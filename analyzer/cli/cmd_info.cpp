@@ -4,9 +4,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "c3/analyzer/open.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/schema.h"
-#include "c3/analyzer/open.h"
 #include "commands.h"
 #include "format.h"
 

@@ -70,7 +70,7 @@ TEST(Distribution, StoredFormsRoundTripAndAreChecked) {
   EXPECT_THROW(Distribution::from_bins({{3, 0}}, 0), std::invalid_argument);
   EXPECT_THROW(Distribution::from_bins({{3, INT64_MAX}, {4, INT64_MAX}}, 0), std::invalid_argument);
   EXPECT_THROW(Distribution::from_values({1.0, -2.0}), std::invalid_argument);
-  EXPECT_THROW(Distribution::from_values({NAN}), std::invalid_argument);
+  EXPECT_THROW(Distribution::from_values({std::nan("")}), std::invalid_argument);
 }
 
 TEST(Distribution, MedianIntervalOrderStatistics) {

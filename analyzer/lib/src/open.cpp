@@ -122,8 +122,11 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
       Input in{p};
       std::string why;
       const Sniff s = sniff(p, &in.format, &why, /*strict_json=*/false);
-      if (s != Sniff::trace && s != Sniff::summary)
-        throw std::invalid_argument("'" + p + "' is not a trace: " + why);
+      if (s != Sniff::trace && s != Sniff::summary) {
+        std::string msg = "'" + p + "' is not a trace: ";
+        msg += why;
+        throw std::invalid_argument(msg);
+      }
       out.push_back(in);
     } else {
       throw std::invalid_argument("'" + p + "' does not exist");
