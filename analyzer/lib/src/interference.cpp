@@ -100,7 +100,9 @@ std::vector<InterferenceStat> interference_stats(const Trace& t, const Interfere
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()((int64_t{k.name} << 40) ^ (k.x << 20) ^ k.y);
+      const uint64_t h = (static_cast<uint64_t>(static_cast<uint32_t>(k.name)) << 40) ^
+                         (static_cast<uint64_t>(k.x) << 20) ^ static_cast<uint64_t>(k.y);
+      return std::hash<uint64_t>()(h);
     }
   };
   std::unordered_map<Key, size_t, KeyHash> index;

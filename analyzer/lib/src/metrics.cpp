@@ -247,14 +247,17 @@ int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks) {
   return bytes;
 }
 
-std::vector<CollectiveGroup> collective_summary(const Trace& t,
-                                                const std::vector<CommOverlap>& rows) {
-  struct Acc {
-    int64_t count = 0, total = 0;
-    double overlap_sum = 0;
-    std::vector<double> algbw, busbw;
-  };
-  std::map<std::tuple<std::string, int64_t>, Acc> groups;
+namespace {
+int64_t bucket_of(int64_t size) {
+  if (size <= 0) return 0;
+  int64_t bucket = 1;
+  while (bucket <= size / 2) bucket *= 2;
+  return bucket;
+}
+}  // namespace
+
+std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows) {
+  std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
   for (const CommOverlap& r : rows) {
     const std::string op = collective_op(t, r.activity);
     int64_t size = 0;
@@ -265,41 +268,54 @@ std::vector<CollectiveGroup> collective_summary(const Trace& t,
       nranks = c.nranks;
       size = nccl_tests_size(op, c.bytes, nranks);
     }
-    int64_t bucket = 0;
-    if (size > 0) {
-      bucket = 1;
-      while (bucket <= size / 2) bucket *= 2;
-    }
-    Acc& acc = groups[{op, bucket}];
-    ++acc.count;
-    acc.total += r.duration;
-    acc.overlap_sum += r.pct();
+    const int64_t bucket = bucket_of(size);
+    CollectiveStat& g = groups[{op, bucket}];
+    g.op = op;
+    g.bucket = bucket;
+    ++g.count;
+    g.total_ns += r.duration;
+    g.overlap_pct_sum += r.pct();
     if (size > 0 && r.duration > 0) {
       const double alg = static_cast<double>(size) / (static_cast<double>(r.duration) * 1e-9);
-      acc.algbw.push_back(alg);
-      acc.busbw.push_back(alg * busbw_factor(op, nranks));
+      g.algbw.add(alg);
+      g.busbw.add(alg * busbw_factor(op, nranks));
     }
   }
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
+  std::vector<CollectiveStat> out;
+  out.reserve(groups.size());
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+void CollectiveStat::merge(const CollectiveStat& o) {
+  count += o.count;
+  total_ns += o.total_ns;
+  overlap_pct_sum += o.overlap_pct_sum;
+  algbw.merge(o.algbw);
+  busbw.merge(o.busbw);
+}
+
+std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>& stats) {
   std::vector<CollectiveGroup> out;
-  for (auto& [key, acc] : groups) {
-    CollectiveGroup g;
-    g.op = std::get<0>(key);
-    g.bucket_lo = std::get<1>(key);
-    g.bucket_hi = g.bucket_lo * 2;
-    g.count = acc.count;
-    g.total_ns = acc.total;
-    g.mean_overlap_pct = acc.count ? acc.overlap_sum / static_cast<double>(acc.count) : 0;
-    g.median_algbw = median(acc.algbw);
-    g.median_busbw = median(acc.busbw);
-    out.push_back(std::move(g));
+  out.reserve(stats.size());
+  for (const CollectiveStat& g : stats) {
+    CollectiveGroup cg;
+    cg.op = g.op;
+    cg.bucket_lo = g.bucket;
+    cg.bucket_hi = g.bucket * 2;
+    cg.count = g.count;
+    cg.total_ns = g.total_ns;
+    cg.mean_overlap_pct = g.count ? g.overlap_pct_sum / static_cast<double>(g.count) : 0;
+    cg.median_algbw = g.algbw.median();
+    cg.median_busbw = g.busbw.median();
+    out.push_back(std::move(cg));
   }
   return out;
+}
+
+std::vector<CollectiveGroup> collective_summary(const Trace& t,
+                                                const std::vector<CommOverlap>& rows) {
+  return collective_groups(collective_stats(t, rows));
 }
 
 }  // namespace c3::analyzer

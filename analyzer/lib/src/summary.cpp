@@ -1,6 +1,7 @@
 #include "c3/analyzer/summary.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <stdexcept>
 
@@ -8,45 +9,6 @@
 
 namespace c3::analyzer {
 namespace {
-
-int64_t bucket_of(int64_t size) {
-  if (size <= 0) return 0;
-  int64_t bucket = 1;
-  while (bucket <= size / 2) bucket *= 2;
-  return bucket;
-}
-
-// collective_summary's groups, kept mergeable.
-std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows) {
-  std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
-  for (const CommOverlap& r : rows) {
-    const std::string op = collective_op(t, r.activity);
-    int64_t size = 0;
-    int nranks = 0;
-    const int32_t ci = t.activities.collective[r.activity];
-    if (ci >= 0) {
-      const Collective& c = t.collectives[static_cast<size_t>(ci)];
-      nranks = c.nranks;
-      size = nccl_tests_size(op, c.bytes, nranks);
-    }
-    const int64_t bucket = bucket_of(size);
-    CollectiveStat& g = groups[{op, bucket}];
-    g.op = op;
-    g.bucket = bucket;
-    ++g.count;
-    g.total_ns += r.duration;
-    g.overlap_pct_sum += r.pct();
-    if (size > 0 && r.duration > 0) {
-      const double alg = static_cast<double>(size) / (static_cast<double>(r.duration) * 1e-9);
-      g.algbw.add(alg);
-      g.busbw.add(alg * busbw_factor(op, nranks));
-    }
-  }
-  std::vector<CollectiveStat> out;
-  out.reserve(groups.size());
-  for (auto& [k, g] : groups) out.push_back(std::move(g));
-  return out;
-}
 
 // Step windows of process p: (index, name, start, end), sorted by start.
 std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
@@ -71,7 +33,13 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
     take([&](const Range& g) { return profiler.match_prefix(g.name); });
     if (!out.empty()) {
       *source = "ProfilerStep#N";
-      for (StepSample& s : out) s.index = std::stoll(s.name.substr(13));
+      for (StepSample& s : out) {
+        // The N of ProfilerStep#N; one too long for 64 bits keeps its order index instead.
+        const char* b = s.name.data() + 13;
+        int64_t n = -1;
+        const auto [end, ec] = std::from_chars(b, s.name.data() + s.name.size(), n);
+        s.index = ec == std::errc() && end == s.name.data() + s.name.size() ? n : -1;
+      }
     } else {
       take([&](const Range& g) { return g.domain == "c3bench" && g.name.rfind("case ", 0) == 0; });
       if (!out.empty()) *source = "c3bench cases";
@@ -86,14 +54,6 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
 }
 
 }  // namespace
-
-void CollectiveStat::merge(const CollectiveStat& o) {
-  count += o.count;
-  total_ns += o.total_ns;
-  overlap_pct_sum += o.overlap_pct_sum;
-  algbw.merge(o.algbw);
-  busbw.merge(o.busbw);
-}
 
 std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, const CommRows& rows) {
   if (!t.pending_shapes.empty()) {
@@ -305,18 +265,10 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
         m.comm() > 0 ? 100.0 * static_cast<double>(m.overlap) / static_cast<double>(m.comm()) : 0.0;
     r.job_steps.push_back(j);
   }
-  for (auto& [k, g] : groups) {
-    CollectiveGroup cg;
-    cg.op = g.op;
-    cg.bucket_lo = g.bucket;
-    cg.bucket_hi = g.bucket * 2;
-    cg.count = g.count;
-    cg.total_ns = g.total_ns;
-    cg.mean_overlap_pct = g.count ? g.overlap_pct_sum / static_cast<double>(g.count) : 0;
-    cg.median_algbw = g.algbw.median();
-    cg.median_busbw = g.busbw.median();
-    r.collectives.push_back(std::move(cg));
-  }
+  std::vector<CollectiveStat> cs;
+  cs.reserve(groups.size());
+  for (auto& [k, g] : groups) cs.push_back(std::move(g));
+  r.collectives = collective_groups(cs);
   std::vector<InterferenceStat> merged;
   merged.reserve(inter.size());
   for (auto& [k, x] : inter) merged.push_back(std::move(x));

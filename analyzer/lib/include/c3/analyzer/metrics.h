@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/distribution.h"
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/trace.h"
 
@@ -87,5 +88,19 @@ struct CollectiveGroup {
 };
 std::vector<CollectiveGroup> collective_summary(const Trace& t,
                                                 const std::vector<CommOverlap>& rows);
+
+// The same groups in the mergeable form rank summaries carry (summary.h): counts, sums and the
+// bandwidths' distributions. collective_summary = collective_groups(collective_stats(...)).
+struct CollectiveStat {
+  std::string op;
+  int64_t bucket = 0;  // bytes (S), a power of two; 0 when sizes are unknown
+  int64_t count = 0, total_ns = 0;
+  double overlap_pct_sum = 0;  // sum of the activities' overlap %
+  Distribution algbw, busbw;   // bytes/s, activities with a known size
+  void merge(const CollectiveStat& o);
+};
+// Sorted by (op, bucket).
+std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows);
+std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>& stats);
 
 }  // namespace c3::analyzer

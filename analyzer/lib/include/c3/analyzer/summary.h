@@ -21,16 +21,6 @@
 
 namespace c3::analyzer {
 
-// Per-collective statistics of one op and size bucket (collective_summary's groups, mergeable).
-struct CollectiveStat {
-  std::string op;
-  int64_t bucket = 0;  // bytes (S), a power of two; 0 when sizes are unknown
-  int64_t count = 0, total_ns = 0;
-  double overlap_pct_sum = 0;  // sum of the activities' overlap %
-  Distribution algbw, busbw;   // bytes/s, activities with a known size
-  void merge(const CollectiveStat& o);
-};
-
 // An NCCL call as cross-rank analysis needs it (communicator and op are indices into
 // RankSummary::comms and ::ops).
 struct CollectiveRecord {
