@@ -16,25 +16,8 @@ using namespace c3::e2e;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
-  std::vector<std::string> a = {c3scope_path()};
-  a.insert(a.end(), args.begin(), args.end());
-  return run(a, dir.path(), injected(Inject::none));
-}
-
-// ../shared/traces, or $C3SCOPE_TRACES where the checkout lives elsewhere.
 std::string kineto(const std::string& name) {
-  const char* e = std::getenv("C3SCOPE_TRACES");
-  const fs::path root =
-      e && *e ? fs::path(e) : fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
-  return (root / "kineto" / name).string();
+  return shared_trace("kineto/" + name);
 }
 
 size_t lines(const std::string& s) {

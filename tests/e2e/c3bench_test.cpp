@@ -15,13 +15,6 @@ using c3::tracedb::Reader;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // 3 cases (plain concurrent, pipelined k=1, pipelined k=2) x 4 phases x (1 warm-up + 2 timed).
 const std::vector<std::string> kSmallSweep = {"--backend",  "sim",
                                               "--gpus",     "2",

@@ -10,8 +10,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -170,6 +173,27 @@ RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
   std::sort(found.begin(), found.end());
   for (auto& [t, p] : found) r.traces.push_back(p);
   return r;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string shared_trace(const std::string& relative) {
+  const char* e = std::getenv("C3SCOPE_TRACES");
+  const std::filesystem::path root =
+      e && *e ? std::filesystem::path(e)
+              : std::filesystem::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+  return (root / relative).string();
+}
+
+RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
+  std::vector<std::string> a = {c3scope_path()};
+  a.insert(a.end(), args.begin(), args.end());
+  return run(a, dir.path(), injected(Inject::none));
 }
 
 int64_t scalar(const tracedb::Reader& r, const std::string& sql) {

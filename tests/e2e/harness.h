@@ -66,6 +66,14 @@ std::string c3bench_path();
 RunResult run(const std::vector<std::string>& args, const std::string& out_dir,
               const RunOptions& options = {});
 
+// The whole file (empty when it cannot be read).
+std::string slurp(const std::string& path);
+// A real trace of ../shared/traces (or $C3SCOPE_TRACES where the checkout lives elsewhere),
+// e.g. shared_trace("kineto/hta_nccl_data.json.gz").
+std::string shared_trace(const std::string& relative);
+// `c3scope ARGS` run in `dir`, with nothing injected.
+RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir);
+
 // Opens a trace and runs a single-value query.
 int64_t scalar(const tracedb::Reader& r, const std::string& sql);
 std::string text(const tracedb::Reader& r, const std::string& sql);

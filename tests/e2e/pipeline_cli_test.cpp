@@ -16,25 +16,11 @@ using namespace c3::e2e;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {
-  std::vector<std::string> a = {c3scope_path()};
-  a.insert(a.end(), args.begin(), args.end());
-  return run(a, dir.path(), injected(Inject::none));
-}
-
 fs::path traces() {
-  const char* e = std::getenv("C3SCOPE_TRACES");
-  return e && *e ? fs::path(e) : fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+  return shared_trace("");
 }
 std::string kineto(const std::string& name) {
-  return (traces() / "kineto" / name).string();
+  return shared_trace("kineto/" + name);
 }
 
 void drop_sources(nlohmann::json& j) {

@@ -17,13 +17,6 @@ using c3::tracedb::Reader;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST(GpuC3bench, CudaBackendRecordedSweep) {
