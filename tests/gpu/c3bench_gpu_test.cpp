@@ -15,9 +15,7 @@
 using namespace c3::e2e;
 using c3::tracedb::Reader;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(GpuC3bench, CudaBackendRecordedSweep) {
   TempDir dir;
