@@ -1,7 +1,8 @@
 // Overlap + breakdown + per-collective metrics over 10 million activities (issue 4's target:
-// under 3 s on one core, at most 64 bytes of memory per activity, peak RSS). The baseline in the
-// same run is one streaming pass over the same columns (the least any metric must do); the ratio
-// says how much the interval sweeps cost on top of it.
+// under 3 s on one core), then the whole per-trace analysis (the pipeline's map and reduce), and
+// the peak memory of it all (issue 10's target: at most 64 bytes per activity, peak RSS). The
+// baseline in the same run is one streaming pass over the same columns (the least any metric must
+// do); the ratio says how much the interval sweeps cost on top of it.
 //
 //   build/bin/c3_bench_analyzer [--activities N]   (default 10000000)
 #include <sys/resource.h>
@@ -15,6 +16,7 @@
 
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/metrics.h"
+#include "c3/analyzer/summary.h"
 #include "c3/analyzer/trace.h"
 
 namespace {
@@ -135,9 +137,19 @@ int main(int argc, char** argv) {
   // The metrics.
   t0 = Clock::now();
   const Breakdown all = overall(t);
-  const auto comm = comm_overlap(t, {-1, -1});
+  auto comm = comm_overlap(t, {-1, -1});
   const auto groups = collective_summary(t, comm);
   const double metrics = seconds_since(t0);
+  const size_t comm_rows = comm.size();
+  comm = {};  // the map below makes its own, a rank at a time
+  // What `c3scope analyze` does per trace (the map: every summary number, interference and
+  // contention included), then the reduce.
+  t0 = Clock::now();
+  const std::vector<RankSummary> ranks = summarize(t, {});
+  const double map = seconds_since(t0);
+  t0 = Clock::now();
+  const Report rep = reduce(ranks, {"generated"}, {});
+  const double red = seconds_since(t0);
   const long rss1 = peak_rss_kb();
 
   const double per_activity =
@@ -151,11 +163,15 @@ int main(int argc, char** argv) {
       "overlap + breakdown + per-collective metrics: %.3f s (%.1fM activities/s; overlap %.2f%%, "
       "%zu "
       "communication activities in %zu groups)\n",
-      metrics, static_cast<double>(a.size()) / metrics / 1e6, all.overlap_pct, comm.size(),
+      metrics, static_cast<double>(a.size()) / metrics / 1e6, all.overlap_pct, comm_rows,
       groups.size());
   std::printf(
       "ratio: the metrics cost %.1fx the baseline pass; target < 3 s for 10M activities: %s\n",
       metrics / base, metrics < 3.0 * static_cast<double>(n) / 1e7 ? "met" : "NOT met");
+  std::printf(
+      "the map (summarize: breakdowns, collectives, interference, contention per rank): %.3f s; "
+      "reduce %.3f s (%zu interference rows)\n",
+      map, red, rep.interference.size());
   std::printf(
       "memory: columns %zu bytes/activity; peak RSS grew %.1f MB = %.1f bytes/activity (target <= "
       "64)\n",

@@ -83,7 +83,7 @@ Action add_analyze(CLI::App& app) {
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
   cmd->add_option("--summary", o->summary,
                   "Write the rank summaries (schema c3scope-summary/1; a CI baseline, and an "
-                  "input of analyze) to this file");
+                  "input of analyze) to this file, gzip-compressed when it ends in .gz");
   cmd->add_option(
       "--range", o->range,
       "Only time inside NVTX / PyTorch annotation ranges whose name matches this regular "
@@ -138,16 +138,23 @@ Action add_analyze(CLI::App& app) {
       csv->write(analyzer::collectives_csv_header());
       po.csv = [&csv](const std::string& rows) { csv->write(rows); };
     }
-    analyzer::PipelineResult res;
+    std::vector<analyzer::RankSummary> summaries;
     try {
-      res = analyzer::run_pipeline(inputs, po);
+      summaries = analyzer::map_inputs(inputs, po);
     } catch (const std::exception& e) {
       if (po.progress) std::fprintf(stderr, "\r\033[K");
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
     if (po.progress) std::fprintf(stderr, "\r\033[K");
-    const analyzer::Report& r = res.report;
+    // The summary file is made before the reduce takes the summaries' steps over.
+    std::string summary_text;
+    if (!o->summary.empty()) {
+      summary_text = analyzer::summaries_to_json(summaries, po.analyze);
+      if (o->summary.ends_with(".gz")) summary_text = analyzer::gzip_bytes(summary_text);
+    }
+    const analyzer::Report r = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs),
+                                                po.analyze, po.analyze.align);
     if (!o->range.empty() && r.matching_ranges == 0) {
       error_line("analyze: --range '" + o->range +
                  "' matches no NVTX or annotation range in these traces");
@@ -170,9 +177,7 @@ Action add_analyze(CLI::App& app) {
     };
     if (!o->json.empty() && !write("--json", o->json, analyzer::to_json(r))) rc = kExitUsage;
     if (csv && !csv->commit()) rc = kExitUsage;
-    if (!o->summary.empty() &&
-        !write("--summary", o->summary, analyzer::summaries_to_json(res.summaries, po.analyze)))
-      rc = kExitUsage;
+    if (!o->summary.empty() && !write("--summary", o->summary, summary_text)) rc = kExitUsage;
     return rc;
   };
 }

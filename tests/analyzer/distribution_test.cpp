@@ -120,3 +120,28 @@ TEST(Distribution, SlowdownIntervalCoverage) {
     EXPECT_LT(width / trials, 6.0 / std::sqrt(n)) << n << " samples: mean width " << width / trials;
   }
 }
+
+// Whole nanosecond counts are held in 4 bytes; a fraction or a huge value widens to doubles
+// without changing any answer.
+TEST(Distribution, NarrowAndWideValuesGiveTheSameAnswers) {
+  Distribution narrow, wide, mixed;
+  for (int i = 1; i <= 101; ++i) {
+    narrow.add(i * 1000.0);
+    wide.add(i * 1000.0 + (i == 1 ? 0.5 : 0.0));
+  }
+  EXPECT_LT(narrow.bytes(), wide.bytes());
+  EXPECT_DOUBLE_EQ(narrow.median(), 51000.0);
+  EXPECT_DOUBLE_EQ(wide.median(), 51000.0);
+  EXPECT_DOUBLE_EQ(wide.at_rank(0), 1000.5);
+  for (int i = 1; i <= 50; ++i) mixed.add(i * 1000.0);
+  Distribution big;
+  big.add(1e12);  // beyond 2^32 ns: a double
+  for (int i = 51; i <= 100; ++i) big.add(i * 1000.0);
+  mixed.merge(big);
+  EXPECT_EQ(mixed.count(), 101);
+  EXPECT_DOUBLE_EQ(mixed.at_rank(100), 1e12);
+  EXPECT_DOUBLE_EQ(mixed.median(), 51000.0);
+  const std::vector<double> v = mixed.values();
+  EXPECT_EQ(v.size(), 101u);
+  EXPECT_DOUBLE_EQ(Distribution::from_values(v).median(), 51000.0);
+}

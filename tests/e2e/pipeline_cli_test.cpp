@@ -100,6 +100,13 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report from the summary";
   EXPECT_EQ(first.out.substr(first.out.find('\n')), again.out.substr(again.out.find('\n')))
       << "the same text report after its first line (which counts inputs)";
+  // Compressed (a name ending in .gz), read back the same.
+  const std::string gz = dir.path() + "/base.summary.json.gz", d = dir.path() + "/d.json";
+  ASSERT_EQ(c3scope({"analyze", s, "--summary", gz}, dir).exit_code, 0);
+  EXPECT_LT(fs::file_size(gz) * 3, fs::file_size(s));
+  RunResult fromgz = c3scope({"analyze", gz, "--json", d}, dir);
+  ASSERT_EQ(fromgz.exit_code, 0) << fromgz.err;
+  EXPECT_TRUE(numbers(a) == numbers(d)) << "the same report from the compressed summary";
   // Summaries and traces mixed: a summary of ranks 0-1 plus the third trace.
   const std::string s01 = dir.path() + "/01.summary.json";
   ASSERT_EQ(c3scope({"analyze", in[0], in[1], "--summary", s01}, dir).exit_code, 0);

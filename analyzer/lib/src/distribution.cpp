@@ -21,19 +21,61 @@ double value_of(int32_t key) {
   return 2 * std::pow(kGamma, key) / (kGamma + 1);
 }
 
-// The standard normal quantile z with P(|Z| <= z) = level (bisection on erfc).
+// The standard normal quantile z with P(|Z| <= z) = level: Acklam's rational approximation of
+// the inverse normal CDF, refined by one Halley step on erfc (accurate to double precision).
 double z_of(double level) {
-  double lo = 0, hi = 40;
-  for (int it = 0; it < 200; ++it) {
-    const double mid = (lo + hi) / 2;
-    (std::erfc(mid / std::sqrt(2.0)) > 1 - level ? lo : hi) = mid;
+  const double p = (1 + level) / 2;  // upper tail point
+  if (!(p > 0.5)) return 0;
+  if (p >= 1) return 40;
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549732539343734e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
+  double x;
+  if (p <= 1 - 0.02425) {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  } else {
+    const double q = std::sqrt(-2 * std::log(1 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
-  return (lo + hi) / 2;
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * std::sqrt(2 * M_PI) * std::exp(x * x / 2);
+  return x - u / (1 + x * u / 2);
 }
 
+int64_t interval_rank_uncached(int64_t n, double level, double* coverage);
+
 // The largest j (1-based) whose order-statistic interval [X(j), X(n-j+1)] covers the median
-// with probability >= level; 1 (the range) when none does, with its coverage.
+// with probability >= level; 1 (the range) when none does, with its coverage. Remembered per
+// (n, level) on each thread: summaries ask for the same counts over and over.
 int64_t interval_rank(int64_t n, double level, double* coverage) {
+  struct Hit {
+    int64_t j;
+    double coverage;
+  };
+  thread_local std::map<std::pair<int64_t, double>, Hit> cache;
+  auto it = cache.find({n, level});
+  if (it == cache.end()) {
+    double cov = 0;
+    const int64_t j = interval_rank_uncached(n, level, &cov);
+    if (cache.size() > 100000) cache.clear();
+    it = cache.emplace(std::make_pair(n, level), Hit{j, cov}).first;
+  }
+  if (coverage) *coverage = it->second.coverage;
+  return it->second.j;
+}
+
+int64_t interval_rank_uncached(int64_t n, double level, double* coverage) {
   if (n <= 0) {
     if (coverage) *coverage = 0;
     return 0;
@@ -66,12 +108,40 @@ int64_t interval_rank(int64_t n, double level, double* coverage) {
 
 }  // namespace
 
+namespace {
+bool fits_u32(double v) {
+  return v >= 0 && v <= 4294967295.0 && v == std::floor(v);
+}
+}  // namespace
+
+void Distribution::widen() {
+  if (wide_) return;
+  values_.reserve(ints_.size() + 1);
+  for (uint32_t v : ints_) values_.push_back(static_cast<double>(v));
+  ints_ = {};
+  wide_ = true;
+}
+
+std::vector<double> Distribution::values() const {
+  std::vector<double> out;
+  out.reserve(exact_size());
+  for_each_exact([&](double v) { out.push_back(v); });
+  return out;
+}
+
 void Distribution::add(double v) {
   ++n_;
   if (!sketch_) {
-    if (sorted_ && !values_.empty() && v < values_.back()) sorted_ = false;
-    values_.push_back(v);
-    if (values_.size() > kExact) to_sketch();
+    if (!wide_ && !fits_u32(v)) widen();
+    if (wide_) {
+      if (sorted_ && !values_.empty() && v < values_.back()) sorted_ = false;
+      values_.push_back(v);
+    } else {
+      const auto u = static_cast<uint32_t>(v);
+      if (sorted_ && !ints_.empty() && u < ints_.back()) sorted_ = false;
+      ints_.push_back(u);
+    }
+    if (exact_size() > kExact) to_sketch();
     return;
   }
   if (!(v > 0)) {
@@ -89,24 +159,30 @@ void Distribution::add(double v) {
 
 void Distribution::to_sketch() {
   std::map<int32_t, int64_t> m;
-  for (double v : values_) {
+  for_each_exact([&](double v) {
     if (v > 0) {
       ++m[key_of(v)];
     } else {
       ++zeros_;
     }
-  }
+  });
   bins_.assign(m.begin(), m.end());
   values_ = {};
+  ints_ = {};
   sketch_ = true;
   sorted_ = true;
 }
 
 void Distribution::merge(const Distribution& o) {
   if (o.n_ == 0) return;
-  if (!sketch_ && !o.sketch_ && values_.size() + o.values_.size() <= kExact) {
-    if (!o.values_.empty()) sorted_ = false;
-    values_.insert(values_.end(), o.values_.begin(), o.values_.end());
+  if (!sketch_ && !o.sketch_ && exact_size() + o.exact_size() <= kExact) {
+    if (o.exact_size() > 0) sorted_ = false;
+    if (!wide_ && !o.wide_) {
+      ints_.insert(ints_.end(), o.ints_.begin(), o.ints_.end());
+    } else {
+      widen();
+      o.for_each_exact([&](double v) { values_.push_back(v); });
+    }
     n_ += o.n_;
     return;
   }
@@ -116,13 +192,13 @@ void Distribution::merge(const Distribution& o) {
     for (const auto& [k, c] : o.bins_) m[k] += c;
     zeros_ += o.zeros_;
   } else {
-    for (double v : o.values_) {
+    o.for_each_exact([&](double v) {
       if (v > 0) {
         ++m[key_of(v)];
       } else {
         ++zeros_;
       }
-    }
+    });
   }
   bins_.assign(m.begin(), m.end());
   n_ += o.n_;
@@ -130,6 +206,7 @@ void Distribution::merge(const Distribution& o) {
 
 void Distribution::sort() const {
   if (!sorted_) {
+    std::sort(ints_.begin(), ints_.end());
     std::sort(values_.begin(), values_.end());
     sorted_ = true;
   }
@@ -140,7 +217,8 @@ double Distribution::at_rank(int64_t k) const {
   k = std::clamp<int64_t>(k, 0, n_ - 1);
   if (!sketch_) {
     sort();
-    return values_[static_cast<size_t>(k)];
+    return wide_ ? values_[static_cast<size_t>(k)]
+                 : static_cast<double>(ints_[static_cast<size_t>(k)]);
   }
   if (k < zeros_) return 0;
   int64_t seen = zeros_;
@@ -178,9 +256,7 @@ Distribution Distribution::from_values(std::vector<double> values) {
     if (!std::isfinite(v) || v < 0)
       throw std::invalid_argument("a distribution value is negative or not finite");
   }
-  d.n_ = static_cast<int64_t>(values.size());
-  d.values_ = std::move(values);
-  d.sorted_ = std::is_sorted(d.values_.begin(), d.values_.end());
+  for (double v : values) d.add(v);
   return d;
 }
 

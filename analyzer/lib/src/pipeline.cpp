@@ -1,12 +1,12 @@
 #include "c3/analyzer/pipeline.h"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "c3/analyzer/load.h"
@@ -33,14 +33,35 @@ std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, st
 }  // namespace
 
 std::vector<RankSummary> read_summary_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::invalid_argument("'" + path + "': cannot read the file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return summaries_from_json(ss.str(), path);
+  // Plain or gzip (zlib reads a plain file as it is).
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw std::invalid_argument("'" + path + "': cannot read the file");
+  std::string text;
+  char buf[1 << 16];
+  int got = 0;
+  while ((got = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(got));
+  int err = Z_OK;
+  const char* why = gzerror(f, &err);
+  const std::string reason = why ? why : "";
+  gzclose(f);
+  if (got < 0 || (err != Z_OK && err != Z_STREAM_END)) {
+    throw std::invalid_argument("'" + path + "': cannot read the summary: " + reason);
+  }
+  return summaries_from_json(text, path);
 }
 
-PipelineResult run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o) {
+std::vector<std::string> input_names(const std::vector<Input>& inputs) {
+  std::vector<std::string> names;
+  names.reserve(inputs.size());
+  for (const Input& in : inputs) names.push_back(in.path);
+  return names;
+}
+
+Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o) {
+  return reduce(map_inputs(inputs, o), input_names(inputs), o.analyze, o.analyze.align);
+}
+
+std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o) {
   const size_t n = inputs.size();
   std::vector<std::vector<RankSummary>> parts(n);
   std::vector<std::string> csv(n);
@@ -88,15 +109,12 @@ PipelineResult run_pipeline(const std::vector<Input>& inputs, const PipelineOpti
   worker();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
-  PipelineResult r;
-  std::vector<std::string> names;
+  std::vector<RankSummary> out;
   for (size_t i = 0; i < n; ++i) {
-    names.push_back(inputs[i].path);
-    for (RankSummary& s : parts[i]) r.summaries.push_back(std::move(s));
+    for (RankSummary& s : parts[i]) out.push_back(std::move(s));
     parts[i] = {};
   }
-  r.report = reduce(r.summaries, names, o.analyze, o.analyze.align);
-  return r;
+  return out;
 }
 
 }  // namespace c3::analyzer

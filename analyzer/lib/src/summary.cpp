@@ -55,6 +55,26 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
 
 }  // namespace
 
+size_t RankSummary::bytes() const {
+  auto str = [](const std::string& x) { return x.capacity() > 15 ? x.capacity() + 1 : 0; };
+  size_t b = sizeof(*this) + str(first_skipped) + str(step_source) + str(process.source) +
+             str(process.host) + str(process.command_line);
+  b += devices.capacity() * sizeof(Device) + per_device.capacity() * sizeof(per_device[0]);
+  b += ranges.capacity() * sizeof(RangeReport) + steps.capacity() * sizeof(StepSample);
+  for (const RangeReport& g : ranges) b += str(g.name);
+  for (const StepSample& st : steps) b += str(st.name);
+  b += collectives.capacity() * sizeof(CollectiveStat);
+  for (const CollectiveStat& c : collectives) b += str(c.op) + c.algbw.bytes() + c.busbw.bytes();
+  b += interference.capacity() * sizeof(InterferenceStat);
+  for (const InterferenceStat& x : interference)
+    b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
+  b += contention.capacity() * sizeof(Contention) + bench.capacity() * sizeof(BenchResult);
+  b += calls.records.capacity() * sizeof(CollectiveRecord);
+  for (const std::string& x : calls.comms) b += sizeof(x) + str(x);
+  for (const std::string& x : calls.ops) b += sizeof(x) + str(x);
+  return b;
+}
+
 std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, const CommRows& rows) {
   if (!t.pending_shapes.empty()) {
     throw std::logic_error("summarize: kernel shapes are still pending (load_kernel_shapes)");
@@ -140,51 +160,32 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
       s.bench.push_back(std::move(b));
     }
   }
-  // Collective records, in the trace's order, with communicators and ops as indices.
-  std::vector<std::map<std::string, int32_t>> comm_ids(out.size()), op_ids(out.size());
-  auto id = [](std::map<std::string, int32_t>& ids, std::vector<std::string>& names,
-               const std::string& v) {
-    auto [it, fresh] = ids.emplace(v, static_cast<int32_t>(names.size()));
-    if (fresh) names.push_back(v);
-    return it->second;
-  };
-  for (const Collective& c : t.collectives) {
-    const auto p = static_cast<size_t>(c.process);
-    if (p >= out.size()) continue;
-    RankSummary& s = out[p];
-    CollectiveRecord r;
-    r.comm = c.comm_id.empty() ? -1 : id(comm_ids[p], s.comms, c.comm_id);
-    r.op = id(op_ids[p], s.ops, c.op);
-    r.seq = c.seq;
-    r.bytes = c.bytes;
-    r.nranks = c.nranks;
-    r.rank = c.rank;
-    r.device = c.device;
-    r.gpu_start = c.gpu_start;
-    r.gpu_end = c.gpu_end;
-    s.records.push_back(r);
-  }
+  for (size_t p = 0; p < out.size(); ++p) out[p].calls = collectives_of(t, static_cast<int>(p));
   return out;
 }
 
 Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align) {
+  std::vector<RankSummary> copy = ranks;
+  return reduce(std::move(copy), inputs, o, align);
+}
+
+Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align) {
   Report r;
   r.inputs = inputs;
   r.overall.process = -1;
   std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
   std::map<std::string, InterferenceStat> inter;
-  // Clock alignment and matching run on the processes and their collectives only.
-  Trace light;
-  size_t records = 0;
-  for (const RankSummary& s : ranks) records += s.records.size();
-  light.collectives.reserve(records);
+  // Clock alignment and matching run on the processes and their collective records only.
+  std::vector<Process> processes;
+  std::vector<const RankCollectives*> calls;
   std::map<int64_t, JobStep> steps;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const RankSummary& s = ranks[i];
+    RankSummary& s = ranks[i];
     const int pi = static_cast<int>(i);
     r.process_info.push_back(s.process);
-    light.processes.push_back(s.process);
+    processes.push_back(s.process);
     r.kernels += s.kernels;
     r.memcpys += s.memcpys;
     r.memsets += s.memsets;
@@ -223,24 +224,8 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
       b.process = static_cast<int16_t>(pi);
       r.bench.push_back(std::move(b));
     }
-    for (const CollectiveRecord& c : s.records) {
-      Collective col;
-      col.process = static_cast<int16_t>(pi);
-      col.device = c.device;
-      if (c.comm >= 0 && static_cast<size_t>(c.comm) < s.comms.size())
-        col.comm_id = s.comms[static_cast<size_t>(c.comm)];
-      if (c.op >= 0 && static_cast<size_t>(c.op) < s.ops.size())
-        col.op = s.ops[static_cast<size_t>(c.op)];
-      col.seq = c.seq;
-      col.bytes = c.bytes;
-      col.nranks = c.nranks;
-      col.rank = c.rank;
-      col.gpu_start = c.gpu_start;
-      col.gpu_end = c.gpu_end;
-      light.collectives.push_back(std::move(col));
-    }
+    calls.push_back(&s.calls);
     if (r.step_source.empty()) r.step_source = s.step_source;
-    r.steps.push_back(s.steps);
     for (const StepSample& st : s.steps) {
       JobStep& j = steps[st.index];
       j.index = st.index;
@@ -249,6 +234,8 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
       j.step_ns = std::max(j.step_ns, st.end - st.start);
       j.mean.add(st.b);
     }
+    // The report takes the per-rank steps over (they are most of a summary's bytes).
+    r.steps.push_back(std::move(s.steps));
   }
   for (auto& [k, j] : steps) {
     // Means over the ranks that have the step.
@@ -273,8 +260,8 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
   merged.reserve(inter.size());
   for (auto& [k, x] : inter) merged.push_back(std::move(x));
   r.interference = interference_rows(merged, o.interference);
-  if (align) r.clocks = align_clocks(light);
-  r.cross = cross_rank(light);
+  if (align) r.clocks = align_clocks(processes, calls);
+  r.cross = cross_rank(processes, calls);
   return r;
 }
 

@@ -1,4 +1,6 @@
 // Summary files (summary.h): JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -199,13 +201,21 @@ ojson rank_out(const RankSummary& s) {
                      {"schedule_speedup", opt_out(b.schedule_speedup)}});
   }
   r["bench"] = std::move(bench);
-  r["comms"] = s.comms;
-  r["ops"] = s.ops;
-  // Records as columns: one array per field (smaller and faster than one object per record).
+  r["comms"] = s.calls.comms;
+  r["ops"] = s.calls.ops;
+  // Records as columns, one array per field, each entry the difference from the one before it
+  // (the first from 0; two's-complement, so any values round-trip), and the GPU end as a
+  // duration: calls come in runs of one communicator, op and size, so most entries are 0 or a
+  // few digits instead of 19.
   ojson rec;
   auto col = [&](const char* name, auto get) {
     ojson a = ojson::array();
-    for (const CollectiveRecord& c : s.records) a.push_back(get(c));
+    uint64_t prev = 0;
+    for (const CollectiveRecord& c : s.calls.records) {
+      const auto v = static_cast<uint64_t>(static_cast<int64_t>(get(c)));
+      a.push_back(static_cast<int64_t>(v - prev));
+      prev = v;
+    }
     rec[name] = std::move(a);
   };
   col("comm", [](const CollectiveRecord& c) { return c.comm; });
@@ -216,7 +226,10 @@ ojson rank_out(const RankSummary& s) {
   col("rank", [](const CollectiveRecord& c) { return c.rank; });
   col("device", [](const CollectiveRecord& c) { return c.device; });
   col("gpu_start_ns", [](const CollectiveRecord& c) { return c.gpu_start; });
-  col("gpu_end_ns", [](const CollectiveRecord& c) { return c.gpu_end; });
+  col("gpu_duration_ns", [](const CollectiveRecord& c) {
+    return static_cast<int64_t>(static_cast<uint64_t>(c.gpu_end) -
+                                static_cast<uint64_t>(c.gpu_start));
+  });
   r["records"] = std::move(rec);
   return r;
 }
@@ -336,30 +349,52 @@ RankSummary rank_in(const json& r) {
     b.schedule_speedup = opt_in<double>(g, "schedule_speedup");
     s.bench.push_back(std::move(b));
   }
-  s.comms = r.at("comms").get<std::vector<std::string>>();
-  s.ops = r.at("ops").get<std::vector<std::string>>();
+  s.calls.comms = r.at("comms").get<std::vector<std::string>>();
+  s.calls.ops = r.at("ops").get<std::vector<std::string>>();
   const json& rec = r.at("records");
-  const auto comm = rec.at("comm").get<std::vector<int32_t>>();
-  const auto op = rec.at("op").get<std::vector<int32_t>>();
-  const auto seq = rec.at("seq").get<std::vector<int64_t>>();
-  const auto bytes = rec.at("bytes").get<std::vector<int64_t>>();
-  const auto nranks = rec.at("nranks").get<std::vector<int32_t>>();
-  const auto rank = rec.at("rank").get<std::vector<int32_t>>();
-  const auto device = rec.at("device").get<std::vector<int16_t>>();
-  const auto gs = rec.at("gpu_start_ns").get<std::vector<int64_t>>();
-  const auto ge = rec.at("gpu_end_ns").get<std::vector<int64_t>>();
+  // Undoes the difference coding of rank_out.
+  auto column = [&](const char* name) {
+    std::vector<int64_t> v = rec.at(name).get<std::vector<int64_t>>();
+    uint64_t sum = 0;
+    for (int64_t& x : v) {
+      sum += static_cast<uint64_t>(x);
+      x = static_cast<int64_t>(sum);
+    }
+    return v;
+  };
+  const auto comm = column("comm"), op = column("op"), seq = column("seq"), bytes = column("bytes"),
+             nranks = column("nranks"), rank = column("rank"), device = column("device"),
+             gs = column("gpu_start_ns"), dur = column("gpu_duration_ns");
   const size_t n = comm.size();
   for (size_t len : {op.size(), seq.size(), bytes.size(), nranks.size(), rank.size(), device.size(),
-                     gs.size(), ge.size()}) {
+                     gs.size(), dur.size()}) {
     if (len != n) throw std::invalid_argument("records: columns of different lengths");
   }
-  s.records.resize(n);
+  auto i32 = [](int64_t v) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw std::invalid_argument("records: a value out of range");
+    return static_cast<int32_t>(v);
+  };
+  s.calls.records.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (comm[i] < -1 || comm[i] >= static_cast<int64_t>(s.comms.size()) || op[i] < -1 ||
-        op[i] >= static_cast<int64_t>(s.ops.size()))
+    if (comm[i] < -1 || comm[i] >= static_cast<int64_t>(s.calls.comms.size()) || op[i] < -1 ||
+        op[i] >= static_cast<int64_t>(s.calls.ops.size()))
       throw std::invalid_argument("records: communicator or op index out of range");
-    s.records[i] = {comm[i], op[i], seq[i], bytes[i], nranks[i], rank[i], device[i], gs[i], ge[i]};
+    if (device[i] < INT16_MIN || device[i] > INT16_MAX)
+      throw std::invalid_argument("records: a device out of range");
+    CollectiveRecord& out = s.calls.records[i];
+    out.comm = i32(comm[i]);
+    out.op = i32(op[i]);
+    out.seq = seq[i];
+    out.bytes = bytes[i];
+    out.nranks = i32(nranks[i]);
+    out.rank = i32(rank[i]);
+    out.device = static_cast<int16_t>(device[i]);
+    out.gpu_start = gs[i];
+    out.gpu_end =
+        static_cast<int64_t>(static_cast<uint64_t>(gs[i]) + static_cast<uint64_t>(dur[i]));
   }
+  s.calls.sort();  // cross-rank merging needs the order (a file written by hand may lack it)
   return s;
 }
 
@@ -376,6 +411,23 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
   return j.dump() + "\n";
+}
+
+std::string gzip_bytes(const std::string& data) {
+  z_stream zs{};
+  // 15 + 16: a gzip header and trailer around the deflate stream.
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw std::runtime_error("zlib: cannot start compressing");
+  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: cannot compress the summary");
+  return out;
 }
 
 std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -65,47 +66,62 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
 
 namespace {
 
-// Gathers v[order[i]] into `spare` (the previous column's buffer of the same type, so each type
-// touches fresh memory once), then swaps: `spare` leaves with v's old buffer for the next column.
+// v[i] = old v[order[i]] for every i, in place: each cycle of the permutation is followed once
+// (`done` marks the rows placed), so no column is ever copied whole (the columns are most of the
+// memory: a second copy of the widest would be 8 more bytes per row at the peak).
 template <class T>
-void permute(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<T>& spare) {
-  spare.resize(order.size());
-  for (size_t i = 0; i < order.size(); ++i) spare[i] = v[order[i]];
-  v.swap(spare);
+void permute(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<bool>& done) {
+  done.assign(order.size(), false);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (done[i] || order[i] == i) continue;
+    T first = v[i];
+    size_t j = i;
+    for (;;) {
+      done[j] = true;
+      const size_t k = order[j];
+      if (k == i) {
+        v[j] = first;
+        break;
+      }
+      v[j] = v[k];
+      j = k;
+    }
+  }
 }
 
+// One row of one (process, device) group: its start, and the row for the rest of the order
+// (end, then the row itself, read through the columns on the rare equal starts). 16 bytes, so
+// that sorting a group of n rows needs 2 x 16 n bytes of keys, not the columns' 46 n again.
 struct SortKey {
-  int64_t start, end;
-  uint32_t group;  // process << 16 | device, both biased to unsigned
+  int64_t start;
   uint32_t row;
 };
 
-bool key_less(const SortKey& a, const SortKey& b) {
-  if (a.group != b.group) return a.group < b.group;
-  if (a.start != b.start) return a.start < b.start;
-  if (a.end != b.end) return a.end < b.end;
-  return a.row < b.row;
-}
-
-// Sorts keys made in row order. The rows of one stream and one kind ran one after another, so in
-// load order they are usually sorted already: those runs are then merged (log2(runs) linear
-// passes); otherwise a plain sort. The row index breaks ties, so the order is the same either way
-// (and stable).
-void sort_keys(std::vector<SortKey>& keys, const std::vector<int32_t>& stream,
-               const std::vector<Kind>& kind) {
+// Sorts keys made in row order (one group's rows). The rows of one stream and one kind ran one
+// after another, so in load order they are usually sorted already: those runs are then merged
+// (log2(runs) linear passes); otherwise a plain sort. The row index breaks ties, so the order is
+// the same either way (and stable).
+void sort_keys(std::vector<SortKey>& keys, const std::vector<int64_t>& end,
+               const std::vector<int32_t>& stream, const std::vector<Kind>& kind) {
+  auto less = [&end](const SortKey& a, const SortKey& b) {
+    if (a.start != b.start) return a.start < b.start;
+    const int64_t ea = end[a.row], eb = end[b.row];
+    if (ea != eb) return ea < eb;
+    return a.row < b.row;
+  };
   const size_t n = keys.size();
   std::vector<uint32_t> run(n);
   std::vector<size_t> run_size;
   std::vector<SortKey> last;
   {
-    // (group, stream, kind) -> run, remembering the last lookup (rows come in long stretches).
+    // (stream, kind) -> run, remembering the last lookup (rows come in long stretches).
     std::unordered_map<uint64_t, uint32_t> runs;
     uint64_t last_id = UINT64_MAX;
     uint32_t last_run = 0;
     for (size_t i = 0; i < n; ++i) {
-      const uint64_t id = (static_cast<uint64_t>(keys[i].group) << 32) ^
-                          (static_cast<uint64_t>(static_cast<uint32_t>(stream[i])) << 2) ^
-                          static_cast<uint64_t>(kind[i]);
+      const uint32_t row = keys[i].row;
+      const uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(stream[row])) << 2) ^
+                          static_cast<uint64_t>(kind[row]);
       if (id != last_id) {
         auto [it, added] = runs.emplace(id, static_cast<uint32_t>(run_size.size()));
         if (added) {
@@ -116,8 +132,8 @@ void sort_keys(std::vector<SortKey>& keys, const std::vector<int32_t>& stream,
         last_run = it->second;
       }
       SortKey& prev = last[last_run];
-      if (run_size[last_run] > 0 && key_less(keys[i], prev)) {
-        std::sort(keys.begin(), keys.end(), key_less);
+      if (run_size[last_run] > 0 && less(keys[i], prev)) {
+        std::sort(keys.begin(), keys.end(), less);
         return;
       }
       prev = keys[i];
@@ -125,6 +141,7 @@ void sort_keys(std::vector<SortKey>& keys, const std::vector<int32_t>& stream,
       ++run_size[last_run];
     }
   }
+  if (run_size.size() <= 1) return;  // one run, already in order
   // Runs laid out one after another (stable counting sort), then merged pairwise.
   std::vector<size_t> bounds(run_size.size() + 1, 0);
   for (size_t r = 0; r < run_size.size(); ++r) bounds[r + 1] = bounds[r] + run_size[r];
@@ -142,7 +159,7 @@ void sort_keys(std::vector<SortKey>& keys, const std::vector<int32_t>& stream,
       std::merge(
           other.begin() + static_cast<ptrdiff_t>(lo), other.begin() + static_cast<ptrdiff_t>(mid),
           other.begin() + static_cast<ptrdiff_t>(mid), other.begin() + static_cast<ptrdiff_t>(hi),
-          keys.begin() + static_cast<ptrdiff_t>(lo), key_less);
+          keys.begin() + static_cast<ptrdiff_t>(lo), less);
       next.push_back(hi);
     }
     keys.swap(other);
@@ -165,33 +182,70 @@ void Activities::sort() {
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = !less(i, i - 1);
   if (sorted) return;
-  // Sort compact keys (contiguous, no indirection).
-  std::vector<SortKey> keys(n);
-  for (size_t i = 0; i < n; ++i) {
+  // Rows grouped by (process, device), stably (a counting sort into `order`), then each group
+  // sorted on its own: the temporary keys are those of the largest group, not of every row.
+  auto group_of = [&](size_t i) {
     const auto p = static_cast<uint32_t>(static_cast<uint16_t>(process[i] ^ INT16_MIN));
     const auto d = static_cast<uint32_t>(static_cast<uint16_t>(device[i] ^ INT16_MIN));
-    keys[i] = {start[i], end[i], (p << 16) | d, static_cast<uint32_t>(i)};
+    return (p << 16) | d;
+  };
+  std::map<uint32_t, size_t> group_size;
+  {
+    uint32_t last = 0;
+    std::map<uint32_t, size_t>::iterator it = group_size.end();
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t g = group_of(i);
+      if (it == group_size.end() || g != last) {
+        it = group_size.try_emplace(g, 0).first;
+        last = g;
+      }
+      ++it->second;
+    }
   }
-  sort_keys(keys, stream, kind);
+  std::map<uint32_t, size_t> at;
+  size_t total = 0;
+  for (const auto& [g, count] : group_size) {
+    at[g] = total;
+    total += count;
+  }
   std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = keys[i].row;
+  {
+    uint32_t last = 0;
+    std::map<uint32_t, size_t>::iterator it = at.end();
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t g = group_of(i);
+      if (it == at.end() || g != last) {
+        it = at.find(g);
+        last = g;
+      }
+      order[it->second++] = static_cast<uint32_t>(i);
+    }
+  }
+  std::vector<SortKey> keys;
+  size_t begin = 0;
+  for (const auto& [g, count] : group_size) {
+    keys.resize(count);
+    for (size_t k = 0; k < count; ++k) {
+      const uint32_t row = order[begin + k];
+      keys[k] = {start[row], row};
+    }
+    sort_keys(keys, end, stream, kind);
+    for (size_t k = 0; k < count; ++k) order[begin + k] = keys[k].row;
+    begin += count;
+  }
   keys = {};
-  std::vector<int64_t> spare64;
-  std::vector<int32_t> spare32;
-  std::vector<int16_t> spare16;
-  std::vector<Kind> spare_kind;
-  std::vector<Class> spare_class;
-  permute(start, order, spare64);
-  permute(end, order, spare64);
-  permute(bytes, order, spare64);
-  permute(name, order, spare32);
-  permute(stream, order, spare32);
-  permute(shape, order, spare32);
-  permute(collective, order, spare32);
-  permute(device, order, spare16);
-  permute(process, order, spare16);
-  permute(kind, order, spare_kind);
-  permute(cls, order, spare_class);
+  std::vector<bool> done;
+  permute(start, order, done);
+  permute(end, order, done);
+  permute(bytes, order, done);
+  permute(name, order, done);
+  permute(stream, order, done);
+  permute(shape, order, done);
+  permute(collective, order, done);
+  permute(device, order, done);
+  permute(process, order, done);
+  permute(kind, order, done);
+  permute(cls, order, done);
 }
 
 std::string Process::label() const {

@@ -40,7 +40,7 @@ class Distribution {
 
   // The stored form (summary files): exact values, or histogram bins (key, count) with the
   // count of zeros. from_parts validates and throws std::invalid_argument on a bad form.
-  const std::vector<double>& values() const { return values_; }
+  std::vector<double> values() const;
   const std::vector<std::pair<int32_t, int64_t>>& bins() const { return bins_; }
   int64_t zeros() const { return zeros_; }
   static Distribution from_values(std::vector<double> values);
@@ -48,18 +48,33 @@ class Distribution {
 
   // Bytes this holds (for the summaries' size figures).
   size_t bytes() const {
-    return sizeof(*this) + values_.capacity() * sizeof(double) +
+    return sizeof(*this) + ints_.capacity() * sizeof(uint32_t) +
+           values_.capacity() * sizeof(double) +
            bins_.capacity() * sizeof(std::pair<int32_t, int64_t>);
   }
 
  private:
   void to_sketch();
   void sort() const;
+  void widen();  // ints_ -> values_
+  size_t exact_size() const { return wide_ ? values_.size() : ints_.size(); }
+  template <class F>
+  void for_each_exact(F&& f) const {
+    if (wide_) {
+      for (double v : values_) f(v);
+    } else {
+      for (uint32_t v : ints_) f(static_cast<double>(v));
+    }
+  }
 
   int64_t n_ = 0;
   bool sketch_ = false;
   mutable bool sorted_ = true;
-  mutable std::vector<double> values_;             // while exact
+  // While exact: whole numbers below 2^32 (durations in ns up to 4.29 s: the common case) in 4
+  // bytes each, anything else as doubles (`wide_`).
+  bool wide_ = false;
+  mutable std::vector<uint32_t> ints_;
+  mutable std::vector<double> values_;
   std::vector<std::pair<int32_t, int64_t>> bins_;  // once a sketch: sorted by key
   int64_t zeros_ = 0;                              // once a sketch: values <= 0
 };

@@ -1,5 +1,5 @@
 // Interference, contention and cross-rank metrics (METRICS.md "Interference", "Contention",
-// "Across ranks"): pure functions over a loaded Trace.
+// "Across ranks" in cross_rank.h): pure functions over a loaded Trace.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/cross_rank.h"  // the cross-rank metrics, once declared here
 #include "c3/analyzer/distribution.h"
 #include "c3/analyzer/trace.h"
 
@@ -76,39 +77,5 @@ struct Contention {
       copy_bandwidth_share;  // direction, median share of peak
 };
 std::vector<Contention> contention(const Trace& t);
-
-// ---- Across ranks ----
-struct ClockOffset {
-  int process = 0;
-  int64_t offset_ns = 0;  // added to this process's timestamps
-  int64_t matched = 0;    // collectives used to estimate it
-  std::string how;        // "reference", "same host as ...", "matched collective ends", "no match"
-};
-// Aligns processes: same host -> same clock; otherwise the offset that makes matched
-// collectives end together (median), relative to the lowest rank's clock. Sets
-// Process::offset_ns and returns what was applied.
-std::vector<ClockOffset> align_clocks(Trace& t);
-
-struct MatchedCollective {
-  std::string comm_id;
-  int64_t seq = 0;
-  std::string op;
-  int ranks = 0;        // processes that recorded it
-  int64_t skew_ns = 0;  // latest start - earliest start (aligned)
-  int straggler = -1;   // process that arrived last
-};
-struct RankWait {
-  int process = 0;
-  int64_t matched = 0;
-  int64_t wait_ns = 0;  // sum of (latest start - its start)
-  int64_t straggler_count = 0;
-};
-struct CrossRank {
-  std::vector<MatchedCollective> collectives;
-  std::vector<RankWait> ranks;  // sorted: most often the straggler first
-  int64_t unmatched = 0;        // collectives seen by one process only
-};
-// Collectives matched by communicator + sequence number (imported traces: process group + order).
-CrossRank cross_rank(const Trace& t);
 
 }  // namespace c3::analyzer

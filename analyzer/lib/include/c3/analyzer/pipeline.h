@@ -27,14 +27,15 @@ struct PipelineOptions {
   std::function<void(size_t, size_t, const std::string&)> progress;
 };
 
-struct PipelineResult {
-  Report report;
-  std::vector<RankSummary> summaries;  // the reduce's inputs, in input order
-};
+// The map: every input's rank summaries, in input order. Throws what open_traces, summarize and
+// summaries_from_json throw (the first error of any input; the other workers stop).
+std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o);
 
-// Throws what open_traces, summarize and summaries_from_json throw (the first error of any
-// input; the other workers stop).
-PipelineResult run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);
+// The map, then the reduce of its summaries (which takes their steps over): the job report.
+Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);
+
+// The reduce's names of the inputs.
+std::vector<std::string> input_names(const std::vector<Input>& inputs);
 
 // One summary file's ranks (summary.h); throws std::invalid_argument naming the file.
 std::vector<RankSummary> read_summary_file(const std::string& path);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/cross_rank.h"
 #include "c3/analyzer/distribution.h"
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/metrics.h"
@@ -20,19 +21,6 @@
 #include "c3/analyzer/trace.h"
 
 namespace c3::analyzer {
-
-// An NCCL call as cross-rank analysis needs it (communicator and op are indices into
-// RankSummary::comms and ::ops).
-struct CollectiveRecord {
-  int32_t comm = -1;  // -1: unknown communicator
-  int32_t op = -1;
-  int64_t seq = -1;
-  int64_t bytes = 0;
-  int32_t nranks = 0, rank = -1;
-  int16_t device = 0;
-  int64_t gpu_start = -1, gpu_end = -1;
-  bool operator==(const CollectiveRecord&) const = default;
-};
 
 struct RankSummary {
   Process process;  // identity, host, rank, clock anchors
@@ -50,8 +38,11 @@ struct RankSummary {
   std::vector<InterferenceStat> interference;  // sorted by signature
   std::vector<Contention> contention;          // per device (process 0)
   std::vector<BenchResult> bench;              // (process 0)
-  std::vector<std::string> comms, ops;
-  std::vector<CollectiveRecord> records;  // in the trace's order
+  RankCollectives calls;  // the compact collective records (cross_rank.h), sorted
+
+  // Bytes of memory this summary holds (its vectors, strings and distributions), for the
+  // pipeline's memory figures.
+  size_t bytes() const;
 };
 
 // What a map computes with: AnalyzeOptions (range, step, interference); `align` is the
@@ -71,9 +62,15 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o,
 // collective records (align_clocks); off: each summary's Process::offset_ns as it is.
 Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align = true);
+// The same, taking the summaries' per-rank steps over instead of copying them (the pipeline's
+// reduce: the summaries are not needed afterwards).
+Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align = true);
 
 // Summary files: JSON, schema "c3scope-summary/1", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
+// The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
+std::string gzip_bytes(const std::string& data);
 // Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file.
 std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where);
 

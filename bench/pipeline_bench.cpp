@@ -1,0 +1,188 @@
+// The analysis pipeline on whole jobs (issue 10 "Bounded memory"): synthetic training jobs of
+// 8, 32 and 128 ranks x 250k GPU activities are written as trace files, then the pipeline runs
+// on each job in a child process, as `c3scope analyze DIR` runs it (run_pipeline, then the text
+// report); the benchmark prints its wall time and peak RSS (from wait4), the memory the rank
+// summaries hold, and the growth of the peak without them from the smallest job to the largest
+// (target: within 1.25x). The baseline in the same run is a child that reads every trace file
+// once (`cat > /dev/null`): the least any analysis of the files must do.
+//
+//   build/bin/c3_bench_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "c3/analyzer/pipeline.h"
+#include "synthetic.h"
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Child {
+  int status = -1;
+  double seconds = 0;
+  long peak_rss_kb = 0;
+  uint64_t summary_bytes = 0, records = 0;  // reported by the pipeline child
+};
+
+// Runs `body` in a child with stdout to /dev/null; its wall time, peak resident memory and the
+// two numbers it writes back.
+template <class F>
+Child in_child(F&& body) {
+  Child c;
+  int fds[2];
+  if (pipe(fds) != 0) return c;
+  const auto t0 = Clock::now();
+  std::fflush(stdout);  // the child must not print our buffered lines again
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
+    uint64_t out[2] = {0, 0};
+    const int rc = body(out);
+    if (write(fds[1], out, sizeof out) != static_cast<ssize_t>(sizeof out)) _exit(126);
+    std::fflush(stdout);
+    _exit(rc);
+  }
+  close(fds[1]);
+  uint64_t back[2] = {0, 0};
+  const bool got = read(fds[0], back, sizeof back) == static_cast<ssize_t>(sizeof back);
+  close(fds[0]);
+  rusage u{};
+  int status = 0;
+  wait4(pid, &status, 0, &u);
+  c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  c.peak_rss_kb = u.ru_maxrss;
+  if (got) {
+    c.summary_bytes = back[0];
+    c.records = back[1];
+  }
+  return c;
+}
+
+Child exec_child(const std::vector<std::string>& argv) {
+  return in_child([&](uint64_t*) {
+    std::vector<char*> a;
+    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    return 127;
+  });
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> out;
+  for (const char* p = s; *p;) {
+    out.push_back(std::atoi(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> ranks = {8, 32, 128};
+  int64_t per_rank = 250'000;
+  std::string keep;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
+      ranks = parse_list(argv[++i]);
+    } else if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
+      per_rank = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+      keep = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--ranks 8,32,128] [--activities N] [--keep DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (ranks.empty() || per_rank < 1000) {
+    std::fprintf(stderr, "c3_bench_pipeline: --ranks needs sizes, --activities at least 1000\n");
+    return 2;
+  }
+  for (int r : ranks) {
+    if (r < 2 || r > 4096) {
+      std::fprintf(stderr, "c3_bench_pipeline: --ranks sizes must be 2..4096, not %d\n", r);
+      return 2;
+    }
+  }
+  const fs::path root = keep.empty() ? fs::temp_directory_path() /
+                                           ("c3scope-bench-pipeline-" + std::to_string(getpid()))
+                                     : fs::path(keep);
+  c3::gui::testing::SyntheticJob job;
+  job.small_kernels = 12;  // a training-like mix: many short kernels per collective
+  job.api_calls = false;
+  job.ranks = 2;
+  const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank(job) / job.steps;
+  job.steps = static_cast<int>(std::max<int64_t>(1, per_rank / per_step));
+  std::printf(
+      "c3_bench_pipeline: jobs of %lld GPU activities per rank (%d steps), c3scope analyze "
+      "on each (workers: one per core, %u cores)\n",
+      static_cast<long long>(job.steps * per_step), job.steps,
+      std::max(1u, std::thread::hardware_concurrency()));
+  std::printf("%6s %12s %8s %8s %10s %8s %9s %11s %9s %11s\n", "ranks", "activities", "write s",
+              "read s", "analyze s", "ratio", "peak MB", "summaries", "rest MB", "B/record");
+  double first_peak = 0, last_peak = 0;
+  int rc = 0;
+  for (int r : ranks) {
+    job.ranks = r;
+    const fs::path dir = root / ("job" + std::to_string(r));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const auto w0 = Clock::now();
+    const std::vector<std::string> files = c3::gui::testing::write_synthetic_job(dir.string(), job);
+    const double write_s = std::chrono::duration<double>(Clock::now() - w0).count();
+    std::vector<std::string> cat = {"/bin/cat"};
+    cat.insert(cat.end(), files.begin(), files.end());
+    const Child base = exec_child(cat);
+    const Child an = in_child([&](uint64_t* out) {
+      const auto inputs = c3::analyzer::resolve_inputs({dir.string()});
+      std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, {});
+      for (const auto& s : summaries) {
+        out[0] += s.bytes();
+        out[1] += s.calls.records.size();
+      }
+      const c3::analyzer::Report rep =
+          c3::analyzer::reduce(std::move(summaries), c3::analyzer::input_names(inputs), {});
+      c3::analyzer::print_text(stdout, rep);
+      return 0;
+    });
+    if (an.status != 0 || base.status != 0) {
+      std::fprintf(stderr, "c3_bench_pipeline: analyze exited %d on %s\n", an.status, dir.c_str());
+      rc = 1;
+      break;
+    }
+    const double peak = static_cast<double>(an.peak_rss_kb) / 1024.0;
+    const double summaries = static_cast<double>(an.summary_bytes) / (1024.0 * 1024.0);
+    const double rest = peak - summaries;
+    if (first_peak == 0) first_peak = rest;
+    last_peak = rest;
+    std::printf(
+        "%6d %12lld %8.1f %8.2f %10.2f %7.1fx %9.1f %8.1f MB %9.1f %11.0f\n", r,
+        static_cast<long long>(job.steps * per_step) * r, write_s, base.seconds, an.seconds,
+        an.seconds / std::max(base.seconds, 1e-6), peak, summaries, rest,
+        an.records ? static_cast<double>(an.summary_bytes) / static_cast<double>(an.records) : 0.0);
+    if (keep.empty()) fs::remove_all(dir);
+  }
+  if (keep.empty()) fs::remove_all(root);
+  if (rc == 0 && ranks.size() > 1) {
+    std::printf(
+        "peak RSS without the summaries, largest job / smallest: %.2fx (target <= 1.25x: %s); "
+        "summaries: every byte a rank summary holds, per collective record in the last column\n",
+        last_peak / first_peak, last_peak <= 1.25 * first_peak ? "met" : "NOT met");
+  }
+  return rc;
+}
