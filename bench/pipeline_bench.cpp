@@ -7,7 +7,7 @@
 // once (`cat > /dev/null`): the least any analysis of the files must do.
 //
 //   build/bin/c3_bench_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
-#include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,57 +28,80 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// This process's peak resident memory (VmHWM): of this program image only. (A forked child's
+// ru_maxrss starts at its parent's resident size, which after writing a big job is large.)
+long own_peak_kb() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) kb = std::atol(line + 6);
+  }
+  std::fclose(f);
+  return kb;
+}
+
 struct Child {
   int status = -1;
   double seconds = 0;
-  long peak_rss_kb = 0;
-  uint64_t summary_bytes = 0, records = 0;  // reported by the pipeline child
+  std::string out;  // its standard output
 };
 
-// Runs `body` in a child with stdout to /dev/null; its wall time, peak resident memory and the
-// two numbers it writes back.
-template <class F>
-Child in_child(F&& body) {
+// Runs argv (a fresh program image) and collects its standard output (or discards it) and wall
+// time.
+Child run(const std::vector<std::string>& argv, bool capture = true) {
   Child c;
   int fds[2];
   if (pipe(fds) != 0) return c;
+  std::fflush(stdout);
   const auto t0 = Clock::now();
-  std::fflush(stdout);  // the child must not print our buffered lines again
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(127);
-    uint64_t out[2] = {0, 0};
-    const int rc = body(out);
-    if (write(fds[1], out, sizeof out) != static_cast<ssize_t>(sizeof out)) _exit(126);
-    std::fflush(stdout);
-    _exit(rc);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(capture ? fds[1] : null, STDOUT_FILENO);
+    close(fds[1]);
+    close(null);
+    std::vector<char*> a;
+    a.reserve(argv.size() + 1);
+    for (const auto& x : argv) a.push_back(const_cast<char*>(x.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
   }
   close(fds[1]);
-  uint64_t back[2] = {0, 0};
-  const bool got = read(fds[0], back, sizeof back) == static_cast<ssize_t>(sizeof back);
+  char buf[4096];
+  ssize_t got = 0;
+  while ((got = read(fds[0], buf, sizeof buf)) > 0) c.out.append(buf, static_cast<size_t>(got));
   close(fds[0]);
-  rusage u{};
   int status = 0;
-  wait4(pid, &status, 0, &u);
+  waitpid(pid, &status, 0);
   c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  c.peak_rss_kb = u.ru_maxrss;
-  if (got) {
-    c.summary_bytes = back[0];
-    c.records = back[1];
-  }
   return c;
 }
 
-Child exec_child(const std::vector<std::string>& argv) {
-  return in_child([&](uint64_t*) {
-    std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    execv(a[0], a.data());
-    return 127;
-  });
+// The measured child (`--map DIR`): the pipeline as `c3scope analyze DIR` runs it, then one line
+// "PEAK_KB SUMMARY_BYTES RECORDS".
+int map_child(const std::string& dir) {
+  const auto inputs = c3::analyzer::resolve_inputs({dir});
+  std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, {});
+  uint64_t bytes = 0, records = 0;
+  for (const auto& s : summaries) {
+    bytes += s.bytes();
+    records += s.calls.records.size();
+  }
+  const c3::analyzer::Report rep =
+      c3::analyzer::reduce(std::move(summaries), c3::analyzer::input_names(inputs), {});
+  FILE* null = std::fopen("/dev/null", "w");
+  if (null != nullptr) {
+    c3::analyzer::print_text(null, rep);
+    std::fclose(null);
+  }
+  std::printf("%ld %llu %llu\n", own_peak_kb(), static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(records));
+  return 0;
 }
 
 std::vector<int> parse_list(const char* s) {
@@ -97,6 +120,7 @@ int main(int argc, char** argv) {
   std::vector<int> ranks = {8, 32, 128};
   int64_t per_rank = 250'000;
   std::string keep;
+  if (argc == 3 && std::strcmp(argv[1], "--map") == 0) return map_child(argv[2]);
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
       ranks = parse_list(argv[++i]);
@@ -119,6 +143,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::string self = fs::canonical("/proc/self/exe").string();
   const fs::path root = keep.empty() ? fs::temp_directory_path() /
                                            ("c3scope-bench-pipeline-" + std::to_string(getpid()))
                                      : fs::path(keep);
@@ -129,9 +154,9 @@ int main(int argc, char** argv) {
   const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank(job) / job.steps;
   job.steps = static_cast<int>(std::max<int64_t>(1, per_rank / per_step));
   std::printf(
-      "c3_bench_pipeline: jobs of %lld GPU activities per rank (%d steps), c3scope analyze "
-      "on each (workers: one per core, %u cores)\n",
-      static_cast<long long>(job.steps * per_step), job.steps,
+      "c3_bench_pipeline: jobs of %lld GPU activities per rank (%d steps), the pipeline of "
+      "c3scope analyze on each (workers: one per core, %u cores)\n",
+      static_cast<long long>(job.steps) * per_step, job.steps,
       std::max(1u, std::thread::hardware_concurrency()));
   std::printf("%6s %12s %8s %8s %10s %8s %9s %11s %9s %11s\n", "ranks", "activities", "write s",
               "read s", "analyze s", "ratio", "peak MB", "summaries", "rest MB", "B/record");
@@ -147,34 +172,26 @@ int main(int argc, char** argv) {
     const double write_s = std::chrono::duration<double>(Clock::now() - w0).count();
     std::vector<std::string> cat = {"/bin/cat"};
     cat.insert(cat.end(), files.begin(), files.end());
-    const Child base = exec_child(cat);
-    const Child an = in_child([&](uint64_t* out) {
-      const auto inputs = c3::analyzer::resolve_inputs({dir.string()});
-      std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, {});
-      for (const auto& s : summaries) {
-        out[0] += s.bytes();
-        out[1] += s.calls.records.size();
-      }
-      const c3::analyzer::Report rep =
-          c3::analyzer::reduce(std::move(summaries), c3::analyzer::input_names(inputs), {});
-      c3::analyzer::print_text(stdout, rep);
-      return 0;
-    });
-    if (an.status != 0 || base.status != 0) {
-      std::fprintf(stderr, "c3_bench_pipeline: analyze exited %d on %s\n", an.status, dir.c_str());
+    const Child base = run(cat, /*capture=*/false);
+    const Child an = run({self, "--map", dir.string()});
+    long peak_kb = 0;
+    unsigned long long sbytes = 0, records = 0;
+    if (an.status != 0 || base.status != 0 ||
+        std::sscanf(an.out.c_str(), "%ld %llu %llu", &peak_kb, &sbytes, &records) != 3) {
+      std::fprintf(stderr, "c3_bench_pipeline: the pipeline exited %d on %s\n", an.status,
+                   dir.c_str());
       rc = 1;
       break;
     }
-    const double peak = static_cast<double>(an.peak_rss_kb) / 1024.0;
-    const double summaries = static_cast<double>(an.summary_bytes) / (1024.0 * 1024.0);
+    const double peak = static_cast<double>(peak_kb) / 1024.0;
+    const double summaries = static_cast<double>(sbytes) / (1024.0 * 1024.0);
     const double rest = peak - summaries;
     if (first_peak == 0) first_peak = rest;
     last_peak = rest;
-    std::printf(
-        "%6d %12lld %8.1f %8.2f %10.2f %7.1fx %9.1f %8.1f MB %9.1f %11.0f\n", r,
-        static_cast<long long>(job.steps * per_step) * r, write_s, base.seconds, an.seconds,
-        an.seconds / std::max(base.seconds, 1e-6), peak, summaries, rest,
-        an.records ? static_cast<double>(an.summary_bytes) / static_cast<double>(an.records) : 0.0);
+    std::printf("%6d %12lld %8.1f %8.2f %10.2f %7.1fx %9.1f %8.1f MB %9.1f %11.0f\n", r,
+                static_cast<long long>(job.steps) * per_step * r, write_s, base.seconds, an.seconds,
+                an.seconds / std::max(base.seconds, 1e-6), peak, summaries, rest,
+                records ? static_cast<double>(sbytes) / static_cast<double>(records) : 0.0);
     if (keep.empty()) fs::remove_all(dir);
   }
   if (keep.empty()) fs::remove_all(root);

@@ -323,6 +323,7 @@ std::vector<RankCollectives> all_collectives(const Trace& t) {
 }
 std::vector<const RankCollectives*> pointers(const std::vector<RankCollectives>& v) {
   std::vector<const RankCollectives*> out;
+  out.reserve(v.size());
   for (const RankCollectives& r : v) out.push_back(&r);
   return out;
 }

@@ -70,8 +70,8 @@ size_t RankSummary::bytes() const {
     b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
   b += contention.capacity() * sizeof(Contention) + bench.capacity() * sizeof(BenchResult);
   b += calls.records.capacity() * sizeof(CollectiveRecord);
-  for (const std::string& x : calls.comms) b += sizeof(x) + str(x);
-  for (const std::string& x : calls.ops) b += sizeof(x) + str(x);
+  for (const std::string& x : calls.comms) b += sizeof(std::string) + str(x);
+  for (const std::string& x : calls.ops) b += sizeof(std::string) + str(x);
   return b;
 }
 

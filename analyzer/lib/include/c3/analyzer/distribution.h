@@ -43,7 +43,7 @@ class Distribution {
   std::vector<double> values() const;
   const std::vector<std::pair<int32_t, int64_t>>& bins() const { return bins_; }
   int64_t zeros() const { return zeros_; }
-  static Distribution from_values(std::vector<double> values);
+  static Distribution from_values(const std::vector<double>& values);
   static Distribution from_bins(std::vector<std::pair<int32_t, int64_t>> bins, int64_t zeros);
 
   // Bytes this holds (for the summaries' size figures).
