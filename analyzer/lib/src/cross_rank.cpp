@@ -9,20 +9,13 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "c3/analyzer/distribution.h"
+
 namespace c3::analyzer {
 namespace {
 
 bool matchable(const CollectiveRecord& r) {
   return r.comm >= 0 && r.seq >= 0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t n = v.size();
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (n % 2) return *mid;
-  return (*std::max_element(v.begin(), mid) + *mid) / 2;
 }
 
 // Every communicator name of every process, sorted, and each process's local index -> the
@@ -219,8 +212,9 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
         }
       }
       if (diffs.empty()) continue;
-      offset[static_cast<size_t>(d)] = static_cast<int64_t>(std::llround(median(diffs)));
       matched[static_cast<size_t>(d)] = static_cast<int64_t>(diffs.size());
+      offset[static_cast<size_t>(d)] =
+          static_cast<int64_t>(std::llround(exact_median(std::move(diffs))));
       grew = true;
     }
   }

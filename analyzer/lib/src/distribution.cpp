@@ -277,6 +277,15 @@ Distribution Distribution::from_bins(std::vector<std::pair<int32_t, int64_t>> bi
   return d;
 }
 
+double exact_median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t n = v.size();
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  return (*std::max_element(v.begin(), mid) + *mid) / 2;
+}
+
 std::pair<double, double> slowdown_interval(const Distribution& x, const Distribution& y,
                                             double level) {
   // Price and Bonett (2002): the standard error of a log median from its distribution-free

@@ -13,20 +13,6 @@
 namespace c3::analyzer {
 namespace {
 
-// Median in linear time (selection, not a sort); reorders `v`.
-double median_in_place(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const size_t n = v.size();
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (n % 2) return *mid;
-  return (*std::max_element(v.begin(), mid) + *mid) / 2;
-}
-
-double median(std::vector<double> v) {
-  return median_in_place(v);
-}
-
 // Rows of one (process, device), contiguous (rows are sorted by process, device, start).
 template <class F>
 void for_each_device(const Activities& a, F&& fn) {
@@ -330,7 +316,8 @@ std::vector<Contention> contention(const Trace& t) {
       if (shared_ns > 0) c.copy_overlap_by_kind.emplace_back(dir, shared_ns);
       c.copy_overlap_ns += shared_ns;
     }
-    for (auto& [dir, v] : shares) c.copy_bandwidth_share.emplace_back(dir, median(v));
+    for (auto& [dir, v] : shares)
+      c.copy_bandwidth_share.emplace_back(dir, exact_median(std::move(v)));
     // Launch queueing.
     std::vector<double> q;
     for (const LaunchDelay& l : t.launch_delays) {
@@ -340,7 +327,7 @@ std::vector<Contention> contention(const Trace& t) {
     if (!q.empty()) {
       std::sort(q.begin(), q.end());
       c.queued_kernels = static_cast<int64_t>(q.size());
-      c.queue_median_ns = median(q);
+      c.queue_median_ns = exact_median(q);
       c.queue_p95_ns = q[static_cast<size_t>(0.95 * static_cast<double>(q.size() - 1))];
       c.queue_max_ns = q.back();
     }

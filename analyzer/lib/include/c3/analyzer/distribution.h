@@ -79,6 +79,10 @@ class Distribution {
   int64_t zeros_ = 0;                              // once a sketch: values <= 0
 };
 
+// The median of `v`, exactly, in linear time (selection, not a sort): the middle value, or the
+// mean of the two middle values of an even count; 0 when empty.
+double exact_median(std::vector<double> v);
+
 // The `level` confidence interval of median(y) / median(x) - 1 for independent samples (Price
 // and Bonett 2002: each log median's standard error from its distribution-free interval, added
 // in quadrature; no resampling, so its cost does not grow with the samples). {0, 0} when a
