@@ -99,6 +99,30 @@ TEST(Writer, CreatesSchemaMetaAndRows) {
   EXPECT_EQ(idx.i64(0), 1);
 }
 
+// A scratch conversion (the pipeline's temporary imports): the same rows, readable, but no
+// indexes and no journal files beside it.
+TEST(Writer, ScratchFilesHaveTheRowsWithoutIndexesOrJournal) {
+  TempDir dir;
+  WriterOptions o;
+  o.scratch = true;
+  const std::string path = dir.file("s.sqlite");
+  auto w = Writer::create(path, o);
+  w->insert(kernel(10, 20, w->intern("gemm"), 1));
+  w->insert(kernel(30, 45, w->intern("gemm"), 2));
+  w->close();
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-journal"));
+  auto r = Reader::open(path);
+  auto q = r->query("SELECT COUNT(*), SUM(end_ns - start_ns) FROM kernel");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 2);
+  EXPECT_EQ(q.i64(1), 25);
+  auto idx =
+      r->query("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL");
+  ASSERT_TRUE(idx.step());
+  EXPECT_EQ(idx.i64(0), 0);
+}
+
 TEST(Writer, NeverOverwritesAnExistingFile) {
   TempDir dir;
   { auto w = Writer::create(dir.file("x.sqlite")); }

@@ -208,7 +208,10 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
   // loses only its uncommitted transaction. synchronous=OFF: committed data survives the job
   // being killed (the OS still has it); only a machine crash can lose the last commits, which a
   // profiler can afford, and no fsync stalls the writer.
-  w->exec(kWriterPragmas);
+  w->scratch_ = options.scratch;
+  w->exec(options.scratch ? "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
+                            "PRAGMA cache_size=-65536;"
+                          : kWriterPragmas);
   w->exec("BEGIN;");
   w->in_txn_ = true;
   return w;
@@ -350,12 +353,12 @@ void Writer::close() {
     throw WriteError(WriteError::Kind::other,
                      "trace '" + path_ + "': a borrowed connection is closed by its owner");
   if (closed_) return;
-  exec(create_indexes_sql());
+  if (!scratch_) exec(create_indexes_sql());
   set_meta("clean_close", "1");
   exec("COMMIT;");
   in_txn_ = false;
   // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.
-  exec("PRAGMA journal_mode=DELETE;");
+  if (!scratch_) exec("PRAGMA journal_mode=DELETE;");
   closed_ = true;
 }
 

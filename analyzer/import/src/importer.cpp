@@ -89,6 +89,7 @@ Stats import_files(const std::vector<std::string>& inputs, const std::string& ou
   }
   tracedb::WriterOptions wo;
   wo.source = "importer:" + source;
+  wo.scratch = options.scratch;
   for (size_t i = 0; i < inputs.size(); ++i) wo.source_file += (i ? "," : "") + inputs[i];
   // Written under a temporary name and linked into place at the end: `out` holds a whole
   // import or nothing.

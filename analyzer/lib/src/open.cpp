@@ -174,6 +174,7 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
         out.temp->path() + "/import-" + std::to_string(out.files.size()) + ".sqlite";
     importer::Options io;
     io.hta_rounding = o.hta_rounding;
+    io.scratch = o.read_once;
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
     if (o.progress) o.progress(0, "importing " + name);

@@ -23,6 +23,7 @@ std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, st
   oo.progress = nullptr;
   oo.cache_dir.clear();  // a snapshot would hold the whole set; the map reads each file once
   oo.defer_kernel_shapes = false;
+  oo.read_once = true;
   OpenedTraces opened = open_traces(std::vector<Input>{in}, oo);
   std::vector<RankSummary> s =
       summarize(opened.trace, o.analyze, [&](const Trace& t, const std::vector<CommOverlap>& rows) {

@@ -39,6 +39,10 @@ struct WriterOptions {
   std::string source = "collector";  // meta.source: 'collector' or 'importer:<format>'
   std::string source_file;           // meta.source_file for importers
   std::string c3scope_version = kC3scopeVersion;
+  // A scratch file (a conversion that lives only while it is read, analyzer/open.h): no journal
+  // and no indexes, which a file nobody else reads, and that a crash would delete anyway, does
+  // not need. Everything else is the same.
+  bool scratch = false;
 };
 
 class Writer {
@@ -98,6 +102,7 @@ class Writer {
   std::unordered_map<std::string, int64_t> strings_;
   bool in_txn_ = false;
   bool closed_ = false;
+  bool scratch_ = false;
   bool owned_ = true;
   int64_t rows_ = 0;
 };

@@ -39,6 +39,8 @@ struct Options {
   // activity's start up and end down to whole microseconds, as Holistic Trace Analysis does
   // (its published numbers include this rounding). Off: timestamps are kept to the nanosecond.
   bool hta_rounding = false;
+  // The output is a scratch conversion (tracedb::WriterOptions::scratch): analyzer/open.h's.
+  bool scratch = false;
 };
 
 // PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip: one process per file (rank from
