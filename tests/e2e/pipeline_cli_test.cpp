@@ -113,6 +113,14 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult mixed = c3scope({"analyze", s01, in[2], "--json", c}, dir);
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   EXPECT_TRUE(numbers(a) == numbers(c)) << "the same report from a summary and a trace";
+  // A summary computed with other options is refused, naming both.
+  RunResult other = c3scope({"analyze", s, "--min-samples", "9"}, dir);
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("was summarized with --range '' --step '' --overlap-threshold 0.5 "
+                           "--min-samples 5, this run uses --range '' --step '' "
+                           "--overlap-threshold 0.5 --min-samples 9"),
+            std::string::npos)
+      << other.err;
   // A damaged summary is one line and exit 2.
   const std::string bad = dir.path() + "/bad.summary.json";
   std::ofstream(bad) << "{\"schema\": \"c3scope-summary/1\", \"ranks\": [{\"process\": 7}]}";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -18,7 +19,27 @@ namespace {
 // The summaries of one input: read from a summary file, or mapped from its trace (converted
 // when it is a PyTorch or Nsight file, then loaded alone and freed before the next).
 std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, std::string* csv) {
-  if (in.format == InputFormat::summary) return read_summary_file(in.path);
+  if (in.format == InputFormat::summary) {
+    // A summary's numbers were computed with its options: mixed with other ones (or with
+    // traces mapped now) they would not add up, so they must be the same.
+    SummaryOptions made;
+    std::vector<RankSummary> s = read_summary_file(in.path, &made);
+    const SummaryOptions& now = o.analyze;
+    if (made.range != now.range || made.step != now.step ||
+        made.interference.overlap_fraction != now.interference.overlap_fraction ||
+        made.interference.min_samples != now.interference.min_samples) {
+      auto describe = [](const SummaryOptions& x) {
+        char b[96];
+        std::snprintf(b, sizeof b, "--overlap-threshold %g --min-samples %d",
+                      x.interference.overlap_fraction, x.interference.min_samples);
+        return "--range '" + x.range + "' --step '" + x.step + "' " + b;
+      };
+      throw std::invalid_argument("'" + in.path + "' was summarized with " + describe(made) +
+                                  ", this run uses " + describe(now) +
+                                  ": give the same options, or analyze its traces again");
+    }
+    return s;
+  }
   OpenOptions oo = o.open;
   oo.progress = nullptr;
   oo.cache_dir.clear();  // a snapshot would hold the whole set; the map reads each file once
@@ -34,7 +55,7 @@ std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, st
 
 }  // namespace
 
-std::vector<RankSummary> read_summary_file(const std::string& path) {
+std::vector<RankSummary> read_summary_file(const std::string& path, SummaryOptions* made_with) {
   // Plain or gzip (zlib reads a plain file as it is).
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) throw std::invalid_argument("'" + path + "': cannot read the file");
@@ -49,7 +70,7 @@ std::vector<RankSummary> read_summary_file(const std::string& path) {
   if (got < 0 || (err != Z_OK && err != Z_STREAM_END)) {
     throw std::invalid_argument("'" + path + "': cannot read the summary: " + reason);
   }
-  return summaries_from_json(text, path);
+  return summaries_from_json(text, path, made_with);
 }
 
 std::vector<std::string> input_names(const std::vector<Input>& inputs) {

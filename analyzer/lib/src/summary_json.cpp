@@ -430,13 +430,21 @@ std::string gzip_bytes(const std::string& data) {
   return out;
 }
 
-std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where) {
+std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where,
+                                             SummaryOptions* made_with) {
   try {
     const json j = json::parse(text);
     const std::string schema = j.at("schema").get<std::string>();
     if (schema != kSchema) {
       throw std::invalid_argument("schema '" + schema + "', this c3scope reads " + kSchema +
                                   " (a newer c3scope wrote it?)");
+    }
+    if (made_with != nullptr) {
+      const json& o = j.at("options");
+      made_with->range = o.at("range").get<std::string>();
+      made_with->step = o.at("step").get<std::string>();
+      made_with->interference.overlap_fraction = o.at("overlap_fraction").get<double>();
+      made_with->interference.min_samples = o.at("min_samples").get<int>();
     }
     std::vector<RankSummary> out;
     for (const json& r : j.at("ranks")) out.push_back(rank_in(r));

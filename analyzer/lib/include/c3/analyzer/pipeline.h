@@ -38,6 +38,8 @@ Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);
 std::vector<std::string> input_names(const std::vector<Input>& inputs);
 
 // One summary file's ranks (summary.h); throws std::invalid_argument naming the file.
-std::vector<RankSummary> read_summary_file(const std::string& path);
+// `made_with` (optional) gets the options it was computed with.
+std::vector<RankSummary> read_summary_file(const std::string& path,
+                                           SummaryOptions* made_with = nullptr);
 
 }  // namespace c3::analyzer

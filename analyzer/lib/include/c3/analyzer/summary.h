@@ -72,6 +72,8 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
 // The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
 std::string gzip_bytes(const std::string& data);
 // Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file.
-std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where);
+// `made_with` (optional) gets the options the summaries were computed with.
+std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where,
+                                             SummaryOptions* made_with = nullptr);
 
 }  // namespace c3::analyzer
