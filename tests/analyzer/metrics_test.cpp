@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/report.h"
 
@@ -258,4 +260,50 @@ TEST(Report, RangesAndJson) {
   const std::string csv = collectives_csv(t, r);
   EXPECT_EQ(csv.substr(0, 10), "rank,pid,d");
   EXPECT_NE(csv.find("AllReduce"), std::string::npos);
+}
+
+// window_breakdowns (the steps' breakdowns) reads only the rows near each window; it must give
+// exactly breakdown() over each window: random traces with several devices, long kernels that
+// span many windows, zero-length rows and windows touching rows' ends.
+TEST(Breakdown, WindowsEqualOneBreakdownPerWindow) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    Builder b(2);
+    std::uniform_int_distribution<int64_t> at(0, 100000), len(0, 2000);
+    for (int i = 0; i < 400; ++i) {
+      const int64_t s = at(rng);
+      const int64_t e = s + (i % 50 == 0 ? 40000 : len(rng));
+      const int dev = static_cast<int>(rng() % 3);
+      const int proc = static_cast<int>(rng() % 2);
+      switch (rng() % 3) {
+        case 0:
+          b.kernel("gemm", s, e, dev, 7, proc);
+          break;
+        case 1:
+          b.kernel("ncclDevKernel_AllReduce", s, e, dev, 8, proc);
+          break;
+        default:
+          b.copy(s, e, dev, proc);
+      }
+    }
+    const Trace t = b.done();
+    std::vector<Interval> windows;
+    for (int64_t w = 0; w < 110000; w += 7000) windows.push_back({w, w + 5000 + (w % 3) * 1000});
+    windows.push_back({50000, 50000});  // empty
+    for (int p = 0; p < 2; ++p) {
+      const std::vector<Breakdown> got = window_breakdowns(t, p, windows);
+      ASSERT_EQ(got.size(), windows.size());
+      for (size_t k = 0; k < windows.size(); ++k) {
+        const Intervals w{windows[k]};
+        const Breakdown want = breakdown(t, {p, -1}, &w);
+        EXPECT_EQ(got[k].activities, want.activities) << trial << " " << k;
+        EXPECT_EQ(got[k].span, want.span);
+        EXPECT_EQ(got[k].busy, want.busy);
+        EXPECT_EQ(got[k].time, want.time);
+        EXPECT_EQ(got[k].overlap, want.overlap);
+        EXPECT_EQ(got[k].exposed_memcpy, want.exposed_memcpy);
+        EXPECT_EQ(got[k].by_mask, want.by_mask);
+      }
+    }
+  }
 }

@@ -38,24 +38,27 @@ bool single_device(const Activities& a, Rows r) {
 // Per-class unions of the rows, clipped to the window. One device's rows are sorted by start,
 // so each class's union is built as the rows stream by; several devices' rows are collected
 // and sorted.
-std::array<Intervals, kClasses> class_intervals(const Activities& a, Rows r,
+std::array<Intervals, kClasses> class_intervals(const Activities& a,
+                                                const std::vector<Rows>& ranges,
                                                 const Intervals* window, int64_t* count) {
   std::array<Intervals, kClasses> by;
   *count = 0;
-  const bool sorted = single_device(a, r);
-  for (size_t i = r.begin; i < r.end; ++i) {
-    const Interval x{a.start[i], a.end[i]};
-    // With a window, a row counts if any of it is inside (it is clipped below).
-    if (window && overlap_with(x, *window) <= 0) continue;
-    ++*count;
-    Intervals& v = by[static_cast<size_t>(a.cls[i])];
-    if (!sorted) {
-      v.push_back(x);
-    } else if (x.end > x.start) {
-      if (!v.empty() && x.start <= v.back().end) {
-        v.back().end = std::max(v.back().end, x.end);
-      } else {
+  const bool sorted = ranges.size() == 1 && single_device(a, ranges.front());
+  for (const Rows& r : ranges) {
+    for (size_t i = r.begin; i < r.end; ++i) {
+      const Interval x{a.start[i], a.end[i]};
+      // With a window, a row counts if any of it is inside (it is clipped below).
+      if (window && overlap_with(x, *window) <= 0) continue;
+      ++*count;
+      Intervals& v = by[static_cast<size_t>(a.cls[i])];
+      if (!sorted) {
         v.push_back(x);
+      } else if (x.end > x.start) {
+        if (!v.empty() && x.start <= v.back().end) {
+          v.back().end = std::max(v.back().end, x.end);
+        } else {
+          v.push_back(x);
+        }
       }
     }
   }
@@ -164,8 +167,55 @@ Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window) {
   if (scope.process < 0) return overall(t, window);
   const Rows r = rows_of(t.activities, scope.process, scope.device);
   int64_t count = 0;
-  auto u = class_intervals(t.activities, r, window, &count);
+  auto u = class_intervals(t.activities, {r}, window, &count);
   return from_unions(u, count);
+}
+
+std::vector<Breakdown> window_breakdowns(const Trace& t, int process,
+                                         const std::vector<Interval>& windows) {
+  const Activities& a = t.activities;
+  const Rows all = rows_of(a, process, -1);
+  // Per device: its rows (sorted by start) and their longest duration, which bounds how early
+  // a row overlapping a window can start.
+  struct DeviceRows {
+    Rows rows;
+    int64_t longest = 0;
+  };
+  std::vector<DeviceRows> devices;
+  for (size_t i = all.begin; i < all.end;) {
+    const Rows r = rows_of(a, process, a.device[i]);
+    DeviceRows d{r, 0};
+    for (size_t k = r.begin; k < r.end; ++k) d.longest = std::max(d.longest, a.end[k] - a.start[k]);
+    devices.push_back(d);
+    i = r.end;
+  }
+  std::vector<Breakdown> out;
+  out.reserve(windows.size());
+  std::vector<Rows> ranges;
+  for (const Interval& w : windows) {
+    ranges.clear();
+    for (const DeviceRows& d : devices) {
+      auto first = a.start.begin() + static_cast<std::ptrdiff_t>(d.rows.begin);
+      auto last = a.start.begin() + static_cast<std::ptrdiff_t>(d.rows.end);
+      const int64_t from = w.start < INT64_MIN + d.longest ? INT64_MIN : w.start - d.longest;
+      const auto lo = std::lower_bound(first, last, from);
+      const auto hi = std::lower_bound(lo, last, w.end);
+      ranges.push_back(
+          {static_cast<size_t>(lo - a.start.begin()), static_cast<size_t>(hi - a.start.begin())});
+    }
+    // One device: its rows stream in start order; several: collected and sorted, as
+    // breakdown() does (the same rows either way, so the same numbers).
+    if (ranges.size() > 1) {
+      ranges.erase(std::remove_if(ranges.begin(), ranges.end(),
+                                  [](const Rows& r) { return r.begin == r.end; }),
+                   ranges.end());
+    }
+    const Intervals win{w};
+    int64_t count = 0;
+    auto u = class_intervals(a, ranges, &win, &count);
+    out.push_back(from_unions(u, count));
+  }
+  return out;
 }
 
 Breakdown overall(const Trace& t, const Intervals* window) {

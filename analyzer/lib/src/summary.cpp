@@ -144,10 +144,11 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     s.collectives = collective_stats(t, comm);
     if (rows) rows(t, comm);
     s.steps = step_windows(t, pi, o.step.empty() ? nullptr : &step_re, &s.step_source);
-    for (StepSample& st : s.steps) {
-      const Intervals w{{st.start, st.end}};
-      st.b = breakdown(t, {pi, -1}, &w);
-    }
+    std::vector<Interval> windows;
+    windows.reserve(s.steps.size());
+    for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
+    const std::vector<Breakdown> per_step = window_breakdowns(t, pi, windows);
+    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = per_step[k];
     s.interference = interference_stats(t, o.interference, pi);
     for (Contention& c : cont) {
       if (c.process != pi) continue;

@@ -48,6 +48,11 @@ std::string mask_name(int mask);
 
 // The breakdown of one scope; `window` (merged intervals) restricts it to those times.
 Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window = nullptr);
+// breakdown(t, {process, -1}, &{w}) for each window w, reading only the rows near each window
+// (per device, a binary search bounded by its longest activity): steps cost their own rows, not
+// the whole trace each.
+std::vector<Breakdown> window_breakdowns(const Trace& t, int process,
+                                         const std::vector<Interval>& windows);
 // Every process's breakdown summed (span, idle, times, overlap); overlap_pct = 100 * Σoverlap /
 // Σcomm. Unions across processes (or GPUs) would not mean anything, so this is a sum.
 Breakdown overall(const Trace& t, const Intervals* window = nullptr);
