@@ -516,10 +516,11 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
   std::unordered_map<int64_t, int64_t> launch_at;
   for (size_t i = 0; i < p.api.size(); ++i) {
     auto& a = p.api[i];
+    launch_at.emplace(a.correlation_id, a.start_ns);
+    if (!options.api_calls) continue;
     a.process_id = pid_row;
     a.name_id = p.names.db_id(p.api_names[i], out);
     out.insert(a);
-    launch_at.emplace(a.correlation_id, a.start_ns);
   }
   // Ranges: depth by nesting per thread.
   std::stable_sort(p.ranges.begin(), p.ranges.end(), [](const auto& a, const auto& b) {

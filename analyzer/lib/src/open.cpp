@@ -175,6 +175,7 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     importer::Options io;
     io.hta_rounding = o.hta_rounding;
     io.scratch = o.read_once;
+    io.api_calls = !o.read_once;  // the analysis reads none
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
     if (o.progress) o.progress(0, "importing " + name);

@@ -41,6 +41,10 @@ struct Options {
   bool hta_rounding = false;
   // The output is a scratch conversion (tracedb::WriterOptions::scratch): analyzer/open.h's.
   bool scratch = false;
+  // CUDA runtime/driver calls as api_call rows (Kineto). The analysis reads none (collectives
+  // get their host start from them while importing either way); the GUI's details and the
+  // Perfetto export do.
+  bool api_calls = true;
 };
 
 // PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip: one process per file (rank from

@@ -41,8 +41,8 @@ struct OpenOptions {
   const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled
   bool defer_kernel_shapes = false;           // LoadOptions::defer_kernel_shapes
   // The conversions are read once and dropped (the pipeline's map): written without a journal
-  // or indexes (tracedb::WriterOptions::scratch). Off (the GUI): indexed, for the details panel's
-  // lookups while the document is open.
+  // or indexes (tracedb::WriterOptions::scratch) and without the CUDA API calls, which the
+  // analysis does not read. Off (the GUI, export, info): complete and indexed.
   bool read_once = false;
   // Snapshots (cache.h): a folder, or empty for none; trace sets smaller than cache_min_bytes
   // load fast enough without one. Converted (imported) inputs are never snapshotted.
