@@ -420,6 +420,8 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
     auto round = [](int64_t& s, int64_t& e) {
       const double ts = static_cast<double>(s) / 1000.0;
       const double end = ts + static_cast<double>(e - s) / 1000.0;
+      // Beyond what whole microseconds in int64 nanoseconds hold: left as they are.
+      if (!(std::fabs(ts) < 9.2e15) || !(std::fabs(end) < 9.2e15)) return;
       const int64_t s2 = static_cast<int64_t>(std::ceil(ts)) * 1000;
       const int64_t e2 = static_cast<int64_t>(std::floor(end)) * 1000;
       s = s2;

@@ -158,8 +158,9 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
       ref = p;
   }
   // Collective ends per (comm, seq) and domain: one array, grouped by (comm, seq) as the merge
-  // of the processes' sorted records yields them, each group ordered by domain (the last end
-  // recorded for a domain wins). One entry per (comm, seq, domain), not per call.
+  // of the processes' sorted records yields them, each group ordered by domain; a domain with
+  // several calls of one collective (processes of one host, or one per GPU) keeps the latest
+  // end, whatever order the calls were recorded in. One entry per (comm, seq, domain).
   struct End {
     int32_t domain;
     int64_t end;
@@ -180,7 +181,7 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
     group.push_back(ends.size());
     for (const End& e : members) {
       if (ends.size() > group.back() && ends.back().domain == e.domain) {
-        ends.back() = e;
+        ends.back().end = std::max(ends.back().end, e.end);
       } else {
         ends.push_back(e);
       }

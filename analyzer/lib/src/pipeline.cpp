@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "c3/analyzer/load.h"
@@ -131,7 +132,11 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
                                    : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<size_t>(workers, std::max<size_t>(n, 1)));
   std::vector<std::thread> threads;
-  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(worker);
+  try {
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started (and this one) do the work.
+  }
   worker();
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);

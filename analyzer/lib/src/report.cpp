@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -203,7 +204,9 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
   const double med = n % 2
                          ? static_cast<double>(t[n / 2])
                          : (static_cast<double>(t[n / 2 - 1]) + static_cast<double>(t[n / 2])) / 2;
-  const double p90 = static_cast<double>(t[static_cast<size_t>(0.9 * static_cast<double>(n - 1))]);
+  // Nearest rank: the smallest step time with at least 90% of the steps at or below it.
+  const auto rank90 = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));
+  const double p90 = static_cast<double>(t[std::max<size_t>(rank90, 1) - 1]);
   std::fprintf(out,
                "\nSteps (%s): %zu; step time (longest rank) median %.3f ms, p90 %.3f ms, min %.3f "
                "ms, max %.3f ms\n",
@@ -508,7 +511,8 @@ std::string to_json(const Report& r) {
   }
   steps["job"] = std::move(job);
   j["steps"] = std::move(steps);
-  return j.dump(2) + "\n";
+  // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string collectives_csv_header() {

@@ -1,6 +1,7 @@
 // Summary files (summary.h): JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
 #include <zlib.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -410,7 +411,8 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
   ojson rs = ojson::array();
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
-  return j.dump() + "\n";
+  // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string gzip_bytes(const std::string& data) {
@@ -418,13 +420,24 @@ std::string gzip_bytes(const std::string& data) {
   // 15 + 16: a gzip header and trailer around the deflate stream.
   if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     throw std::runtime_error("zlib: cannot start compressing");
-  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
+  std::string out;
+  char buf[1 << 16];
+  size_t at = 0;
+  int rc = Z_OK;
+  // Fed in pieces: zlib counts in 32 bits.
+  do {
+    const size_t piece = std::min<size_t>(data.size() - at, size_t{1} << 30);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + at));
+    zs.avail_in = static_cast<uInt>(piece);
+    at += piece;
+    const int flush = at == data.size() ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(buf);
+      zs.avail_out = sizeof buf;
+      rc = deflate(&zs, flush);
+      out.append(buf, sizeof buf - zs.avail_out);
+    } while (zs.avail_out == 0);
+  } while (at < data.size());
   deflateEnd(&zs);
   if (rc != Z_STREAM_END) throw std::runtime_error("zlib: cannot compress the summary");
   return out;
