@@ -1,13 +1,17 @@
 // c3scope analyze: overlap, exposed communication, time breakdown, steps and collective tables of
 // traces of any format and of summaries (docs/analyze.md), through the analyzer's pipeline:
 // open each input, map it to rank summaries, reduce.
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
+#include "c3/analyzer/pattern.h"
 #include "c3/analyzer/pipeline.h"
 #include "commands.h"
 
@@ -113,13 +117,36 @@ Action add_analyze(CLI::App& app) {
       if (!o->rules.empty()) {
         po.open.rules = analyzer::Rules::from_file(o->rules);
         po.open.rules_tag = o->rules;
+        po.analyze.classification = analyzer::rules_text(po.open.rules);
       }
+      // Bad patterns are found before any input is read.
+      if (!o->range.empty()) analyzer::Pattern::compile(o->range, "--range");
+      if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
       inputs = analyzer::resolve_inputs(o->inputs);
     } catch (const std::exception& e) {
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
     po.open.hta_rounding = o->hta_rounding;
+    po.analyze.hta_rounding = o->hta_rounding;
+    // Outputs are opened (as OUT.partial) before the work, so a bad path fails at once.
+    std::unique_ptr<Output> json_out, summary_out, csv;
+    for (auto [flag, path, out] :
+         {std::tuple{"--json", &o->json, &json_out},
+          std::tuple{"--summary", &o->summary, &summary_out}, std::tuple{"--csv", &o->csv, &csv}}) {
+      if (path->empty()) continue;
+      *out = std::make_unique<Output>(flag, *path);
+      if (!(*out)->open()) return kExitUsage;
+    }
+    // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
+    // partial outputs are removed on the way out.
+    static std::atomic<bool> interrupted{false};
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { interrupted = true; };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    po.open.cancel = &interrupted;
     po.analyze.range = o->range;
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;
@@ -131,16 +158,17 @@ Action add_analyze(CLI::App& app) {
         std::fflush(stderr);
       };
     }
-    std::unique_ptr<Output> csv;
-    if (!o->csv.empty()) {
-      csv = std::make_unique<Output>("--csv", o->csv);
-      if (!csv->open()) return kExitUsage;
+    if (csv) {
       csv->write(analyzer::collectives_csv_header());
       po.csv = [&csv](const std::string& rows) { csv->write(rows); };
     }
     std::vector<analyzer::RankSummary> summaries;
     try {
       summaries = analyzer::map_inputs(inputs, po);
+    } catch (const analyzer::Cancelled&) {
+      if (po.progress) std::fprintf(stderr, "\r\033[K");
+      error_line("analyze: interrupted; nothing was written");
+      return 130;
     } catch (const std::exception& e) {
       if (po.progress) std::fprintf(stderr, "\r\033[K");
       error_line(std::string("analyze: ") + e.what());
@@ -149,7 +177,7 @@ Action add_analyze(CLI::App& app) {
     if (po.progress) std::fprintf(stderr, "\r\033[K");
     // The summary file is made before the reduce takes the summaries' steps over.
     std::string summary_text;
-    if (!o->summary.empty()) {
+    if (summary_out) {
       summary_text = analyzer::summaries_to_json(summaries, po.analyze);
       if (o->summary.ends_with(".gz")) summary_text = analyzer::gzip_bytes(summary_text);
     }
@@ -169,15 +197,15 @@ Action add_analyze(CLI::App& app) {
     print.steps = o->steps;
     analyzer::print_text(stdout, r, print);
     int rc = kExitOk;
-    auto write = [&](const std::string& flag, const std::string& path, const std::string& text) {
-      Output out(flag, path);
-      if (!out.open()) return false;
-      out.write(text);
-      return out.commit();
-    };
-    if (!o->json.empty() && !write("--json", o->json, analyzer::to_json(r))) rc = kExitUsage;
+    if (json_out) {
+      json_out->write(analyzer::to_json(r));
+      if (!json_out->commit()) rc = kExitUsage;
+    }
     if (csv && !csv->commit()) rc = kExitUsage;
-    if (!o->summary.empty() && !write("--summary", o->summary, summary_text)) rc = kExitUsage;
+    if (summary_out) {
+      summary_out->write(summary_text);
+      if (!summary_out->commit()) rc = kExitUsage;
+    }
     return rc;
   };
 }

@@ -63,6 +63,21 @@ TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
       << "a rank names the file the user gave";
 }
 
+// Regression (review of issue 10): a truncated PyTorch trace analyzed directly said nothing of
+// the events the importer could not read.
+TEST(PipelineCli, DamagedPytorchTraceIsReported) {
+  if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
+  TempDir dir;
+  const std::string cut = dir.path() + "/cut.json.gz";
+  {
+    const std::string whole = slurp(kineto("hta_nccl_data.json.gz"));
+    std::ofstream(cut, std::ios::binary) << whole.substr(0, 100000);
+  }
+  RunResult r = c3scope({"analyze", cut}, dir);
+  EXPECT_NE(r.out.find("row(s) skipped; the first: " + cut), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the file ends early"), std::string::npos) << r.out;
+}
+
 TEST(PipelineCli, NsightExportAndHtaRoundingDirectly) {
   if (!fs::exists(traces() / "nsys" / "pipit_saxpy_nsys.sqlite")) GTEST_SKIP() << "no traces";
   TempDir dir;
@@ -121,6 +136,14 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
                            "--overlap-threshold 0.5 --min-samples 9"),
             std::string::npos)
       << other.err;
+  // Other classification rules change every number: not mixed either.
+  const std::string rules = dir.path() + "/all.rules";
+  std::ofstream(rules) << "default off\ncompute .*\n";
+  const std::string sr = dir.path() + "/rules.summary.json";
+  ASSERT_EQ(c3scope({"analyze", in[0], "--rules", rules, "--summary", sr}, dir).exit_code, 0);
+  RunResult mix = c3scope({"analyze", sr, s01}, dir);
+  EXPECT_EQ(mix.exit_code, 2);
+  EXPECT_NE(mix.err.find("and their own --rules"), std::string::npos) << mix.err;
   // A damaged summary is one line and exit 2.
   const std::string bad = dir.path() + "/bad.summary.json";
   std::ofstream(bad) << "{\"schema\": \"c3scope-summary/1\", \"ranks\": [{\"process\": 7}]}";

@@ -52,6 +52,17 @@ bool parse_class(const std::string& s, Class* out) {
   return true;
 }
 
+std::string rules_text(const Rules& rules) {
+  std::string out;
+  for (const Rule& r : rules.rules()) {
+    out += class_name(r.cls);
+    out += ' ';
+    out += r.pattern;
+    out += '\n';
+  }
+  return out;
+}
+
 Rules Rules::defaults() {
   Rules r;
   for (const auto& [p, c] : default_patterns())

@@ -179,8 +179,9 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
     if (o.progress) o.progress(0, "importing " + name);
+    importer::Stats st;
     try {
-      importer::import_files({in.path}, db, io, [&](int64_t done, int64_t total) {
+      st = importer::import_files({in.path}, db, io, [&](int64_t done, int64_t total) {
         if (o.cancel && *o.cancel) throw Cancelled();
         if (o.progress && total > 0) {
           o.progress(base + static_cast<double>(done) / static_cast<double>(total) /
@@ -191,6 +192,8 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     } catch (const tracedb::ReadError& e) {
       throw std::runtime_error(e.what());
     }
+    if (st.malformed > 0 && out.malformed == 0) out.first_malformed = st.first_malformed;
+    out.malformed += st.malformed;
     ++converted;
     out.files.push_back(db);
     out.origins.push_back(in.path);
@@ -245,6 +248,10 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
     if (!r.from_cache) r.trace = load(r.files.files, lo);
   } catch (const tracedb::ReadError& e) {
     throw std::runtime_error(e.what());
+  }
+  if (r.files.malformed > 0) {
+    if (r.trace.skipped == 0) r.trace.first_skipped = r.files.first_malformed;
+    r.trace.skipped += r.files.malformed;
   }
   std::map<std::string, std::string> origin;
   for (size_t i = 0; i < r.files.files.size(); ++i) origin[r.files.files[i]] = r.files.origins[i];

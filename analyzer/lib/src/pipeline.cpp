@@ -28,12 +28,15 @@ std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, st
     const SummaryOptions& now = o.analyze;
     if (made.range != now.range || made.step != now.step ||
         made.interference.overlap_fraction != now.interference.overlap_fraction ||
-        made.interference.min_samples != now.interference.min_samples) {
+        made.interference.min_samples != now.interference.min_samples ||
+        made.classification != now.classification || made.hta_rounding != now.hta_rounding) {
       auto describe = [](const SummaryOptions& x) {
         char b[96];
         std::snprintf(b, sizeof b, "--overlap-threshold %g --min-samples %d",
                       x.interference.overlap_fraction, x.interference.min_samples);
-        return "--range '" + x.range + "' --step '" + x.step + "' " + b;
+        return "--range '" + x.range + "' --step '" + x.step + "' " + b +
+               (x.classification == "default" ? "" : " and their own --rules") +
+               (x.hta_rounding ? " --hta-rounding" : "");
       };
       throw std::invalid_argument("'" + in.path + "' was summarized with " + describe(made) +
                                   ", this run uses " + describe(now) +

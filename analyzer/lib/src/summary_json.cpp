@@ -407,7 +407,9 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
   j["options"] = {{"range", o.range},
                   {"step", o.step},
                   {"overlap_fraction", o.interference.overlap_fraction},
-                  {"min_samples", o.interference.min_samples}};
+                  {"min_samples", o.interference.min_samples},
+                  {"classification", o.classification},
+                  {"hta_rounding", o.hta_rounding}};
   ojson rs = ojson::array();
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
@@ -458,6 +460,8 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
       made_with->step = o.at("step").get<std::string>();
       made_with->interference.overlap_fraction = o.at("overlap_fraction").get<double>();
       made_with->interference.min_samples = o.at("min_samples").get<int>();
+      made_with->classification = o.at("classification").get<std::string>();
+      made_with->hta_rounding = o.at("hta_rounding").get<bool>();
     }
     std::vector<RankSummary> out;
     for (const json& r : j.at("ranks")) out.push_back(rank_in(r));

@@ -46,4 +46,7 @@ void classify(Trace& t, const Rules& rules);
 
 bool parse_class(const std::string& s, Class* out);
 
+// The rules as text, one "CLASS PATTERN" line each, in order (what a summary records).
+std::string rules_text(const Rules& rules);
+
 }  // namespace c3::analyzer

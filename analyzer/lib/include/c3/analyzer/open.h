@@ -76,6 +76,10 @@ struct TraceFiles {
   std::vector<std::string> files;    // databases, in input order
   std::vector<std::string> origins;  // what the user gave for each
   std::shared_ptr<TempDir> temp;     // set when something was converted
+  // Input events the importer could not use (a damaged or truncated file), with the first:
+  // open_traces adds them to Trace::skipped, so the report says so.
+  int64_t malformed = 0;
+  std::string first_malformed;
 };
 TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o);
 

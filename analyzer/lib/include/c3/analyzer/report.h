@@ -21,6 +21,10 @@ struct AnalyzeOptions {
   // c3bench cases (summary.h).
   std::string step;
   InterferenceOptions interference;
+  // What the classification and the Kineto import were (rules_text, --hta-rounding): they
+  // change every number, so a summary records them and is not mixed with other ones.
+  std::string classification = "default";
+  bool hta_rounding = false;
   // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.
   bool align = true;
 };
