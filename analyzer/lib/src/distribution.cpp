@@ -253,8 +253,8 @@ Distribution Distribution::from_values(const std::vector<double>& values) {
   }
   Distribution d;
   for (double v : values) {
-    if (!std::isfinite(v) || v < 0)
-      throw std::invalid_argument("a distribution value is negative or not finite");
+    if (!std::isfinite(v) || v < 0 || v > 1e300)
+      throw std::invalid_argument("a distribution value is negative, not finite or beyond 1e300");
   }
   for (double v : values) d.add(v);
   return d;
@@ -263,14 +263,16 @@ Distribution Distribution::from_values(const std::vector<double>& values) {
 Distribution Distribution::from_bins(std::vector<std::pair<int32_t, int64_t>> bins, int64_t zeros) {
   Distribution d;
   d.sketch_ = true;
-  if (zeros < 0) throw std::invalid_argument("a distribution's zero count is negative");
+  if (zeros < 0 || zeros > (int64_t{1} << 40))
+    throw std::invalid_argument("a distribution's zero count is negative or beyond 2^40");
   d.zeros_ = zeros;
   d.n_ = zeros;
   for (size_t i = 0; i < bins.size(); ++i) {
     if (bins[i].second <= 0 || (i > 0 && bins[i].first <= bins[i - 1].first))
       throw std::invalid_argument("distribution bins must have positive counts in rising order");
-    if (bins[i].second > INT64_MAX / 2 - d.n_)
-      throw std::invalid_argument("distribution bin counts overflow");
+    // At most 2^40 samples in one stored distribution: merging many stays far from overflow.
+    if (bins[i].second > (int64_t{1} << 40) - d.n_)
+      throw std::invalid_argument("distribution bin counts exceed 2^40");
     d.n_ += bins[i].second;
   }
   d.bins_ = std::move(bins);

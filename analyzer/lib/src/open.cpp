@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "c3/analyzer/cache.h"
@@ -27,6 +28,26 @@ std::string head_of(const std::string& path, size_t n) {
   const int got = gzread(f, out.data(), static_cast<unsigned>(n));
   gzclose(f);
   out.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  return out;
+}
+
+// The last `n` bytes of a plain file (empty for a gzip one: its tail is not text).
+std::string tail_of(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  char magic[2] = {};
+  in.read(magic, 2);
+  if (in.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+      static_cast<unsigned char>(magic[1]) == 0x8b)
+    return {};
+  in.clear();
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0));
+  const size_t from = size > n ? size - n : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string out(size - from, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
   return out;
 }
 
@@ -56,7 +77,11 @@ Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool
   // JSON: a Kineto trace, a c3scope summary, or a c3scope report (not an input).
   const std::string head = head_of(path, size_t{64} << 10);
   const std::string first = head.substr(0, 512);
-  if (first.find("\"c3scope-summary/") != std::string::npos) {
+  // c3scope writes "schema" first; a tool that sorted the keys (jq -S) moved it to the end, so
+  // a plain file is also looked at from its end. (A Kineto trace has traceEvents early.)
+  const bool kineto_like = head.find("\"traceEvents\"") != std::string::npos;
+  if (first.find("\"c3scope-summary/") != std::string::npos ||
+      (!kineto_like && tail_of(path, 4096).find("\"c3scope-summary/") != std::string::npos)) {
     *format = InputFormat::summary;
     return Sniff::summary;
   }
@@ -65,7 +90,7 @@ Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool
     *why = "a c3scope report, not a trace (save summaries with 'c3scope analyze --summary')";
     return Sniff::report;
   }
-  if (strict_json && head.find("\"traceEvents\"") == std::string::npos) {
+  if (strict_json && !kineto_like) {
     *why = "JSON without traceEvents";
     return Sniff::other;
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
 
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/summary.h"
@@ -34,21 +35,67 @@ ojson breakdown_out(const Breakdown& b) {
   return j;
 }
 
+// Numbers read from a summary are whole numbers in ranges that keep every sum and difference
+// the reduce makes within int64 (a hostile file that is valid JSON must not overflow):
+// timestamps within +-2^61 ns, a rank's durations and counts within [0, 2^50] (13 days of ns;
+// sums over 8,192 ranks still fit).
+constexpr int64_t kStampLimit = int64_t{1} << 61;
+constexpr int64_t kAmountLimit = int64_t{1} << 50;
+
+int64_t whole(const json& v, const std::string& what, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) throw std::invalid_argument(what + " is not a whole number");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    throw std::invalid_argument(what + " is out of range");
+  const auto x = v.get<int64_t>();
+  if (x < lo || x > hi) throw std::invalid_argument(what + " is out of range");
+  return x;
+}
+
+// A timestamp (or pid, index): within +-2^61.
+int64_t stamp(const json& o, const char* key) {
+  return whole(o.at(key), key, -kStampLimit, kStampLimit);
+}
+// A duration or count: within [0, 2^50].
+int64_t amount(const json& o, const char* key) {
+  return whole(o.at(key), key, 0, kAmountLimit);
+}
+int small(const json& o, const char* key, int lo = 0, int hi = INT32_MAX) {
+  return static_cast<int>(whole(o.at(key), key, lo, hi));
+}
+template <size_t N>
+std::array<int64_t, N> amounts(const json& o, const char* key) {
+  const json& a = o.at(key);
+  if (!a.is_array() || a.size() != N)
+    throw std::invalid_argument(std::string(key) + " must hold " + std::to_string(N) + " numbers");
+  std::array<int64_t, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = whole(a[i], key, 0, kAmountLimit);
+  return out;
+}
+std::vector<std::pair<std::string, int64_t>> named_amounts(const json& o, const char* key) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const json& e : o.at(key)) {
+    if (!e.is_array() || e.size() != 2)
+      throw std::invalid_argument(std::string(key) + ": bad entry");
+    out.emplace_back(e[0].get<std::string>(), whole(e[1], key, 0, kAmountLimit));
+  }
+  return out;
+}
+
 Breakdown breakdown_in(const json& j) {
   Breakdown b;
-  b.activities = j.at("activities").get<int64_t>();
-  b.first = j.at("first").get<int64_t>();
-  b.last = j.at("last").get<int64_t>();
-  b.span = j.at("span").get<int64_t>();
-  b.busy = j.at("busy").get<int64_t>();
-  b.idle = j.at("idle").get<int64_t>();
-  b.time = j.at("time").get<std::array<int64_t, kClasses>>();
-  b.overlap = j.at("overlap").get<int64_t>();
-  b.exposed_comm = j.at("exposed_comm").get<int64_t>();
-  b.exposed_memcpy = j.at("exposed_memcpy").get<int64_t>();
-  b.exposed_other = j.at("exposed_other").get<int64_t>();
-  b.non_compute = j.at("non_compute").get<int64_t>();
-  b.by_mask = j.at("by_mask").get<std::array<int64_t, 1 << kClasses>>();
+  b.activities = amount(j, "activities");
+  b.first = stamp(j, "first");
+  b.last = stamp(j, "last");
+  b.span = amount(j, "span");
+  b.busy = amount(j, "busy");
+  b.idle = amount(j, "idle");
+  b.time = amounts<kClasses>(j, "time");
+  b.overlap = amount(j, "overlap");
+  b.exposed_comm = amount(j, "exposed_comm");
+  b.exposed_memcpy = amount(j, "exposed_memcpy");
+  b.exposed_other = amount(j, "exposed_other");
+  b.non_compute = amount(j, "non_compute");
+  b.by_mask = amounts<1 << kClasses>(j, "by_mask");
   b.overlap_pct =
       b.comm() > 0 ? 100.0 * static_cast<double>(b.overlap) / static_cast<double>(b.comm()) : 0.0;
   return b;
@@ -68,8 +115,14 @@ ojson dist_out(const Distribution& d) {
 Distribution dist_in(const json& j) {
   if (j.contains("values"))
     return Distribution::from_values(j.at("values").get<std::vector<double>>());
-  return Distribution::from_bins(j.at("bins").get<std::vector<std::pair<int32_t, int64_t>>>(),
-                                 j.at("zeros").get<int64_t>());
+  std::vector<std::pair<int32_t, int64_t>> bins;
+  for (const json& b : j.at("bins")) {
+    if (!b.is_array() || b.size() != 2) throw std::invalid_argument("bins: bad entry");
+    // Keys of values from 1e-300 to 1e300 lie within +-70,000.
+    bins.emplace_back(static_cast<int32_t>(whole(b[0], "bin key", -100000, 100000)),
+                      whole(b[1], "bin count", 1, kAmountLimit));
+  }
+  return Distribution::from_bins(std::move(bins), amount(j, "zeros"));
 }
 
 template <class T>
@@ -79,14 +132,15 @@ ojson opt_out(const std::optional<T>& v) {
 template <class T>
 std::optional<T> opt_in(const json& j, const char* key) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(whole(j.at(key), key, -kStampLimit, kStampLimit));
+  } else {
+    return j.at(key).get<T>();
+  }
 }
 
 int16_t i16(const json& j, const char* key) {
-  const auto v = j.at(key).get<int64_t>();
-  if (v < INT16_MIN || v > INT16_MAX)
-    throw std::invalid_argument(std::string(key) + " out of range");
-  return static_cast<int16_t>(v);
+  return static_cast<int16_t>(whole(j.at(key), key, INT16_MIN, INT16_MAX));
 }
 
 ojson rank_out(const RankSummary& s) {
@@ -239,62 +293,66 @@ RankSummary rank_in(const json& r) {
   RankSummary s;
   const json& p = r.at("process");
   s.process.source = p.at("source").get<std::string>();
-  s.process.pid = p.at("pid").get<int64_t>();
+  s.process.pid = stamp(p, "pid");
   s.process.host = p.at("host").get<std::string>();
   s.process.rank = opt_in<int64_t>(p, "rank");
   s.process.world_size = opt_in<int64_t>(p, "world_size");
   s.process.command_line = p.at("command_line").get<std::string>();
   s.process.trace_clock = p.at("trace_clock").get<std::string>();
-  s.process.anchor_trace_ns = p.at("anchor_trace_ns").get<int64_t>();
-  s.process.anchor_realtime_ns = p.at("anchor_realtime_ns").get<int64_t>();
-  s.process.offset_ns = p.at("offset_ns").get<int64_t>();
+  s.process.anchor_trace_ns = stamp(p, "anchor_trace_ns");
+  s.process.anchor_realtime_ns = stamp(p, "anchor_realtime_ns");
+  s.process.offset_ns = stamp(p, "offset_ns");
   for (const json& d : r.at("devices")) {
     Device v;
     v.device = i16(d, "device");
     v.name = d.at("name").get<std::string>();
-    v.sm_count = d.at("sm_count").get<int>();
-    v.max_threads_per_sm = d.at("max_threads_per_sm").get<int>();
-    v.max_blocks_per_sm = d.at("max_blocks_per_sm").get<int>();
-    v.max_registers_per_sm = d.at("max_registers_per_sm").get<int>();
-    v.max_shared_per_sm = d.at("max_shared_per_sm").get<int64_t>();
-    v.memory_bandwidth = d.at("memory_bandwidth").get<int64_t>();
+    v.sm_count = small(d, "sm_count");
+    v.max_threads_per_sm = small(d, "max_threads_per_sm");
+    v.max_blocks_per_sm = small(d, "max_blocks_per_sm");
+    v.max_registers_per_sm = small(d, "max_registers_per_sm");
+    v.max_shared_per_sm = amount(d, "max_shared_per_sm");
+    v.memory_bandwidth = amount(d, "memory_bandwidth");
     s.devices.push_back(std::move(v));
   }
   const json& c = r.at("counts");
-  s.kernels = c.at("kernels").get<int64_t>();
-  s.memcpys = c.at("memcpy").get<int64_t>();
-  s.memsets = c.at("memset").get<int64_t>();
-  s.skipped = c.at("skipped_rows").get<int64_t>();
+  s.kernels = amount(c, "kernels");
+  s.memcpys = amount(c, "memcpy");
+  s.memsets = amount(c, "memset");
+  s.skipped = amount(c, "skipped_rows");
   s.first_skipped = c.at("first_skipped").get<std::string>();
   s.total = breakdown_in(r.at("total"));
   for (const json& d : r.at("per_device"))
     s.per_device.emplace_back(i16(d, "device"), breakdown_in(d));
-  s.matching_ranges = r.at("matching_ranges").get<int64_t>();
+  s.matching_ranges = amount(r, "matching_ranges");
   for (const json& g : r.at("ranges")) {
     RangeReport rr;
     rr.name = g.at("name").get<std::string>();
-    rr.start = g.at("start_ns").get<int64_t>();
-    rr.end = g.at("end_ns").get<int64_t>();
+    rr.start = stamp(g, "start_ns");
+    rr.end = stamp(g, "end_ns");
     rr.b = breakdown_in(g.at("breakdown"));
+    if (rr.end < rr.start) throw std::invalid_argument("a range ends before it starts");
     s.ranges.push_back(std::move(rr));
   }
   const json& st = r.at("steps");
   s.step_source = st.at("source").get<std::string>();
   for (const json& g : st.at("samples")) {
     StepSample x;
-    x.index = g.at("index").get<int64_t>();
+    x.index = stamp(g, "index");
     x.name = g.at("name").get<std::string>();
-    x.start = g.at("start_ns").get<int64_t>();
-    x.end = g.at("end_ns").get<int64_t>();
+    x.start = stamp(g, "start_ns");
+    x.end = stamp(g, "end_ns");
     x.b = breakdown_in(g.at("breakdown"));
+    if (x.end < x.start) throw std::invalid_argument("a step ends before it starts");
     s.steps.push_back(std::move(x));
   }
   for (const json& g : r.at("collectives")) {
     CollectiveStat x;
     x.op = g.at("op").get<std::string>();
-    x.bucket = g.at("bucket_bytes").get<int64_t>();
-    x.count = g.at("count").get<int64_t>();
-    x.total_ns = g.at("total_ns").get<int64_t>();
+    x.bucket = whole(g.at("bucket_bytes"), "bucket_bytes", 0, int64_t{1} << 62);
+    if (x.bucket != 0 && (x.bucket & (x.bucket - 1)) != 0)
+      throw std::invalid_argument("bucket_bytes is not a power of two");
+    x.count = amount(g, "count");
+    x.total_ns = amount(g, "total_ns");
     x.overlap_pct_sum = g.at("overlap_pct_sum").get<double>();
     x.algbw = dist_in(g.at("algbw"));
     x.busbw = dist_in(g.at("busbw"));
@@ -307,22 +365,20 @@ RankSummary rank_in(const json& r) {
       throw std::invalid_argument("unknown class '" + g.at("class").get<std::string>() + "'");
     x.alone = dist_in(g.at("alone_ns"));
     x.overlapped = dist_in(g.at("overlapped_ns"));
-    x.partial = g.at("partial").get<int64_t>();
-    x.total_ns = g.at("total_ns").get<int64_t>();
+    x.partial = amount(g, "partial");
+    x.total_ns = amount(g, "total_ns");
     s.interference.push_back(std::move(x));
   }
   for (const json& g : r.at("contention")) {
     Contention x;
-    x.device = g.at("device").get<int>();
-    x.kernels_with_demand = g.at("kernels_with_demand").get<int64_t>();
-    x.kernels_unknown = g.at("kernels_unknown").get<int64_t>();
-    x.oversubscribed_ns = g.at("oversubscribed_ns").get<int64_t>();
-    x.oversubscribed_kernels =
-        g.at("oversubscribed_kernels").get<std::vector<std::pair<std::string, int64_t>>>();
-    x.copy_overlap_ns = g.at("copy_overlap_ns").get<int64_t>();
-    x.copy_overlap_by_kind =
-        g.at("copy_overlap_by_kind").get<std::vector<std::pair<std::string, int64_t>>>();
-    x.queued_kernels = g.at("queued_kernels").get<int64_t>();
+    x.device = small(g, "device", INT16_MIN, INT16_MAX);
+    x.kernels_with_demand = amount(g, "kernels_with_demand");
+    x.kernels_unknown = amount(g, "kernels_unknown");
+    x.oversubscribed_ns = amount(g, "oversubscribed_ns");
+    x.oversubscribed_kernels = named_amounts(g, "oversubscribed_kernels");
+    x.copy_overlap_ns = amount(g, "copy_overlap_ns");
+    x.copy_overlap_by_kind = named_amounts(g, "copy_overlap_by_kind");
+    x.queued_kernels = amount(g, "queued_kernels");
     x.queue_median_ns = g.at("queue_median_ns").get<double>();
     x.queue_p95_ns = g.at("queue_p95_ns").get<double>();
     x.queue_max_ns = g.at("queue_max_ns").get<double>();
@@ -355,11 +411,15 @@ RankSummary rank_in(const json& r) {
   const json& rec = r.at("records");
   // Undoes the difference coding of rank_out.
   auto column = [&](const char* name) {
-    std::vector<int64_t> v = rec.at(name).get<std::vector<int64_t>>();
+    const json& a = rec.at(name);
+    if (!a.is_array())
+      throw std::invalid_argument(std::string("records: ") + name + " is not a list");
+    std::vector<int64_t> v;
+    v.reserve(a.size());
     uint64_t sum = 0;
-    for (int64_t& x : v) {
-      sum += static_cast<uint64_t>(x);
-      x = static_cast<int64_t>(sum);
+    for (const json& x : a) {
+      sum += static_cast<uint64_t>(whole(x, name, INT64_MIN, INT64_MAX));
+      v.push_back(static_cast<int64_t>(sum));
     }
     return v;
   };
@@ -383,6 +443,12 @@ RankSummary rank_in(const json& r) {
       throw std::invalid_argument("records: communicator or op index out of range");
     if (device[i] < INT16_MIN || device[i] > INT16_MAX)
       throw std::invalid_argument("records: a device out of range");
+    const int64_t end =
+        static_cast<int64_t>(static_cast<uint64_t>(gs[i]) + static_cast<uint64_t>(dur[i]));
+    auto time_ok = [](int64_t t) { return t >= -kStampLimit && t <= kStampLimit; };
+    if (seq[i] < -1 || seq[i] > kStampLimit || bytes[i] < 0 || bytes[i] > (int64_t{1} << 62) ||
+        !time_ok(gs[i]) || !time_ok(end))
+      throw std::invalid_argument("records: a sequence number, size or time out of range");
     CollectiveRecord& out = s.calls.records[i];
     out.comm = i32(comm[i]);
     out.op = i32(op[i]);
@@ -459,7 +525,7 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
       made_with->range = o.at("range").get<std::string>();
       made_with->step = o.at("step").get<std::string>();
       made_with->interference.overlap_fraction = o.at("overlap_fraction").get<double>();
-      made_with->interference.min_samples = o.at("min_samples").get<int>();
+      made_with->interference.min_samples = small(o, "min_samples", 1, 1 << 30);
       made_with->classification = o.at("classification").get<std::string>();
       made_with->hta_rounding = o.at("hta_rounding").get<bool>();
     }
