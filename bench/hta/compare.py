@@ -97,6 +97,14 @@ def main():
         print("compare.py: --activities must be at least 1000", file=sys.stderr)
         return 2
     root = a.keep or tempfile.mkdtemp(prefix="c3scope-hta-")
+    try:
+        return run(a, root)
+    finally:
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run(a, root):
     os.makedirs(os.path.join(root, "trace"), exist_ok=True)
     path = os.path.join(root, "trace", "rank-0.json.gz")
     t0 = time.perf_counter()
@@ -148,8 +156,6 @@ def main():
     diff = abs(c3_overlap - hta_overlap)
     print(f"overlap %: c3scope {c3_overlap:.2f}, HTA {hta_overlap:.2f}, difference {diff:.3f} "
           f"point ({'agree' if diff <= 0.1 else 'DISAGREE'} within 0.1)")
-    if not a.keep:
-        shutil.rmtree(root, ignore_errors=True)
     return 0 if diff <= 0.1 else 1
 
 

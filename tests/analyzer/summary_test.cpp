@@ -29,7 +29,7 @@ Trace small_trace() {
   c.op = "AllReduce";
   c.bytes = 1 << 20;
   c.nranks = 2;
-  for (int k = 0; k < 20; ++k) {
+  for (int64_t k = 0; k < 20; ++k) {
     t.activities.push(k * 100, k * 100 + 60, 0, 7, 0, 0, Kind::kernel, 0);
     const size_t i = t.activities.push(k * 100 + 30, k * 100 + 90, 1, 8, 0, 0, Kind::kernel, 0);
     c.seq = k;
