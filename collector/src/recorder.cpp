@@ -97,6 +97,9 @@ struct Recorder::State {
   std::atomic<int> phase{static_cast<int>(Phase::idle)};
   std::thread writer;
   bool writer_done = false;
+  // Set by the writer thread once it runs its own code (see on_fork_prepare).
+  bool writer_started = false;
+  std::condition_variable writer_started_cv;
   int wake_r = -1, wake_w = -1;  // producers and signal handlers wake the writer
   int done_r = -1, done_w = -1;  // the writer tells a waiting signal handler it has flushed
   std::atomic<bool> final_requested{false};
@@ -211,6 +214,7 @@ void Recorder::submit(Event&& event) {
       }
       if (p == Phase::idle) {
         s->writer_done = false;
+        s->writer_started = false;
         s->final_requested = false;
         s->flush_requested = false;
         s->set_phase(Phase::running);
@@ -240,6 +244,11 @@ void Recorder::submit(Event&& event) {
 }
 
 static void writer_main(Recorder* rec, Recorder::State* s) {
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->writer_started = true;
+  }
+  s->writer_started_cv.notify_all();
   block_all_signals_in_this_thread();
   pthread_setname_np(pthread_self(), "c3scope-writer");
   const Config& cfg = rec->config();
@@ -502,8 +511,16 @@ std::string Recorder::trace_path() const {
 void Recorder::on_fork_prepare() {
   // Hold the writer's I/O lock and the queue lock across fork so the child inherits neither
   // SQLite nor the queue mid-update.
-  state_->io_mu.lock();
-  state_->mu.lock();
+  State* s = state_;
+  s->io_mu.lock();
+  std::unique_lock<std::mutex> lock(s->mu);
+  // A writer thread created just before fork() may still be starting: the thread library (and
+  // a sanitizer runtime) allocate for it outside any lock of ours, and a child forked then can
+  // inherit an allocator lock held by a thread it does not have. Wait until the writer runs its
+  // own code (bounded: fork must not hang on a writer that cannot be scheduled).
+  s->writer_started_cv.wait_for(lock, std::chrono::seconds(2),
+                                [s] { return !s->writer.joinable() || s->writer_started; });
+  (void)lock.release();  // held until on_fork_parent / on_fork_child
 }
 
 void Recorder::on_fork_parent() {
@@ -526,6 +543,7 @@ void Recorder::on_fork_child() {
   close_fd(s->done_w);
   s->set_phase(Phase::idle);
   s->writer_done = false;
+  s->writer_started = false;
   s->final_requested = false;
   s->flush_requested = false;
   s->trace_path.clear();
