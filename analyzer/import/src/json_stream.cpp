@@ -2,6 +2,10 @@
 
 #include <sys/stat.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -12,6 +16,46 @@ constexpr size_t kChunk = size_t{1} << 20;
 
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The first index from i (up to n) of a byte that ends a run inside a string: '"' or '\\'.
+// Returns i itself when i >= n (an escape may have stepped past the end of the buffer).
+size_t find_in_string(const char* b, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+    const int m =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    if (m != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+  }
+#endif
+  for (; i < n; ++i) {
+    if (b[i] == '"' || b[i] == '\\') return i;
+  }
+  return i;
+}
+
+// The same outside strings: '"', '{', '}', '[' or ']' (a bracket ORed with 0x20 is a brace).
+size_t find_structural(const char* b, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  const __m128i lower = _mm_set1_epi8(0x20);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+    const __m128i folded = _mm_or_si128(v, lower);
+    const __m128i hit =
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
+    const int m = _mm_movemask_epi8(hit);
+    if (m != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(m)));
+  }
+#endif
+  for (; i < n; ++i) {
+    const char c = b[i];
+    if (c == '"' || c == '{' || c == '}' || c == '[' || c == ']') return i;
+  }
+  return i;
 }
 }  // namespace
 
@@ -24,14 +68,49 @@ JsonStream::JsonStream(const std::string& path) {
   gz_ = gzopen(path.c_str(), "rb");
   if (gz_ == nullptr) throw std::invalid_argument("'" + path + "': cannot open");
   gzbuffer(gz_, 256 * 1024);
+  reader_ = std::thread([this] { read_ahead(); });
 }
 
 JsonStream::~JsonStream() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  room_.notify_all();
+  if (reader_.joinable()) reader_.join();
   if (gz_) gzclose(gz_);
 }
 
 int64_t JsonStream::compressed_read() const {
-  return gz_ ? static_cast<int64_t>(gzoffset(gz_)) : 0;
+  return compressed_read_.load(std::memory_order_relaxed);
+}
+
+void JsonStream::read_ahead() {
+  constexpr size_t kAhead = 4;
+  for (;;) {
+    std::string chunk;
+    int n = 0;
+    try {
+      chunk.resize(kChunk);
+      n = gzread(gz_, chunk.data(), static_cast<unsigned>(kChunk));
+    } catch (...) {  // no memory for a chunk: the input ends here, as at a read error
+      n = -1;
+    }
+    compressed_read_.store(static_cast<int64_t>(gzoffset(gz_)), std::memory_order_relaxed);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (n <= 0) {
+      input_done_ = true;
+      lock.unlock();
+      ready_.notify_one();
+      return;
+    }
+    chunk.resize(static_cast<size_t>(n));
+    room_.wait(lock, [&] { return stop_ || chunks_.size() < kAhead; });
+    if (stop_) return;
+    chunks_.push_back(std::move(chunk));
+    lock.unlock();
+    ready_.notify_one();
+  }
 }
 
 void JsonStream::compact() {
@@ -45,15 +124,20 @@ void JsonStream::compact() {
 bool JsonStream::fill() {
   if (eof_) return false;
   compact();
-  const size_t old = buf_.size();
-  buf_.resize(old + kChunk);
-  const int n = gzread(gz_, buf_.data() + old, static_cast<unsigned>(kChunk));
-  if (n <= 0) {
-    buf_.resize(old);
-    eof_ = true;
-    return false;
+  std::string chunk;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_.wait(lock, [&] { return input_done_ || !chunks_.empty(); });
+    if (chunks_.empty()) {
+      eof_ = true;
+      return false;
+    }
+    chunk = std::move(chunks_.front());
+    chunks_.pop_front();
   }
-  buf_.resize(old + static_cast<size_t>(n));
+  room_.notify_one();
+  buf_.reserve(buf_.size() + chunk.size() + kPadding);  // the bytes after any element stay readable
+  buf_.append(chunk);
   return true;
 }
 
@@ -109,44 +193,42 @@ bool JsonStream::scan_value(size_t* end, std::string* error) {
   if (c == '{' || c == '[') {
     int depth = 0;
     size_t i = pos_;
+    bool in_string = false;
     for (;;) {
-      while (i < buf_.size()) {
-        const char d = buf_[i];
-        if (d == '"') {
-          // Strings may hold braces: skip them (escapes included).
-          ++i;
-          for (;;) {
-            while (i < buf_.size() && buf_[i] != '"' && buf_[i] != '\\') ++i;
-            if (i < buf_.size() && buf_[i] == '\\') {
-              i += 2;
-              continue;
-            }
-            if (i < buf_.size()) break;
-            const size_t rel = i - pos_;
-            if (!fill()) {
-              *error = "unterminated string";
-              return false;
-            }
-            i = pos_ + rel;
+      const size_t n = buf_.size();
+      if (in_string) {
+        i = find_in_string(buf_.data(), i, n);
+        if (i < n) {
+          if (buf_[i] == '\\') {
+            i += 2;  // the escaped character, whatever it is
+          } else {
+            in_string = false;
+            ++i;
           }
-          ++i;
           continue;
         }
-        if (d == '{' || d == '[') ++depth;
-        if (d == '}' || d == ']') {
-          if (--depth == 0) {
-            *end = i + 1;
+      } else {
+        i = find_structural(buf_.data(), i, n);
+        if (i < n) {
+          const char d = buf_[i++];
+          if (d == '"') {
+            in_string = true;  // strings may hold braces: skipped
+          } else if (d == '{' || d == '[') {
+            ++depth;
+          } else if (--depth == 0) {
+            *end = i;
             return true;
           }
+          continue;
         }
-        ++i;
       }
       const size_t rel = i - pos_;
       if (!fill()) {
-        *error = "unexpected end of input inside an object or array";
+        *error =
+            in_string ? "unterminated string" : "unexpected end of input inside an object or array";
         return false;
       }
-      i = pos_ + rel;
+      i = pos_ + rel;  // fill() may have compacted the buffer
     }
   }
   // number, true, false, null

@@ -1,22 +1,31 @@
 // A streaming splitter for one large JSON object whose big member is an array of small objects
 // (Chrome trace format: {"traceEvents": [ {...}, {...} ], "deviceProperties": [...], ...}).
-// It reads the input in chunks (gzip or plain, through zlib) and hands out each top-level
+// It reads the input in chunks (gzip or plain, through zlib, decompressed on a thread of its own
+// a few chunks ahead of the parse) and hands out each top-level
 // member's value text, and each element of the streamed array separately, so memory stays
 // bounded by one element plus one chunk, whatever the file's size. Values are parsed by the
-// caller (simdjson).
+// caller (simdjson), in place: kPadding readable bytes follow each element in the buffer.
 #pragma once
 
 #include <zlib.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace c3::importer {
 
 class JsonStream {
  public:
+  // Bytes readable after every element handed out (what simdjson's parsers read ahead).
+  static constexpr size_t kPadding = 64;
+
   // Throws std::invalid_argument when the file cannot be opened.
   explicit JsonStream(const std::string& path);
   ~JsonStream();
@@ -44,8 +53,17 @@ class JsonStream {
   bool scan_value(size_t* end, std::string* error);  // any JSON value starting at pos_
   void compact();
 
+  void read_ahead();  // the decompressing thread
+
   gzFile gz_ = nullptr;
   int64_t file_size_ = 0;
+  // Chunks decompressed ahead (at most kAhead), handed from the reading thread to fill().
+  std::mutex mu_;
+  std::condition_variable ready_, room_;
+  std::deque<std::string> chunks_;
+  bool input_done_ = false, stop_ = false;
+  std::atomic<int64_t> compressed_read_{0};
+  std::thread reader_;
   std::string buf_;
   size_t pos_ = 0;
   int64_t consumed_base_ = 0;  // bytes dropped from the front of buf_

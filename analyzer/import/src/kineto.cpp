@@ -3,40 +3,260 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "c3/importer/importer.h"
-#include "c3/tracedb/writer.h"
+#include "c3/tracedb/sink.h"
 #include "json_stream.h"
 
 namespace c3::importer {
 namespace {
 
+static_assert(JsonStream::kPadding >= simdjson::SIMDJSON_PADDING);
+
+// k == lit, with the length known at compile time (an inlined compare, not a call: keys and
+// categories are compared millions of times).
+template <size_t N>
+bool is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
+
 using simdjson::dom::element;
 using simdjson::dom::object;
 
+// A scalar of an event as it was written: a number (integer or not), or a string (some traces
+// quote numbers).
+struct Value {
+  enum class Type : uint8_t { none, i64, u64, f64, str };
+  Type type = Type::none;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  std::string_view s;  // valid while the event is handled
+  bool is_number() const { return type == Type::i64 || type == Type::u64 || type == Type::f64; }
+  // As an integer: integers as they are, other numbers rounded, numeric strings parsed.
+  bool integer(int64_t* out) const {
+    switch (type) {
+      case Type::i64:
+        *out = i;
+        return true;
+      case Type::u64:
+        *out = static_cast<int64_t>(u);
+        return true;
+      case Type::f64:
+        if (!std::isfinite(d) || std::fabs(d) > 9.2e18) return false;
+        *out = std::llround(d);
+        return true;
+      case Type::str:
+        try {
+          *out = std::stoll(std::string(s));
+          return true;
+        } catch (...) {
+          return false;
+        }
+      case Type::none:
+        break;
+    }
+    return false;
+  }
+};
+
 // Kineto timestamps are microseconds, integers or decimals; nanoseconds exactly for integers.
 // Sets *fractional when the value has a fractional part.
-bool to_ns(const element& v, int64_t* out, bool* fractional) {
-  int64_t i = 0;
-  if (v.get_int64().get(i) == simdjson::SUCCESS) {
-    *out = i * 1000;
+bool to_ns(const Value& v, int64_t* out, bool* fractional) {
+  if (v.type == Value::Type::i64) {
+    *out = v.i * 1000;
     return true;
   }
-  uint64_t u = 0;
-  if (v.get_uint64().get(u) == simdjson::SUCCESS) {
-    *out = static_cast<int64_t>(u) * 1000;
+  if (v.type == Value::Type::u64) {
+    *out = static_cast<int64_t>(v.u) * 1000;
     return true;
   }
-  double d = 0;
-  if (v.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d) || std::fabs(d) > 9e15)
-    return false;
+  const double d = v.d;
+  if (v.type != Value::Type::f64 || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
   const double ip = std::floor(d);
   if (d != ip) *fractional = true;
   *out = static_cast<int64_t>(ip) * 1000 + std::llround((d - ip) * 1000.0);
   return true;
+}
+
+// What the importer reads of an event's args.
+struct Args {
+  Value device, stream, correlation, registers, shared_memory, in_nelems, group_size, bytes, cbid;
+  std::string_view collective_name, dtype, group_name;
+  int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+};
+
+struct Event {
+  std::string_view ph, cat, name;
+  Value ts, dur, pid, tid;
+  bool has_args = false;
+  Args args;
+};
+
+// Reads a scalar; false when it is malformed (a number that does not parse). A value of another
+// type is left as none.
+bool read_value(simdjson::ondemand::value v, Value* out) {
+  using simdjson::ondemand::json_type;
+  json_type t{};
+  if (v.type().get(t) != simdjson::SUCCESS) return false;
+  if (t == json_type::string) {
+    if (v.get_string().get(out->s) != simdjson::SUCCESS) return false;
+    out->type = Value::Type::str;
+    return true;
+  }
+  if (t != json_type::number) return true;
+  simdjson::ondemand::number n;
+  if (v.get_number().get(n) != simdjson::SUCCESS) return false;
+  switch (n.get_number_type()) {
+    case simdjson::ondemand::number_type::signed_integer:
+      out->type = Value::Type::i64;
+      out->i = n.get_int64();
+      break;
+    case simdjson::ondemand::number_type::unsigned_integer:
+      out->type = Value::Type::u64;
+      out->u = n.get_uint64();
+      break;
+    case simdjson::ondemand::number_type::floating_point_number:
+      out->type = Value::Type::f64;
+      out->d = n.get_double();
+      break;
+  }
+  return true;
+}
+
+bool read_string(simdjson::ondemand::value v, std::string_view* out) {
+  using simdjson::ondemand::json_type;
+  json_type t{};
+  if (v.type().get(t) != simdjson::SUCCESS) return false;
+  if (t != json_type::string) return true;
+  return v.get_string().get(*out) == simdjson::SUCCESS;
+}
+
+// Grid or block dimensions: up to three integers, 1 for any missing.
+bool read_dims(simdjson::ondemand::value v, int64_t* dims) {
+  using simdjson::ondemand::json_type;
+  json_type t{};
+  if (v.type().get(t) != simdjson::SUCCESS) return false;
+  if (t != json_type::array) return true;
+  simdjson::ondemand::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS) return false;
+  size_t i = 0;
+  for (auto item : a) {
+    if (item.error() != simdjson::SUCCESS) return false;
+    simdjson::ondemand::value x = item.value_unsafe();
+    Value n;
+    if (!read_value(x, &n)) return false;
+    if (i < 3 && n.type == Value::Type::i64) dims[i] = n.i;
+    ++i;
+  }
+  return true;
+}
+
+// The first occurrence of a key wins, as in a lookup by key.
+struct Seen {
+  uint32_t bits = 0;
+  bool first(int k) {
+    const uint32_t b = 1u << k;
+    if ((bits & b) != 0) return false;
+    bits |= b;
+    return true;
+  }
+};
+
+bool read_args(simdjson::ondemand::value v, Args* a) {
+  simdjson::ondemand::object o;
+  if (v.get_object().get(o) != simdjson::SUCCESS) return false;
+  Seen seen;
+  for (auto f : o) {
+    simdjson::ondemand::field field;
+    if (std::move(f).get(field) != simdjson::SUCCESS) return false;
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
+    simdjson::ondemand::value x = field.value();
+    bool ok = true;
+    if (is(key, "device")) {
+      if (seen.first(0)) ok = read_value(x, &a->device);
+    } else if (is(key, "stream")) {
+      if (seen.first(1)) ok = read_value(x, &a->stream);
+    } else if (is(key, "correlation")) {
+      if (seen.first(2)) ok = read_value(x, &a->correlation);
+    } else if (is(key, "registers per thread")) {
+      if (seen.first(3)) ok = read_value(x, &a->registers);
+    } else if (is(key, "shared memory")) {
+      if (seen.first(4)) ok = read_value(x, &a->shared_memory);
+    } else if (is(key, "In msg nelems")) {
+      if (seen.first(5)) ok = read_value(x, &a->in_nelems);
+    } else if (is(key, "Group size")) {
+      if (seen.first(6)) ok = read_value(x, &a->group_size);
+    } else if (is(key, "bytes")) {
+      if (seen.first(7)) ok = read_value(x, &a->bytes);
+    } else if (is(key, "cbid")) {
+      if (seen.first(8)) ok = read_value(x, &a->cbid);
+    } else if (is(key, "Collective name")) {
+      if (seen.first(9)) ok = read_string(x, &a->collective_name);
+    } else if (is(key, "dtype")) {
+      if (seen.first(10)) ok = read_string(x, &a->dtype);
+    } else if (is(key, "Process Group Name")) {
+      if (seen.first(11)) ok = read_string(x, &a->group_name);
+    } else if (is(key, "grid")) {
+      if (seen.first(12)) ok = read_dims(x, a->grid);
+    } else if (is(key, "block")) {
+      if (seen.first(13)) ok = read_dims(x, a->block);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// One pass over an event's fields (On-Demand: no tree is built). Returns why the event cannot
+// be used, or nullptr.
+const char* read_event(simdjson::ondemand::parser& parser, const simdjson::padded_string_view& in,
+                       Event* e) {
+  simdjson::ondemand::document doc;
+  if (parser.iterate(in).get(doc) != simdjson::SUCCESS) return "not valid JSON";
+  simdjson::ondemand::object o;
+  if (const auto err = doc.get_object().get(o); err != simdjson::SUCCESS) {
+    return err == simdjson::INCORRECT_TYPE ? "not an object" : "not valid JSON";
+  }
+  Seen seen;
+  for (auto f : o) {
+    simdjson::ondemand::field field;
+    if (std::move(f).get(field) != simdjson::SUCCESS) return "not valid JSON";
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return "not valid JSON";
+    simdjson::ondemand::value x = field.value();
+    bool ok = true;
+    if (is(key, "ph")) {
+      if (seen.first(0)) ok = read_string(x, &e->ph);
+    } else if (is(key, "cat")) {
+      if (seen.first(1)) ok = read_string(x, &e->cat);
+    } else if (is(key, "name")) {
+      if (seen.first(2)) ok = read_string(x, &e->name);
+    } else if (is(key, "ts")) {
+      if (seen.first(3)) ok = read_value(x, &e->ts);
+    } else if (is(key, "dur")) {
+      if (seen.first(4)) ok = read_value(x, &e->dur);
+    } else if (is(key, "pid")) {
+      if (seen.first(5)) ok = read_value(x, &e->pid);
+    } else if (is(key, "tid")) {
+      if (seen.first(6)) ok = read_value(x, &e->tid);
+    } else if (is(key, "args")) {
+      if (seen.first(7)) {
+        simdjson::ondemand::json_type t{};
+        ok = x.type().get(t) == simdjson::SUCCESS;
+        if (ok && t == simdjson::ondemand::json_type::object) {
+          e->has_args = true;
+          ok = read_args(x, &e->args);
+        }
+      }
+    }
+    if (!ok) return "not valid JSON";
+  }
+  return nullptr;
 }
 
 std::string_view str(const object& o, const char* key) {
@@ -67,20 +287,6 @@ bool num(const object& o, const char* key, int64_t* out) {
     }
   }
   return false;
-}
-
-int64_t dims3(const object& o, const char* key, int64_t* x, int64_t* y, int64_t* z) {
-  *x = *y = *z = 1;
-  simdjson::dom::array a;
-  if (o[key].get_array().get(a) != simdjson::SUCCESS) return 0;
-  int64_t* out[3] = {x, y, z};
-  size_t i = 0;
-  for (element v : a) {
-    int64_t n = 0;
-    if (i < 3 && v.get_int64().get(n) == simdjson::SUCCESS) *out[i] = n;
-    ++i;
-  }
-  return *x * *y * *z;
 }
 
 // "Memcpy DtoH (Device -> Pinned)" -> copy kind D2H, src Device, dst Pinned.
@@ -162,7 +368,7 @@ int max_blocks_per_sm(int major, int minor) {
 class LocalNames {
  public:
   int32_t id(std::string_view s) {
-    auto it = ids_.find(std::string(s));
+    auto it = ids_.find(s);
     if (it != ids_.end()) return it->second;
     const auto id = static_cast<int32_t>(names_.size());
     names_.emplace_back(s);
@@ -170,7 +376,7 @@ class LocalNames {
     return id;
   }
   // The trace database's string id, interned once per name.
-  int64_t db_id(int32_t id, tracedb::Writer& out) {
+  int64_t db_id(int32_t id, tracedb::RowSink& out) {
     if (db_.size() < names_.size()) db_.resize(names_.size(), -1);
     int64_t& v = db_[static_cast<size_t>(id)];
     if (v < 0) v = out.intern(names_[static_cast<size_t>(id)]);
@@ -179,7 +385,11 @@ class LocalNames {
 
  private:
   std::vector<std::string> names_;
-  std::unordered_map<std::string, int32_t> ids_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
   std::vector<int64_t> db_;
 };
 
@@ -207,7 +417,7 @@ struct Pending {
 
 }  // namespace
 
-Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options& options,
+Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Options& options,
                     const Progress& progress) {
   Stats st;
   Pending p;
@@ -264,84 +474,82 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
     }
   };
   int64_t last_progress = 0;
+  simdjson::ondemand::parser events;
   auto on_event = [&](std::string_view text, int64_t at) {
     ++index;
     ++st.events;
-    if (progress && js.compressed_read() - last_progress > (int64_t{8} << 20)) {
+    if (progress && (index & 1023) == 0 &&
+        js.compressed_read() - last_progress > (int64_t{8} << 20)) {
       last_progress = js.compressed_read();
       progress(last_progress, js.compressed_size());
     }
-    element doc;
-    if (parser.parse(text.data(), text.size()).get(doc) != simdjson::SUCCESS) {
-      bad(at, "not valid JSON");
+    // One pass over the event's fields (On-Demand: no tree is built); the element lies in the
+    // stream's buffer with JsonStream::kPadding readable bytes after it.
+    Event e;
+    const simdjson::padded_string_view view(text.data(), text.size(),
+                                            text.size() + JsonStream::kPadding);
+    const char* why = read_event(events, view, &e);
+    if (why != nullptr) {
+      bad(at, why);
       return;
     }
-    object e;
-    if (doc.get_object().get(e) != simdjson::SUCCESS) {
-      bad(at, "not an object");
-      return;
-    }
-    const std::string_view ph = str(e, "ph");
-    if (ph != "X") return;  // metadata, flows, instants: nothing the tables hold
-    const std::string_view cat = str(e, "cat");
-    const std::string_view name = str(e, "name");
-    element ts_v, dur_v;
+    if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
+    const std::string_view cat = e.cat;
+    const std::string_view name = e.name;
     int64_t start = 0, dur = 0;
-    if (e["ts"].get(ts_v) != simdjson::SUCCESS || !to_ns(ts_v, &start, &fractional)) {
+    if (!e.ts.is_number() || !to_ns(e.ts, &start, &fractional)) {
       bad(at, "'X' event without a numeric ts");
       return;
     }
-    if (e["dur"].get(dur_v) != simdjson::SUCCESS || !to_ns(dur_v, &dur, &fractional) || dur < 0) {
+    if (!e.dur.is_number() || !to_ns(e.dur, &dur, &fractional) || dur < 0) {
       bad(at, "'X' event without a non-negative dur");
       return;
     }
     int64_t pid = 0, tid = 0;
-    num(e, "pid", &pid);
-    num(e, "tid", &tid);
-    object args;
-    const bool has_args = e["args"].get_object().get(args) == simdjson::SUCCESS;
-    auto arg = [&](const char* k, int64_t* v) { return has_args && num(args, k, v); };
+    e.pid.integer(&pid);
+    e.tid.integer(&tid);
+    const bool has_args = e.has_args;
+    const Args& args = e.args;
+    auto arg = [&](const Value& v, int64_t* dst) { return has_args && v.integer(dst); };
     int64_t device = 0, stream = -1, corr = 0;
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
-      if (!arg("device", &device)) device = pid;
-      arg("stream", &stream);
-      arg("correlation", &corr);
+    if (is(cat, "kernel") || is(cat, "gpu_memcpy") || is(cat, "gpu_memset")) {
+      if (!arg(args.device, &device)) device = pid;
+      arg(args.stream, &stream);
+      arg(args.correlation, &corr);
     }
-    if (cat == "kernel") {
+    if (is(cat, "kernel")) {
       tracedb::KernelRow k;
       k.device_id = device;
       k.stream_id = stream;
       k.correlation_id = corr;
       k.start_ns = start;
       k.end_ns = start + dur;
-      if (has_args) {
-        dims3(args, "grid", &k.grid_x, &k.grid_y, &k.grid_z);
-        dims3(args, "block", &k.block_x, &k.block_y, &k.block_z);
-      } else {
-        k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
-      }
+      k.grid_x = args.grid[0];
+      k.grid_y = args.grid[1];
+      k.grid_z = args.grid[2];
+      k.block_x = args.block[0];
+      k.block_y = args.block[1];
+      k.block_z = args.block[2];
       int64_t v = 0;
-      k.registers_per_thread = arg("registers per thread", &v) ? v : 0;
+      k.registers_per_thread = arg(args.registers, &v) ? v : 0;
       k.static_shared_bytes = 0;
-      k.dynamic_shared_bytes = arg("shared memory", &v) ? v : 0;
+      k.dynamic_shared_bytes = arg(args.shared_memory, &v) ? v : 0;
       k.launch_type = "regular";
       k.device_launched = 0;
       if (name.substr(0, 4) == "nccl") {
         Pending::Coll c;
         c.kernel = p.kernels.size();
-        c.op = has_args && !str(args, "Collective name").empty()
-                   ? nccl_op(str(args, "Collective name"))
-                   : op_from_kernel(name);
-        c.dtype = has_args ? std::string(str(args, "dtype")) : "";
-        c.group = has_args ? std::string(str(args, "Process Group Name")) : "";
-        arg("In msg nelems", &c.in_nelems);
-        arg("Group size", &c.group_size);
+        c.op = !args.collective_name.empty() ? nccl_op(args.collective_name) : op_from_kernel(name);
+        c.dtype = args.dtype;
+        c.group = args.group_name;
+        arg(args.in_nelems, &c.in_nelems);
+        arg(args.group_size, &c.group_size);
         p.colls.push_back(std::move(c));
       }
       p.kernels.push_back(std::move(k));
       p.kernel_names.push_back(p.names.id(name));
       ++st.kernels;
-    } else if (cat == "gpu_memcpy") {
+    } else if (is(cat, "gpu_memcpy")) {
       tracedb::MemcpyRow m;
       m.device_id = device;
       m.stream_id = stream;
@@ -350,12 +558,12 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
       m.end_ns = start + dur;
       memcpy_kinds(name, &m.copy_kind, &m.src_kind, &m.dst_kind);
       int64_t v = 0;
-      m.bytes = arg("bytes", &v) ? v : 0;
+      m.bytes = arg(args.bytes, &v) ? v : 0;
       m.async = 1;
       m.copy_count = 1;
       p.memcpys.push_back(std::move(m));
       ++st.memcpys;
-    } else if (cat == "gpu_memset") {
+    } else if (is(cat, "gpu_memset")) {
       tracedb::MemsetRow m;
       m.device_id = device;
       m.stream_id = stream;
@@ -363,28 +571,28 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
       m.start_ns = start;
       m.end_ns = start + dur;
       int64_t v = 0;
-      m.bytes = arg("bytes", &v) ? v : 0;
+      m.bytes = arg(args.bytes, &v) ? v : 0;
       m.value = 0;
       m.memory_kind = "device";
       m.async = 1;
       p.memsets.push_back(std::move(m));
       ++st.memsets;
-    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+    } else if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) {
       if (p.pid < 0) p.pid = pid;
       tracedb::ApiCallRow a;
       a.thread_id = tid;
-      a.api = cat == "cuda_runtime" ? "runtime" : "driver";
+      a.api = is(cat, "cuda_runtime") ? "runtime" : "driver";
       int64_t v = 0;
-      a.cbid = arg("cbid", &v) ? v : 0;
-      a.correlation_id = arg("correlation", &v) ? v : 0;
+      a.cbid = arg(args.cbid, &v) ? v : 0;
+      a.correlation_id = arg(args.correlation, &v) ? v : 0;
       a.start_ns = start;
       a.end_ns = start + dur;
       a.return_value = 0;
       p.api.push_back(std::move(a));
-      p.api_names.push_back(p.names.id(name));
+      p.api_names.push_back(options.api_calls ? p.names.id(name) : -1);
       ++st.api_calls;
-    } else if (cat == "user_annotation" ||
-               (cat == "cpu_op" && name.substr(0, 12) == "ProfilerStep")) {
+    } else if (is(cat, "user_annotation") ||
+               (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep")) {
       if (p.pid < 0) p.pid = pid;
       tracedb::NvtxRangeRow r;
       r.thread_id = tid;
@@ -396,7 +604,7 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
       r.closed = 1;
       p.ranges.push_back(std::move(r));
       ++st.ranges;
-    } else if (cat == "cpu_op" || cat == "python_function") {
+    } else if (is(cat, "cpu_op") || is(cat, "python_function")) {
       if (p.pid < 0) p.pid = pid;
     }
   };
@@ -489,22 +697,17 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
         d.max_shared_memory_per_block = 0;
     out.insert(d);
   }
+  // The rows in the analyzer's order (analyzer/lib/src/build.h): streams, then collectives with
+  // their external correlations before the kernels they link, then the GPU rows, API calls and
+  // ranges. Kernel names are interned first, in kernel order, as the string table had them.
   std::map<std::pair<int64_t, int64_t>, bool> streams;
-  for (size_t i = 0; i < p.kernels.size(); ++i) {
-    auto& k = p.kernels[i];
-    k.process_id = pid_row;
-    k.name_id = p.names.db_id(p.kernel_names[i], out);
-    out.insert(k);
+  for (const auto& k : p.kernels) {
     if (k.stream_id) streams[{k.device_id, *k.stream_id}] = true;
   }
-  for (auto& m : p.memcpys) {
-    m.process_id = pid_row;
-    out.insert(m);
+  for (const auto& m : p.memcpys) {
     if (m.stream_id) streams[{m.device_id, *m.stream_id}] = true;
   }
-  for (auto& m : p.memsets) {
-    m.process_id = pid_row;
-    out.insert(m);
+  for (const auto& m : p.memsets) {
     if (m.stream_id) streams[{m.device_id, *m.stream_id}] = true;
   }
   for (const auto& [key, unused] : streams) {
@@ -514,35 +717,14 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
     s.stream_id = key.second;
     out.insert(s);
   }
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    p.kernels[i].process_id = pid_row;
+    p.kernels[i].name_id = p.names.db_id(p.kernel_names[i], out);
+  }
   // Correlation id -> launching API call's start (host time of a collective).
   std::unordered_map<int64_t, int64_t> launch_at;
-  for (size_t i = 0; i < p.api.size(); ++i) {
-    auto& a = p.api[i];
-    launch_at.emplace(a.correlation_id, a.start_ns);
-    if (!options.api_calls) continue;
-    a.process_id = pid_row;
-    a.name_id = p.names.db_id(p.api_names[i], out);
-    out.insert(a);
-  }
-  // Ranges: depth by nesting per thread.
-  std::stable_sort(p.ranges.begin(), p.ranges.end(), [](const auto& a, const auto& b) {
-    if (a.thread_id != b.thread_id) return a.thread_id < b.thread_id;
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    return a.end_ns > b.end_ns;
-  });
-  std::vector<int64_t> open_ends;
-  int64_t tid = INT64_MIN;
-  for (auto& r : p.ranges) {
-    if (r.thread_id != tid) {
-      open_ends.clear();
-      tid = r.thread_id;
-    }
-    while (!open_ends.empty() && open_ends.back() <= r.start_ns) open_ends.pop_back();
-    r.depth = static_cast<int64_t>(open_ends.size());
-    open_ends.push_back(r.end_ns);
-    r.process_id = pid_row;
-    out.insert(r);
-  }
+  launch_at.reserve(p.api.size());
+  for (const auto& a : p.api) launch_at.emplace(a.correlation_id, a.start_ns);
   // Collectives: one per NCCL kernel, in order per process group (the matching key across
   // ranks of imported traces), linked to its kernel through an external correlation.
   std::stable_sort(p.colls.begin(), p.colls.end(), [&](const auto& a, const auto& b) {
@@ -585,6 +767,42 @@ Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options
     }
     ++ext;
     ++st.collectives;
+  }
+  for (const auto& k : p.kernels) out.insert(k);
+  for (auto& m : p.memcpys) {
+    m.process_id = pid_row;
+    out.insert(m);
+  }
+  for (auto& m : p.memsets) {
+    m.process_id = pid_row;
+    out.insert(m);
+  }
+  if (options.api_calls) {
+    for (size_t i = 0; i < p.api.size(); ++i) {
+      auto& a = p.api[i];
+      a.process_id = pid_row;
+      a.name_id = p.names.db_id(p.api_names[i], out);
+      out.insert(a);
+    }
+  }
+  // Ranges: depth by nesting per thread.
+  std::stable_sort(p.ranges.begin(), p.ranges.end(), [](const auto& a, const auto& b) {
+    if (a.thread_id != b.thread_id) return a.thread_id < b.thread_id;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    return a.end_ns > b.end_ns;
+  });
+  std::vector<int64_t> open_ends;
+  int64_t tid = INT64_MIN;
+  for (auto& r : p.ranges) {
+    if (r.thread_id != tid) {
+      open_ends.clear();
+      tid = r.thread_id;
+    }
+    while (!open_ends.empty() && open_ends.back() <= r.start_ns) open_ends.pop_back();
+    r.depth = static_cast<int64_t>(open_ends.size());
+    open_ends.push_back(r.end_ns);
+    r.process_id = pid_row;
+    out.insert(r);
   }
   if (progress) progress(js.compressed_size(), js.compressed_size());
   return st;

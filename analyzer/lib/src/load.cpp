@@ -14,114 +14,13 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "build.h"
 #include "c3/tracedb/reader.h"
 
 namespace fs = std::filesystem;
 
 namespace c3::analyzer {
 namespace {
-
-struct PairHash {
-  template <class A, class B>
-  size_t operator()(const std::pair<A, B>& p) const {
-    // splitmix64 of the two halves combined: a well-spread bucket for dense ids.
-    uint64_t x =
-        static_cast<uint64_t>(p.first) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(p.second);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return static_cast<size_t>(x ^ (x >> 31));
-  }
-};
-
-class Names {
- public:
-  explicit Names(std::vector<std::string>& names) : names_(names) {
-    for (size_t i = 0; i < names_.size(); ++i) ids_.emplace(names_[i], static_cast<int32_t>(i));
-  }
-  int32_t id(const std::string& s) {
-    auto it = ids_.find(s);
-    if (it != ids_.end()) return it->second;
-    const auto id = static_cast<int32_t>(names_.size());
-    names_.push_back(s);
-    ids_.emplace(s, id);
-    return id;
-  }
-
- private:
-  std::vector<std::string>& names_;
-  std::unordered_map<std::string, int32_t> ids_;
-};
-
-// Kernel shapes, interned.
-class Shapes {
- public:
-  explicit Shapes(std::vector<KernelShape>& shapes) : shapes_(shapes) {}
-  int32_t id(const KernelShape& s) {
-    const uint64_t k1 = (static_cast<uint64_t>(s.grid) << 32) | s.block;
-    const uint64_t k2 = (static_cast<uint64_t>(s.registers) << 32) | s.shared;
-    // A few shapes make up most launches: a small direct-mapped cache before the hash map.
-    Recent& r = recent_[(k1 * 0x9E3779B97F4A7C15ULL ^ k2) >> 58];
-    if (r.id >= 0 && r.k1 == k1 && r.k2 == k2) return r.id;
-    auto it = ids_.find({k1, k2});
-    int32_t id = 0;
-    if (it != ids_.end()) {
-      id = it->second;
-    } else {
-      id = static_cast<int32_t>(shapes_.size());
-      shapes_.push_back(s);
-      ids_.emplace(std::make_pair(k1, k2), id);
-    }
-    r = {k1, k2, id};
-    return id;
-  }
-
- private:
-  struct Recent {
-    uint64_t k1 = 0, k2 = 0;
-    int32_t id = -1;
-  };
-  std::vector<KernelShape>& shapes_;
-  std::unordered_map<std::pair<uint64_t, uint64_t>, int32_t, PairHash> ids_;
-  std::array<Recent, 64> recent_{};
-};
-
-// (process, correlation id) -> a 1-based slot (0: none). Correlation ids of one process are dense
-// and small, so the main process's live in a plain vector; other processes' in a hash.
-class LinkTable {
- public:
-  uint32_t& slot(int64_t process, int64_t correlation, bool main) {
-    if (main && correlation >= 0 && correlation < kDenseLimit) {
-      main_process_ = process;
-      const auto i = static_cast<size_t>(correlation);
-      if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2), 0);
-      return dense_[i];
-    }
-    return sparse_[{process, correlation}];
-  }
-  uint32_t find(int64_t process, int64_t correlation) const {
-    if (process == main_process_ && correlation >= 0 &&
-        static_cast<size_t>(correlation) < dense_.size()) {
-      return dense_[static_cast<size_t>(correlation)];
-    }
-    if (sparse_.empty()) return 0;
-    auto it = sparse_.find({process, correlation});
-    return it == sparse_.end() ? 0 : it->second;
-  }
-
- private:
-  static constexpr int64_t kDenseLimit = int64_t{1} << 28;
-  int64_t main_process_ = INT64_MIN;
-  std::vector<uint32_t> dense_;
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> sparse_;
-};
-
-void skip(Trace& t, const std::string& what) {
-  if (t.skipped++ == 0) t.first_skipped = what;
-}
-
-// Loads one file into `t` (a trace of its own: files load in parallel, then merge). `tick`
-// is called every kTickRows GPU rows.
-constexpr int64_t kTickRows = 1 << 16;
 
 // A file's size and modification time (ns), to tell whether it changed between two reads.
 std::pair<int64_t, int64_t> file_stamp(const std::string& path) {
@@ -136,35 +35,23 @@ std::pair<int64_t, int64_t> file_stamp(const std::string& path) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count())};
 }
 
-KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t shared) {
-  KernelShape shape;
-  shape.grid = static_cast<uint32_t>(std::clamp<int64_t>(grid, 0, UINT32_MAX));
-  shape.block = static_cast<uint32_t>(std::clamp<int64_t>(block, 0, UINT32_MAX));
-  shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(registers, 0, UINT16_MAX));
-  shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(shared, 0, UINT32_MAX));
-  return shape;
-}
-
 constexpr const char* kShapeColumns =
     "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
     "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1)";
 
-void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, bool defer,
+// Loads one file into `t` (a trace of its own: files load in parallel, then merge), through a
+// TraceBuilder (build.h) in its order of tables. `tick` is called every kTickRows GPU rows.
+void load_file(const std::string& path, Trace& t, bool defer,
                const std::function<void(int64_t)>& tick) {
   const auto stamp = file_stamp(path);
   auto r = tracedb::Reader::open(path);
-  // Processes of this file: process.id -> Trace::processes index.
-  std::map<int64_t, int16_t> proc;
+  TraceBuilder b(t, path, tick);
   {
     auto q = r->query(
         "SELECT id, pid, host, rank, world_size, command_line, trace_clock, anchor_start_trace_ns, "
         "anchor_start_realtime_ns FROM process ORDER BY id");
     while (q.step()) {
-      if (t.processes.size() >= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
-        throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
-      }
       Process p;
-      p.source = path;
       p.pid = q.i64(1);
       p.host = q.text(2);
       p.rank = q.opt_i64(3);
@@ -173,29 +60,15 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
       p.trace_clock = q.text(6);
       p.anchor_trace_ns = q.i64(7);
       p.anchor_realtime_ns = q.i64(8);
-      p.db_id = q.i64(0);
-      proc[q.i64(0)] = static_cast<int16_t>(t.processes.size());
-      t.processes.push_back(std::move(p));
+      b.process(q.i64(0), std::move(p));
     }
   }
-  int64_t last_id = INT64_MIN;
-  int last_index = -1;
-  auto process_index = [&](int64_t id) -> int {
-    if (id == last_id) return last_index;
-    auto it = proc.find(id);
-    last_id = id;
-    last_index = it == proc.end() ? -1 : it->second;
-    return last_index;
-  };
   {
     auto q = r->query(
         "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
         "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
     while (q.step()) {
-      const int p = process_index(q.i64(0));
-      if (p < 0) continue;
       Device d;
-      d.process = static_cast<int16_t>(p);
       d.device = static_cast<int16_t>(q.i64(1));
       d.name = q.text(2);
       d.sm_count = static_cast<int>(q.i64(3));
@@ -204,36 +77,25 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
       d.max_registers_per_sm = static_cast<int>(q.i64(6));
       d.max_shared_per_sm = q.i64(7);
       d.memory_bandwidth = q.opt_i64(8).value_or(0);
-      t.devices.push_back(std::move(d));
+      b.device(q.i64(0), std::move(d));
     }
   }
   // Collectives and the GPU rows each launched: collective.external_id was pushed as CUPTI
   // external correlation (kind custom0) around the call, so external_correlation maps it to the
-  // correlation ids of the kernels and copies it launched. Linked here in memory (the
-  // collective_activity view joins through gpu_activity, a UNION view no index reaches: quadratic
-  // on traces with many collectives).
-  // (process, external id) -> the calls that pushed it, as a chain in call order: ext_first
-  // holds the first (1-based), next_call the following one (-1: last). Grouped calls share their
-  // group's external id.
-  const int64_t main_process = proc.empty() ? -1 : proc.begin()->first;
-  LinkTable ext_first;
-  std::vector<int32_t> next_call, last_call;
+  // correlation ids of the kernels and copies it launched. Linked in memory by the builder (the
+  // collective_activity view joins through gpu_activity, a UNION view no index reaches:
+  // quadratic on traces with many collectives).
   {
     if (auto n = r->query("SELECT IFNULL(MAX(id), 0) FROM collective"); n.step()) {
-      const auto expect = static_cast<size_t>(std::clamp<int64_t>(n.i64(0), 0, int64_t{1} << 28));
-      t.collectives.reserve(expect);
-      next_call.reserve(expect);
-      last_call.reserve(expect);
+      b.reserve_collectives(
+          static_cast<size_t>(std::clamp<int64_t>(n.i64(0), 0, int64_t{1} << 28)));
     }
     auto q = r->query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
         "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, c.external_id "
         "FROM collective c ORDER BY c.id");
     while (q.step()) {
-      const int p = process_index(q.i64(1));
-      if (p < 0) continue;
       Collective c;
-      c.process = static_cast<int16_t>(p);
       c.device = static_cast<int16_t>(q.i64(2));
       c.comm_id = q.text(3);
       c.seq = q.i64(4);
@@ -242,71 +104,15 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
       c.nranks = static_cast<int>(q.i64(7));
       c.rank = static_cast<int>(q.i64(8));
       c.host_start = q.i64(9);
-      const auto idx = static_cast<int32_t>(t.collectives.size());
-      uint32_t& first = ext_first.slot(q.i64(1), q.i64(10), q.i64(1) == main_process);
-      next_call.push_back(-1);
-      last_call.push_back(idx);
-      if (first == 0) {
-        first = static_cast<uint32_t>(idx) + 1;
-      } else {
-        const auto head = static_cast<size_t>(first - 1);
-        next_call[static_cast<size_t>(last_call[head])] = idx;
-        last_call[head] = idx;
-      }
-      t.collectives.push_back(std::move(c));
+      b.collective(q.i64(1), std::move(c), q.i64(10));
     }
   }
-  // (process, correlation id) -> the chain of the external id pushed around that launch
-  // (1-based first call; with the top bit set, an index into `several` when a launch carries
-  // more than one external id).
-  constexpr uint32_t kSeveral = 0x80000000u;
-  LinkTable linked;
-  std::vector<std::vector<uint32_t>> several;
   if (!t.collectives.empty()) {
     auto q = r->query(
         "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
         "external_kind = 'custom0'");
-    while (q.step()) {
-      const uint32_t first = ext_first.find(q.i64(0), q.i64(2));
-      if (first == 0) continue;
-      uint32_t& slot = linked.slot(q.i64(0), q.i64(1), q.i64(0) == main_process);
-      if (slot == 0) {
-        slot = first;
-      } else if ((slot & kSeveral) != 0) {
-        several[slot & ~kSeveral].push_back(first);
-      } else if (slot != first) {
-        several.push_back({slot, first});
-        slot = kSeveral | static_cast<uint32_t>(several.size() - 1);
-      }
-    }
+    while (q.step()) b.external_correlation(q.i64(0), q.i64(1), q.i64(2));
   }
-  // The collective of a GPU row, preferring the call on the row's own device (a group's calls
-  // share its work); every call it belongs to gets the row in its GPU span.
-  auto link = [&](int64_t process_db_id, int64_t correlation, int16_t device, int64_t s,
-                  int64_t e) -> int32_t {
-    if (t.collectives.empty() || correlation < 0) return -1;
-    const uint32_t slot = linked.find(process_db_id, correlation);
-    if (slot == 0) return -1;
-    int32_t best = -1;
-    auto visit = [&](uint32_t first) {
-      for (int32_t c = static_cast<int32_t>(first) - 1; c >= 0;
-           c = next_call[static_cast<size_t>(c)]) {
-        Collective& col = t.collectives[static_cast<size_t>(c)];
-        col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
-        col.gpu_end = std::max(col.gpu_end, e);
-        if (best < 0 ||
-            (col.device == device && t.collectives[static_cast<size_t>(best)].device != device)) {
-          best = c;
-        }
-      }
-    };
-    if ((slot & kSeveral) != 0) {
-      for (const uint32_t first : several[slot & ~kSeveral]) visit(first);
-    } else {
-      visit(slot);
-    }
-    return best;
-  };
   // String table of this file.
   // string.id -> name index: a vector, as the collector's ids are 1, 2, ...; a hash otherwise.
   std::vector<int32_t> str_dense;
@@ -316,7 +122,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
     auto q = r->query("SELECT id, value FROM string");
     int64_t max_id = -1;
     while (q.step()) {
-      all.emplace_back(q.i64(0), names.id(q.text(1)));
+      all.emplace_back(q.i64(0), b.name(q.text(1)));
       max_id = std::max(max_id, all.back().first);
     }
     const bool dense = max_id < 4 * static_cast<int64_t>(all.size()) + 1024;
@@ -339,7 +145,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
       if (it != str_sparse.end()) n = it->second;
     }
     if (n >= 0) return n;
-    if (unknown_name < 0) unknown_name = names.id("?");
+    if (unknown_name < 0) unknown_name = b.name("?");
     return unknown_name;
   };
   Activities& a = t.activities;
@@ -352,25 +158,6 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
     }
     a.reserve(a.size() + static_cast<size_t>(std::clamp<int64_t>(expect, 0, int64_t{1} << 31)));
   }
-  int64_t rows = 0;
-  // Whether a row is usable; the row id (column 0) is read only for the message.
-  auto check = [&](const tracedb::Query& q, int p, int64_t s, int64_t e, const char* table) {
-    if (++rows == kTickRows) {
-      tick(rows);
-      rows = 0;
-    }
-    if (p < 0) {
-      skip(t, path + ": " + std::string(table) + " row " + std::to_string(q.i64(0)) +
-                  " has no process");
-      return false;
-    }
-    if (e < s) {
-      skip(t, path + ": " + std::string(table) + " row " + std::to_string(q.i64(0)) +
-                  " ends before it starts");
-      return false;
-    }
-    return true;
-  };
   {
     PendingShapes pending;
     auto q = r->query(
@@ -378,17 +165,12 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
                     "name_id, IFNULL(correlation_id, -1)") +
         (defer ? "" : std::string(", ") + kShapeColumns) + " FROM kernel");
     while (q.step()) {
-      const int64_t process_db = q.i64(1);
-      const int p = process_index(process_db);
-      const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(q, p, s, e, "kernel")) {
+      const size_t i = b.kernel(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5),
+                                name_of(q.i64(6)), q.i64(7));
+      if (i == SIZE_MAX) {
         if (defer) pending.skipped.push_back(q.i64(0));
         continue;
       }
-      const auto dev = static_cast<int16_t>(q.i64(2));
-      const size_t i = a.push(s, e, name_of(q.i64(6)), static_cast<int32_t>(q.i64(3)), dev,
-                              static_cast<int16_t>(p), Kind::kernel, 0);
-      a.collective[i] = link(process_db, q.i64(7), dev, s, e);
       if (defer) {
         if (pending.kernels >= int64_t{INT32_MAX} - 2) {
           throw std::invalid_argument(path + ": more than 2^31 kernels in one file");
@@ -396,42 +178,23 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
         a.shape[i] = static_cast<int32_t>(-2 - pending.kernels++);
         continue;
       }
-      a.shape[i] = shapes.id(clamp_shape(q.i64(8), q.i64(9), q.i64(10), q.i64(11)));
-      const int64_t submitted = q.i64(12);
-      if (submitted >= 0 && submitted <= s)
-        t.launch_delays.push_back({static_cast<int16_t>(p), dev, s - submitted});
+      b.kernel_shape(i, clamp_shape(q.i64(8), q.i64(9), q.i64(10), q.i64(11)), q.i64(12));
     }
     if (defer && pending.kernels > 0) {
       pending.path = path;
       pending.size = stamp.first;
       pending.mtime_ns = stamp.second;
-      for (const auto& [db_id, index] : proc) pending.processes.emplace_back(db_id, index);
+      for (const auto& [db_id, index] : b.processes()) pending.processes.emplace_back(db_id, index);
       t.pending_shapes.push_back(std::move(pending));
     }
   }
   {
-    // "Memcpy <kind>" names, interned once per kind rather than per row.
-    struct CopyNames {
-      std::unordered_map<std::string, int32_t> ids;
-      int32_t id(const std::string& kind, Names& all) {
-        auto it = ids.find(kind);
-        if (it != ids.end()) return it->second;
-        return ids.emplace(kind, all.id("Memcpy " + kind)).first->second;
-      }
-    } copy_names;
     auto q = r->query(
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
         "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
     while (q.step()) {
-      const int p = process_index(q.i64(1));
-      const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(q, p, s, e, "memcpy")) continue;
-      const auto dev = static_cast<int16_t>(q.i64(2));
-      const int32_t copy_name = copy_names.id(q.text(6), names);
-      const size_t i = a.push(s, e, copy_name, static_cast<int32_t>(q.i64(3)), dev,
-                              static_cast<int16_t>(p), Kind::memcpy, q.i64(7));
-      a.collective[i] = link(q.i64(1), q.i64(9), dev, s, e);
-      a.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(q.i64(8), -1, INT32_MAX));
+      b.memcpy(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.text(6), q.i64(7),
+               q.i64(8), q.i64(9));
     }
   }
   {
@@ -439,13 +202,7 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
         "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes, "
         "IFNULL(correlation_id, -1) FROM memset");
     while (q.step()) {
-      const int p = process_index(q.i64(1));
-      const int64_t s = q.i64(4), e = q.i64(5);
-      if (!check(q, p, s, e, "memset")) continue;
-      a.push(s, e, names.id("Memset"), static_cast<int32_t>(q.i64(3)),
-             static_cast<int16_t>(q.i64(2)), static_cast<int16_t>(p), Kind::memset, q.i64(6));
-      // A set a collective launched counts in its GPU span (sets are not linked rows).
-      link(q.i64(1), q.i64(7), static_cast<int16_t>(q.i64(2)), s, e);
+      b.memset(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.i64(6), q.i64(7));
     }
   }
   {
@@ -464,27 +221,27 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
       return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c));
     };
     while (q.step()) {
-      BenchResult b;
-      for (const auto& [id, idx] : proc) {
-        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) b.process = idx;
+      BenchResult br;
+      for (const auto& [id, idx] : b.processes()) {
+        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) br.process = idx;
       }
-      b.backend = q.text(1);
-      b.simulated = q.i64(2) != 0;
-      b.label = q.text(3);
-      b.scenario = q.text(4);
-      b.t_comp = q.real(5);
-      b.t_comm = q.real(6);
-      b.t_c3 = q.real(7);
-      b.compute_slowdown = opt(8);
-      b.comm_slowdown = opt(9);
-      b.ideal_speedup = opt(10);
-      b.realized_speedup = opt(11);
-      b.fraction_of_ideal = opt(12);
-      b.realized_over_ideal = opt(13);
-      b.decomposition_loss_comp = opt(14);
-      b.decomposition_loss_comm = opt(15);
-      b.schedule_speedup = opt(16);
-      t.bench.push_back(std::move(b));
+      br.backend = q.text(1);
+      br.simulated = q.i64(2) != 0;
+      br.label = q.text(3);
+      br.scenario = q.text(4);
+      br.t_comp = q.real(5);
+      br.t_comm = q.real(6);
+      br.t_c3 = q.real(7);
+      br.compute_slowdown = opt(8);
+      br.comm_slowdown = opt(9);
+      br.ideal_speedup = opt(10);
+      br.realized_speedup = opt(11);
+      br.fraction_of_ideal = opt(12);
+      br.realized_over_ideal = opt(13);
+      br.decomposition_loss_comp = opt(14);
+      br.decomposition_loss_comm = opt(15);
+      br.schedule_speedup = opt(16);
+      t.bench.push_back(std::move(br));
     }
   }
   {
@@ -493,20 +250,17 @@ void load_file(const std::string& path, Trace& t, Names& names, Shapes& shapes, 
         "nvtx_range "
         "WHERE kind <> 'mark' AND end_ns >= start_ns");
     while (q.step()) {
-      const int p = process_index(q.i64(0));
-      if (p < 0) continue;
       Range g;
-      g.process = static_cast<int16_t>(p);
       g.domain = q.text(1);
       g.name = q.text(2);
       g.start = q.i64(3);
       g.end = q.i64(4);
       g.depth = static_cast<int>(q.i64(5));
       g.thread = q.i64(6);
-      t.ranges.push_back(std::move(g));
+      b.range(q.i64(0), std::move(g));
     }
   }
-  tick(rows);
+  b.done();
 }
 
 }  // namespace
@@ -732,21 +486,33 @@ void parallel_files(size_t n, const LoadOptions& options, int64_t total, const F
 }  // namespace
 
 Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
+  std::vector<Source> sources;
+  sources.reserve(files.size());
+  for (const auto& f : files) sources.push_back({f, {}});
+  return load_sources(sources, options);
+}
+
+Trace load_sources(const std::vector<Source>& sources, const LoadOptions& options) {
   int64_t total = 0;
   if (options.progress) {
-    for (const auto& f : files) {
-      auto r = tracedb::Reader::open(f);
+    for (const auto& s : sources) {
+      if (s.fill) continue;  // rows that are not in a database yet: not counted ahead
+      auto r = tracedb::Reader::open(s.path);
       for (const char* table : {"kernel", "memcpy", "memset"}) total += r->count(table);
     }
   }
-  // Each file loads into a trace of its own, sorted there; the parts are then appended in file
-  // order, so the whole stays sorted.
-  std::vector<Trace> parts(files.size());
-  parallel_files(files.size(), options, total,
+  // Each source loads into a trace of its own, sorted there; the parts are then appended in
+  // source order, so the whole stays sorted.
+  std::vector<Trace> parts(sources.size());
+  parallel_files(sources.size(), options, total,
                  [&](size_t f, const std::function<void(int64_t)>& tick) {
-                   Names names(parts[f].names);
-                   Shapes shapes(parts[f].shapes);
-                   load_file(files[f], parts[f], names, shapes, options.defer_kernel_shapes, tick);
+                   if (sources[f].fill) {
+                     TraceBuilder b(parts[f], sources[f].path, tick);
+                     sources[f].fill(b);
+                     b.done();
+                   } else {
+                     load_file(sources[f].path, parts[f], options.defer_kernel_shapes, tick);
+                   }
                    parts[f].activities.sort();
                  });
   Trace t;
@@ -755,12 +521,7 @@ Trace load(const std::vector<std::string>& files, const LoadOptions& options) {
   } else {
     merge(t, parts);
   }
-  t.activities.sort();  // already sorted: one check
-  classify(t, options.rules);
-  std::sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
-    if (a.process != b.process) return a.process < b.process;
-    return a.start < b.start;
-  });
+  finish_trace(t, options.rules);
   return t;
 }
 

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
+#include "build.h"
 #include "c3/analyzer/cache.h"
 #include "c3/analyzer/load.h"
 #include "c3/importer/importer.h"
@@ -232,14 +234,21 @@ OpenedTraces open_traces(const std::vector<std::string>& paths, const OpenOption
 
 OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o) {
   OpenedTraces r;
-  const bool converting = std::any_of(inputs.begin(), inputs.end(), [](const Input& in) {
+  // Read once (the map): a PyTorch file's rows go straight into the trace, with no database in
+  // between (build.h); everything else that is not a c3scope trace is converted first.
+  auto direct = [&](const Input& in) { return o.read_once && in.format == InputFormat::kineto; };
+  std::vector<Input> via_files;
+  for (const Input& in : inputs) {
+    if (!direct(in)) via_files.push_back(in);
+  }
+  const bool converting = std::any_of(via_files.begin(), via_files.end(), [](const Input& in) {
     return in.format != InputFormat::c3scope;
   });
   // Imports take the first 40% of the progress, loading the rest.
   const double share = converting ? 0.4 : 0.0;
   OpenOptions co = o;
   if (o.progress) co.progress = [&](double f, const std::string& w) { o.progress(share * f, w); };
-  r.files = convert_inputs(inputs, co);
+  r.files = convert_inputs(via_files, co);
   LoadOptions lo;
   lo.rules = o.rules;
   lo.defer_kernel_shapes = o.defer_kernel_shapes;
@@ -252,6 +261,27 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
                  "loading");
     }
   };
+  std::vector<Source> sources;
+  std::vector<importer::Stats> direct_stats(inputs.size());
+  std::set<std::string> direct_paths;
+  for (size_t i = 0, f = 0; i < inputs.size(); ++i) {
+    if (!direct(inputs[i])) {
+      sources.push_back({r.files.files[f++], {}});
+      continue;
+    }
+    direct_paths.insert(inputs[i].path);
+    sources.push_back({inputs[i].path, [&, i](TraceBuilder& b) {
+                         TraceSink sink(b);
+                         importer::Options io;
+                         io.hta_rounding = o.hta_rounding;
+                         io.api_calls = false;  // the analysis reads none
+                         direct_stats[i] = importer::import_kineto(inputs[i].path, sink, io,
+                                                                   [&](int64_t, int64_t) {
+                                                                     if (o.cancel && *o.cancel)
+                                                                       throw Cancelled();
+                                                                   });
+                       }});
+  }
   try {
     // A snapshot of the same files skips SQLite decoding (converted traces are not cached:
     // their temporary files are new every time).
@@ -261,7 +291,8 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
       const auto sz = fs::file_size(f, ec);
       if (!ec) bytes += static_cast<int64_t>(sz);
     }
-    if (!o.cache_dir.empty() && !r.files.temp && bytes >= o.cache_min_bytes) {
+    if (!o.cache_dir.empty() && !r.files.temp && direct_paths.empty() &&
+        bytes >= o.cache_min_bytes) {
       r.cache_key = cache_key(r.files.files, o.rules_tag);
       r.cache_path = cache_path(o.cache_dir, r.cache_key);
       if (o.progress) o.progress(share, "reading the snapshot");
@@ -270,19 +301,24 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
         r.from_cache = true;
       }
     }
-    if (!r.from_cache) r.trace = load(r.files.files, lo);
+    if (!r.from_cache) r.trace = load_sources(sources, lo);
   } catch (const tracedb::ReadError& e) {
     throw std::runtime_error(e.what());
   }
-  if (r.files.malformed > 0) {
-    if (r.trace.skipped == 0) r.trace.first_skipped = r.files.first_malformed;
-    r.trace.skipped += r.files.malformed;
-  }
+  // Input events the importers could not use, in input order after the rows the load skipped.
+  auto add_malformed = [&](int64_t n, const std::string& first) {
+    if (n <= 0) return;
+    if (r.trace.skipped == 0) r.trace.first_skipped = first;
+    r.trace.skipped += n;
+  };
+  add_malformed(r.files.malformed, r.files.first_malformed);
+  for (const auto& st : direct_stats) add_malformed(st.malformed, st.first_malformed);
   std::map<std::string, std::string> origin;
   for (size_t i = 0; i < r.files.files.size(); ++i) origin[r.files.files[i]] = r.files.origins[i];
   r.process_db.reserve(r.trace.processes.size());
   for (Process& p : r.trace.processes) {
-    r.process_db.push_back(p.source);
+    // Read straight from a PyTorch file: no database to read details from.
+    r.process_db.push_back(direct_paths.count(p.source) ? std::string() : p.source);
     auto it = origin.find(p.source);
     if (it != origin.end()) p.source = it->second;
   }

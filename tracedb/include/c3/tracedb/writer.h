@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "c3/tracedb/schema.h"
+#include "c3/tracedb/sink.h"
 #include "c3/tracedb/version.h"
 
 struct sqlite3;
@@ -45,7 +46,7 @@ struct WriterOptions {
   bool scratch = false;
 };
 
-class Writer {
+class Writer final : public RowSink {
  public:
   // Creates `path` (must not exist), the schema and meta rows, and opens a transaction.
   static std::unique_ptr<Writer> create(const std::string& path, const WriterOptions& options = {});
@@ -53,18 +54,18 @@ class Writer {
   // c3scope_trace_append): inserts go into the owner's open transaction; commit() and close()
   // are not allowed, and the destructor leaves the connection as it is.
   static std::unique_ptr<Writer> borrow(sqlite3* db, const std::string& path);
-  ~Writer();
+  ~Writer() override;
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
   // Insert one row; returns its rowid. Throws WriteError.
-#define C3_DECLARE_INSERT(sqlname, Row, COLS, doc) int64_t insert(const Row& row);
+#define C3_DECLARE_INSERT(sqlname, Row, COLS, doc) int64_t insert(const Row& row) override;
   C3_TABLES(C3_DECLARE_INSERT)
 #undef C3_DECLARE_INSERT
 
   // string.id of `value`, inserting it the first time it is seen.
-  int64_t intern(std::string_view value);
-  void set_meta(std::string_view key, std::string_view value);
+  int64_t intern(std::string_view value) override;
+  void set_meta(std::string_view key, std::string_view value) override;
   // Sets (replaces) a counter row in stats for process `process_id` (nullopt: whole file).
   void set_stat(std::optional<int64_t> process_id, std::string_view name, int64_t value,
                 const std::optional<std::string>& detail = std::nullopt);

@@ -11,7 +11,8 @@
 
 namespace c3::tracedb {
 class Writer;
-}
+class RowSink;
+}  // namespace c3::tracedb
 
 namespace c3::importer {
 
@@ -50,7 +51,9 @@ struct Options {
 // PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip: one process per file (rank from
 // distributedInfo). Streams the file: memory grows with the events kept, not with the file.
 // Throws std::invalid_argument (one line naming the file) when a file is not Kineto JSON at all.
-Stats import_kineto(const std::string& path, tracedb::Writer& out, const Options& options = {},
+// `out` is a trace file's Writer, or any sink of rows (tracedb/sink.h; the analyzer's map reads
+// the rows straight into memory).
+Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Options& options = {},
                     const Progress& progress = {});
 
 // Nsight Systems SQLite export (nsys export --type sqlite): one process per exported process.

@@ -40,9 +40,11 @@ struct OpenOptions {
   std::function<void(double, const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled
   bool defer_kernel_shapes = false;           // LoadOptions::defer_kernel_shapes
-  // The conversions are read once and dropped (the pipeline's map): written without a journal
-  // or indexes (tracedb::WriterOptions::scratch) and without the CUDA API calls, which the
-  // analysis does not read. Off (the GUI, export, info): complete and indexed.
+  // The inputs are read once and dropped (the pipeline's map): PyTorch (Kineto) files go straight
+  // into the Trace with no database in between (no Process has a database then: process_db is
+  // empty for them), Nsight exports are converted without a journal or indexes
+  // (tracedb::WriterOptions::scratch), and neither keeps the CUDA API calls, which the analysis
+  // does not read. Off (the GUI, export, info): complete, indexed conversions.
   bool read_once = false;
   // Snapshots (cache.h): a folder, or empty for none; trace sets smaller than cache_min_bytes
   // load fast enough without one. Converted (imported) inputs are never snapshotted.
@@ -88,8 +90,9 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
 struct OpenedTraces {
   Trace trace;
   TraceFiles files;
-  std::vector<std::string> process_db;  // per process: the database its rows are in (details.h)
-  std::string cache_key, cache_path;    // set when a snapshot applies
+  // Per process: the database its rows are in (details.h); empty when read straight from a file.
+  std::vector<std::string> process_db;
+  std::string cache_key, cache_path;  // set when a snapshot applies
   bool from_cache = false;
 };
 // Throws std::invalid_argument (bad input), std::runtime_error (a trace that cannot be read:

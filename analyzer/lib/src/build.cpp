@@ -1,0 +1,378 @@
+#include "build.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace c3::analyzer {
+
+Names::Names(std::vector<std::string>& names) : names_(names) {
+  for (size_t i = 0; i < names_.size(); ++i) ids_.emplace(names_[i], static_cast<int32_t>(i));
+}
+
+int32_t Names::id(std::string_view s) {
+  auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  const auto id = static_cast<int32_t>(names_.size());
+  names_.emplace_back(s);
+  ids_.emplace(names_.back(), id);
+  return id;
+}
+
+int32_t Shapes::id(const KernelShape& s) {
+  const uint64_t k1 = (static_cast<uint64_t>(s.grid) << 32) | s.block;
+  const uint64_t k2 = (static_cast<uint64_t>(s.registers) << 32) | s.shared;
+  // A few shapes make up most launches: a small direct-mapped cache before the hash map.
+  Recent& r = recent_[(k1 * 0x9E3779B97F4A7C15ULL ^ k2) >> 58];
+  if (r.id >= 0 && r.k1 == k1 && r.k2 == k2) return r.id;
+  auto it = ids_.find({k1, k2});
+  int32_t id = 0;
+  if (it != ids_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<int32_t>(shapes_.size());
+    shapes_.push_back(s);
+    ids_.emplace(std::make_pair(k1, k2), id);
+  }
+  r = {k1, k2, id};
+  return id;
+}
+
+uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
+  if (main && correlation >= 0 && correlation < kDenseLimit) {
+    main_process_ = process;
+    const auto i = static_cast<size_t>(correlation);
+    if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2), 0);
+    return dense_[i];
+  }
+  return sparse_[{process, correlation}];
+}
+
+uint32_t LinkTable::find(int64_t process, int64_t correlation) const {
+  if (process == main_process_ && correlation >= 0 &&
+      static_cast<size_t>(correlation) < dense_.size()) {
+    return dense_[static_cast<size_t>(correlation)];
+  }
+  if (sparse_.empty()) return 0;
+  auto it = sparse_.find({process, correlation});
+  return it == sparse_.end() ? 0 : it->second;
+}
+
+KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t shared) {
+  KernelShape shape;
+  shape.grid = static_cast<uint32_t>(std::clamp<int64_t>(grid, 0, UINT32_MAX));
+  shape.block = static_cast<uint32_t>(std::clamp<int64_t>(block, 0, UINT32_MAX));
+  shape.registers = static_cast<uint16_t>(std::clamp<int64_t>(registers, 0, UINT16_MAX));
+  shape.shared = static_cast<uint32_t>(std::clamp<int64_t>(shared, 0, UINT32_MAX));
+  return shape;
+}
+
+void skip(Trace& t, const std::string& what) {
+  if (t.skipped++ == 0) t.first_skipped = what;
+}
+
+TraceBuilder::TraceBuilder(Trace& t, std::string source, std::function<void(int64_t)> tick)
+    : t_(t),
+      source_(std::move(source)),
+      tick_(std::move(tick)),
+      names_(t.names),
+      shapes_(t.shapes) {}
+
+void TraceBuilder::process(int64_t db_id, Process p) {
+  if (t_.processes.size() >= static_cast<size_t>(std::numeric_limits<int16_t>::max())) {
+    throw std::invalid_argument("more than 32767 processes: analyze fewer traces at once");
+  }
+  p.source = source_;
+  p.db_id = db_id;
+  if (proc_.empty() || db_id < proc_.begin()->first) main_process_ = db_id;
+  proc_[db_id] = static_cast<int16_t>(t_.processes.size());
+  last_id_ = INT64_MIN;
+  t_.processes.push_back(std::move(p));
+}
+
+int TraceBuilder::process_index(int64_t db_id) {
+  if (db_id == last_id_) return last_index_;
+  auto it = proc_.find(db_id);
+  last_id_ = db_id;
+  last_index_ = it == proc_.end() ? -1 : it->second;
+  return last_index_;
+}
+
+void TraceBuilder::device(int64_t process_db, Device d) {
+  const int p = process_index(process_db);
+  if (p < 0) return;
+  d.process = static_cast<int16_t>(p);
+  t_.devices.push_back(std::move(d));
+}
+
+void TraceBuilder::reserve_collectives(size_t n) {
+  t_.collectives.reserve(n);
+  next_call_.reserve(n);
+  last_call_.reserve(n);
+}
+
+void TraceBuilder::collective(int64_t process_db, Collective c, int64_t external_id) {
+  const int p = process_index(process_db);
+  if (p < 0) return;
+  c.process = static_cast<int16_t>(p);
+  const auto idx = static_cast<int32_t>(t_.collectives.size());
+  uint32_t& first = ext_first_.slot(process_db, external_id, process_db == main_process_);
+  next_call_.push_back(-1);
+  last_call_.push_back(idx);
+  if (first == 0) {
+    first = static_cast<uint32_t>(idx) + 1;
+  } else {
+    const auto head = static_cast<size_t>(first - 1);
+    next_call_[static_cast<size_t>(last_call_[head])] = idx;
+    last_call_[head] = idx;
+  }
+  t_.collectives.push_back(std::move(c));
+}
+
+void TraceBuilder::external_correlation(int64_t process_db, int64_t correlation,
+                                        int64_t external_id) {
+  constexpr uint32_t kSeveral = 0x80000000u;
+  if (t_.collectives.empty()) return;
+  const uint32_t first = ext_first_.find(process_db, external_id);
+  if (first == 0) return;
+  uint32_t& slot = linked_.slot(process_db, correlation, process_db == main_process_);
+  if (slot == 0) {
+    slot = first;
+  } else if ((slot & kSeveral) != 0) {
+    several_[slot & ~kSeveral].push_back(first);
+  } else if (slot != first) {
+    several_.push_back({slot, first});
+    slot = kSeveral | static_cast<uint32_t>(several_.size() - 1);
+  }
+}
+
+// The collective of a GPU row, preferring the call on the row's own device (a group's calls
+// share its work); every call it belongs to gets the row in its GPU span.
+int32_t TraceBuilder::link(int64_t process_db, int64_t correlation, int16_t device, int64_t s,
+                           int64_t e) {
+  constexpr uint32_t kSeveral = 0x80000000u;
+  if (t_.collectives.empty() || correlation < 0) return -1;
+  const uint32_t slot = linked_.find(process_db, correlation);
+  if (slot == 0) return -1;
+  int32_t best = -1;
+  auto visit = [&](uint32_t first) {
+    for (int32_t c = static_cast<int32_t>(first) - 1; c >= 0;
+         c = next_call_[static_cast<size_t>(c)]) {
+      Collective& col = t_.collectives[static_cast<size_t>(c)];
+      col.gpu_start = col.gpu_start < 0 ? s : std::min(col.gpu_start, s);
+      col.gpu_end = std::max(col.gpu_end, e);
+      if (best < 0 ||
+          (col.device == device && t_.collectives[static_cast<size_t>(best)].device != device)) {
+        best = c;
+      }
+    }
+  };
+  if ((slot & kSeveral) != 0) {
+    for (const uint32_t first : several_[slot & ~kSeveral]) visit(first);
+  } else {
+    visit(slot);
+  }
+  return best;
+}
+
+bool TraceBuilder::check(int64_t row, int p, int64_t s, int64_t e, const char* table) {
+  if (++rows_ == kTickRows) {
+    tick_(rows_);
+    rows_ = 0;
+  }
+  if (p < 0) {
+    skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " has no process");
+    return false;
+  }
+  if (e < s) {
+    skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " ends before it starts");
+    return false;
+  }
+  return true;
+}
+
+size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t device, int64_t stream,
+                            int64_t start, int64_t end, int32_t name, int64_t correlation) {
+  const int p = process_index(process_db);
+  if (!check(row, p, start, end, "kernel")) return SIZE_MAX;
+  const auto dev = static_cast<int16_t>(device);
+  const size_t i = t_.activities.push(start, end, name, static_cast<int32_t>(stream), dev,
+                                      static_cast<int16_t>(p), Kind::kernel, 0);
+  t_.activities.collective[i] = link(process_db, correlation, dev, start, end);
+  return i;
+}
+
+void TraceBuilder::kernel_shape(size_t i, const KernelShape& shape, int64_t submitted) {
+  t_.activities.shape[i] = shapes_.id(shape);
+  const int64_t s = t_.activities.start[i];
+  if (submitted >= 0 && submitted <= s) {
+    t_.launch_delays.push_back({t_.activities.process[i], t_.activities.device[i], s - submitted});
+  }
+}
+
+size_t TraceBuilder::memcpy(int64_t row, int64_t process_db, int64_t device, int64_t stream,
+                            int64_t start, int64_t end, std::string_view copy_kind, int64_t bytes,
+                            int64_t channel, int64_t correlation) {
+  const int p = process_index(process_db);
+  if (!check(row, p, start, end, "memcpy")) return SIZE_MAX;
+  const auto dev = static_cast<int16_t>(device);
+  // "Memcpy <kind>" names, interned once per kind rather than per row.
+  std::string kind(copy_kind);
+  auto it = copy_names_.find(kind);
+  if (it == copy_names_.end()) it = copy_names_.emplace(kind, names_.id("Memcpy " + kind)).first;
+  const size_t i = t_.activities.push(start, end, it->second, static_cast<int32_t>(stream), dev,
+                                      static_cast<int16_t>(p), Kind::memcpy, bytes);
+  t_.activities.collective[i] = link(process_db, correlation, dev, start, end);
+  t_.activities.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(channel, -1, INT32_MAX));
+  return i;
+}
+
+size_t TraceBuilder::memset(int64_t row, int64_t process_db, int64_t device, int64_t stream,
+                            int64_t start, int64_t end, int64_t bytes, int64_t correlation) {
+  const int p = process_index(process_db);
+  if (!check(row, p, start, end, "memset")) return SIZE_MAX;
+  if (memset_name_ < 0) memset_name_ = names_.id("Memset");
+  const auto dev = static_cast<int16_t>(device);
+  const size_t i = t_.activities.push(start, end, memset_name_, static_cast<int32_t>(stream), dev,
+                                      static_cast<int16_t>(p), Kind::memset, bytes);
+  // A set a collective launched counts in its GPU span (sets are not linked rows).
+  link(process_db, correlation, dev, start, end);
+  return i;
+}
+
+void TraceBuilder::range(int64_t process_db, Range g) {
+  const int p = process_index(process_db);
+  if (p < 0) return;
+  g.process = static_cast<int16_t>(p);
+  t_.ranges.push_back(std::move(g));
+}
+
+void TraceBuilder::done() {
+  tick_(rows_);
+  rows_ = 0;
+}
+
+// ---- TraceSink ------------------------------------------------------------------------------
+
+int64_t TraceSink::insert(const tracedb::ProcessRow& row) {
+  const int64_t id = row.id.value_or(++processes_);
+  processes_ = std::max(processes_, id);
+  Process p;
+  p.pid = row.pid;
+  p.host = row.host;
+  p.rank = row.rank;
+  p.world_size = row.world_size;
+  p.command_line = row.command_line;
+  p.trace_clock = row.trace_clock;
+  p.anchor_trace_ns = row.anchor_start_trace_ns;
+  p.anchor_realtime_ns = row.anchor_start_realtime_ns;
+  b_.process(id, std::move(p));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::DeviceRow& row) {
+  Device d;
+  d.device = static_cast<int16_t>(row.device_id);
+  d.name = row.name;
+  d.sm_count = static_cast<int>(row.sm_count);
+  d.max_threads_per_sm = static_cast<int>(row.max_threads_per_sm);
+  d.max_blocks_per_sm = static_cast<int>(row.max_blocks_per_sm);
+  d.max_registers_per_sm = static_cast<int>(row.max_registers_per_sm);
+  d.max_shared_per_sm = row.max_shared_memory_per_sm;
+  d.memory_bandwidth = row.memory_bandwidth_bytes_per_s.value_or(0);
+  b_.device(row.process_id, std::move(d));
+  return 0;
+}
+
+int64_t TraceSink::insert(const tracedb::CollectiveRow& row) {
+  Collective c;
+  c.device = static_cast<int16_t>(row.device_id.value_or(-1));
+  c.comm_id = row.comm_id.value_or("");
+  c.seq = row.seq;
+  c.op = row.op;
+  c.bytes = row.bytes;
+  c.nranks = static_cast<int>(row.nranks.value_or(0));
+  c.rank = static_cast<int>(row.rank.value_or(-1));
+  c.host_start = row.host_start_ns;
+  b_.collective(row.process_id, std::move(c), row.external_id);
+  return ++collectives_;
+}
+
+int64_t TraceSink::insert(const tracedb::ExternalCorrelationRow& row) {
+  if (row.external_kind == "custom0") {
+    b_.external_correlation(row.process_id, row.correlation_id, row.external_id);
+  }
+  return 0;
+}
+
+namespace {
+// A product of launch dimensions as SQLite computes it for the loader's query, saturated
+// instead of overflowing (SQLite turns an overflowing product into a real, read back clamped).
+int64_t product(int64_t a, int64_t b, int64_t c) {
+  int64_t ab = 0, abc = 0;
+  if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc)) {
+    return ((a < 0) != (b < 0)) != (c < 0) ? INT64_MIN : INT64_MAX;
+  }
+  return abc;
+}
+int64_t sum(int64_t a, int64_t b) {
+  int64_t s = 0;
+  if (__builtin_add_overflow(a, b, &s)) return a < 0 ? INT64_MIN : INT64_MAX;
+  return s;
+}
+}  // namespace
+
+int64_t TraceSink::insert(const tracedb::KernelRow& row) {
+  const int64_t id = ++kernels_;
+  const size_t i =
+      b_.kernel(id, row.process_id, row.device_id, row.stream_id.value_or(-1), row.start_ns,
+                row.end_ns, static_cast<int32_t>(row.name_id), row.correlation_id.value_or(-1));
+  if (i != SIZE_MAX) {
+    b_.kernel_shape(
+        i,
+        clamp_shape(product(row.grid_x, row.grid_y, row.grid_z),
+                    product(row.block_x, row.block_y, row.block_z), row.registers_per_thread,
+                    sum(row.static_shared_bytes, row.dynamic_shared_bytes)),
+        row.submitted_ns.value_or(-1));
+  }
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::MemcpyRow& row) {
+  const int64_t id = ++memcpys_;
+  b_.memcpy(id, row.process_id, row.device_id, row.stream_id.value_or(-1), row.start_ns, row.end_ns,
+            row.copy_kind, row.bytes, row.channel_id.value_or(-1), row.correlation_id.value_or(-1));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::MemsetRow& row) {
+  const int64_t id = ++memsets_;
+  b_.memset(id, row.process_id, row.device_id, row.stream_id.value_or(-1), row.start_ns, row.end_ns,
+            row.bytes, row.correlation_id.value_or(-1));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::NvtxRangeRow& row) {
+  const int64_t id = ++ranges_;
+  if (row.kind == "mark" || row.end_ns < row.start_ns) return id;
+  Range g;
+  g.domain = row.domain;
+  g.name = row.name;
+  g.start = row.start_ns;
+  g.end = row.end_ns;
+  g.depth = static_cast<int>(row.depth.value_or(0));
+  g.thread = row.thread_id;
+  b_.range(row.process_id, std::move(g));
+  return id;
+}
+
+void finish_trace(Trace& t, const Rules& rules) {
+  t.activities.sort();  // already sorted: one check
+  classify(t, rules);
+  std::sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
+    if (a.process != b.process) return a.process < b.process;
+    return a.start < b.start;
+  });
+}
+
+}  // namespace c3::analyzer
