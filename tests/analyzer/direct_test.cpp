@@ -149,6 +149,8 @@ constexpr const char* kTrace = R"json({"schemaVersion": 1,
   {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv(x)", "pid": 0, "tid": 9, "ts": 1400, "dur": 30,
    "args": {"device": 0, "stream": 9}},
   {"ph": "X", "cat": "kernel", "name": "bare", "pid": 0, "tid": 7, "ts": 1500, "dur": 1},
+  {"p\u0068": "X", "c\u0061t": "kernel", "n\u0061me": "escaped keys", "pid": 0, "ts": 1600, "dur": 1,
+   "args": {"dev\u0069ce": 0, "stream": 7}},
   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 9, "ts": 1200,
    "dur": 10, "args": {"device": 0, "stream": 9, "correlation": 13, "bytes": 4096}},
   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 9, "ts": 1210,
@@ -182,7 +184,12 @@ TEST_F(DirectTest, SameTraceAsTheConversion) {
     EXPECT_EQ(direct.trace.first_skipped, converted.trace.first_skipped);
     EXPECT_EQ(direct.trace.skipped, 4) << direct.trace.first_skipped;
     const auto& t = direct.trace;
-    ASSERT_EQ(t.activities.size(), 8u);
+    ASSERT_EQ(t.activities.size(), 9u);
+    size_t escaped = 0;
+    for (size_t i = 0; i < t.activities.size(); ++i) {
+      escaped += t.names[static_cast<size_t>(t.activities.name[i])] == "escaped keys";
+    }
+    EXPECT_EQ(escaped, 1u) << "keys are compared unescaped";
     ASSERT_EQ(t.collectives.size(), 3u);
     EXPECT_EQ(t.collectives[0].host_start, 990250) << "the launching call's start";
     EXPECT_EQ(t.collectives[1].bytes, 1024) << "a quoted count is read, bf16 is 2 bytes";

@@ -36,6 +36,46 @@ size_t find_in_string(const char* b, size_t i, size_t n) {
   return i;
 }
 
+// Bit k of each mask: byte k of a 64-byte block is a quote, a backslash, '{' or '[', '}' or ']'.
+struct Block64 {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+
+Block64 classify(const char* p) {
+  Block64 b;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), lower = _mm_set1_epi8(0x20);
+  for (int k = 0; k < 4; ++k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i folded = _mm_or_si128(v, lower);  // '[' -> '{', ']' -> '}'
+    auto bits = [&](__m128i eq) {
+      return static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (16 * k);
+    };
+    b.quote |= bits(_mm_cmpeq_epi8(v, quote));
+    b.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+    b.open |= bits(_mm_cmpeq_epi8(folded, open));
+    b.close |= bits(_mm_cmpeq_epi8(folded, close));
+  }
+#else
+  for (int k = 0; k < 64; ++k) {
+    const uint64_t bit = uint64_t{1} << k;
+    const char c = p[k];
+    if (c == '"') b.quote |= bit;
+    if (c == '\\') b.backslash |= bit;
+    if (c == '{' || c == '[') b.open |= bit;
+    if (c == '}' || c == ']') b.close |= bit;
+  }
+#endif
+  return b;
+}
+
+// Bit k of the result: the parity of the set bits at or below k (inside a string, for quotes).
+uint64_t prefix_xor(uint64_t x) {
+  for (int shift = 1; shift < 64; shift *= 2) x ^= x << shift;
+  return x;
+}
+
 // The same outside strings: '"', '{', '}', '[' or ']' (a bracket ORed with 0x20 is a brace).
 size_t find_structural(const char* b, size_t i, size_t n) {
 #if defined(__SSE2__)
@@ -196,6 +236,26 @@ bool JsonStream::scan_value(size_t* end, std::string* error) {
     bool in_string = false;
     for (;;) {
       const size_t n = buf_.size();
+      // 64 bytes at a time while they hold no backslash: which of them lie inside strings
+      // follows from the quotes alone, and only the brackets outside strings are looked at.
+      if (i + 64 <= n) {
+        const Block64 b = classify(buf_.data() + i);
+        if (b.backslash == 0) {
+          const uint64_t inside = prefix_xor(b.quote) ^ (in_string ? ~uint64_t{0} : 0);
+          for (uint64_t m = (b.open | b.close) & ~inside; m != 0; m &= m - 1) {
+            const int at = __builtin_ctzll(m);
+            if (((b.open >> at) & 1) != 0) {
+              ++depth;
+            } else if (--depth == 0) {
+              *end = i + static_cast<size_t>(at) + 1;
+              return true;
+            }
+          }
+          in_string = (inside >> 63) != 0;
+          i += 64;
+          continue;
+        }
+      }
       if (in_string) {
         i = find_in_string(buf_.data(), i, n);
         if (i < n) {

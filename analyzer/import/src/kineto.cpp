@@ -32,10 +32,13 @@ using simdjson::dom::object;
 struct Value {
   enum class Type : uint8_t { none, i64, u64, f64, str };
   Type type = Type::none;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+  };
   std::string_view s;  // valid while the event is handled
+  Value() : i(0) {}
   bool is_number() const { return type == Type::i64 || type == Type::u64 || type == Type::f64; }
   // As an integer: integers as they are, other numbers rounded, numeric strings parsed.
   bool integer(int64_t* out) const {
@@ -75,8 +78,9 @@ bool to_ns(const Value& v, int64_t* out, bool* fractional) {
     *out = static_cast<int64_t>(v.u) * 1000;
     return true;
   }
+  if (v.type != Value::Type::f64) return false;
   const double d = v.d;
-  if (v.type != Value::Type::f64 || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+  if (!std::isfinite(d) || std::fabs(d) > 9e15) return false;
   const double ip = std::floor(d);
   if (d != ip) *fractional = true;
   *out = static_cast<int64_t>(ip) * 1000 + std::llround((d - ip) * 1000.0);
@@ -156,6 +160,33 @@ bool read_dims(simdjson::ondemand::value v, int64_t* dims) {
   return true;
 }
 
+// A field's key as written (no copy: keys are compared millions of times), unescaped only when it
+// holds an escape.
+bool read_key(simdjson::ondemand::field& field, std::string_view* key) {
+  const char* raw = field.key().raw();  // after the opening quote; stage 1 saw the closing one
+  size_t n = 0;
+  while (raw[n] != '"') {
+    if (raw[n] == '\\') return field.unescaped_key().get(*key) == simdjson::SUCCESS;
+    ++n;
+  }
+  *key = std::string_view(raw, n);
+  return true;
+}
+
+// A short string value as written when it holds no escape (event phases and categories).
+bool read_short_string(simdjson::ondemand::value v, std::string_view* out) {
+  simdjson::ondemand::raw_json_string r;
+  if (v.get_raw_json_string().get(r) != simdjson::SUCCESS) return true;  // not a string
+  const char* raw = r.raw();
+  size_t n = 0;
+  while (raw[n] != '"') {
+    if (raw[n] == '\\') return read_string(v, out);
+    ++n;
+  }
+  *out = std::string_view(raw, n);
+  return true;
+}
+
 // The first occurrence of a key wins, as in a lookup by key.
 struct Seen {
   uint32_t bits = 0;
@@ -175,7 +206,7 @@ bool read_args(simdjson::ondemand::value v, Args* a) {
     simdjson::ondemand::field field;
     if (std::move(f).get(field) != simdjson::SUCCESS) return false;
     std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return false;
+    if (!read_key(field, &key)) return false;
     simdjson::ondemand::value x = field.value();
     bool ok = true;
     if (is(key, "device")) {
@@ -227,13 +258,13 @@ const char* read_event(simdjson::ondemand::parser& parser, const simdjson::padde
     simdjson::ondemand::field field;
     if (std::move(f).get(field) != simdjson::SUCCESS) return "not valid JSON";
     std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return "not valid JSON";
+    if (!read_key(field, &key)) return "not valid JSON";
     simdjson::ondemand::value x = field.value();
     bool ok = true;
     if (is(key, "ph")) {
-      if (seen.first(0)) ok = read_string(x, &e->ph);
+      if (seen.first(0)) ok = read_short_string(x, &e->ph);
     } else if (is(key, "cat")) {
-      if (seen.first(1)) ok = read_string(x, &e->cat);
+      if (seen.first(1)) ok = read_short_string(x, &e->cat);
     } else if (is(key, "name")) {
       if (seen.first(2)) ok = read_string(x, &e->name);
     } else if (is(key, "ts")) {
