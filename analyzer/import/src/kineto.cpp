@@ -32,13 +32,10 @@ using simdjson::dom::object;
 struct Value {
   enum class Type : uint8_t { none, i64, u64, f64, str };
   Type type = Type::none;
-  union {
-    int64_t i;
-    uint64_t u;
-    double d;
-  };
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
   std::string_view s;  // valid while the event is handled
-  Value() : i(0) {}
   bool is_number() const { return type == Type::i64 || type == Type::u64 || type == Type::f64; }
   // As an integer: integers as they are, other numbers rounded, numeric strings parsed.
   bool integer(int64_t* out) const {
