@@ -403,6 +403,7 @@ class LocalNames {
     ids_.emplace(names_.back(), id);
     return id;
   }
+  const std::string& name(int32_t id) const { return names_[static_cast<size_t>(id)]; }
   // The trace database's string id, interned once per name.
   int64_t db_id(int32_t id, tracedb::RowSink& out) {
     if (db_.size() < names_.size()) db_.resize(names_.size(), -1);
@@ -421,13 +422,29 @@ class LocalNames {
   std::vector<int64_t> db_;
 };
 
+// What the rows need of the events, kept compact until they are written (a trace holds
+// millions; a tracedb row is several hundred bytes).
+struct GpuEvent {
+  int64_t device_id = 0, start_ns = 0, end_ns = 0, bytes = 0;
+  std::optional<int64_t> stream_id, correlation_id;
+  int32_t name = -1;  // LocalNames id (copies: their kinds come from it)
+};
+struct KernelEvent : GpuEvent {
+  int64_t grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, block_y = 1, block_z = 1;
+  int64_t registers_per_thread = 0, dynamic_shared_bytes = 0;
+};
+struct ApiEvent {
+  int64_t thread_id = 0, cbid = 0, correlation_id = 0, start_ns = 0, end_ns = 0;
+  bool runtime = true;
+};
+
 struct Pending {
   LocalNames names;
-  std::vector<tracedb::KernelRow> kernels;
+  std::vector<KernelEvent> kernels;
   std::vector<int32_t> kernel_names;
-  std::vector<tracedb::MemcpyRow> memcpys;
-  std::vector<tracedb::MemsetRow> memsets;
-  std::vector<tracedb::ApiCallRow> api;
+  std::vector<GpuEvent> memcpys;
+  std::vector<GpuEvent> memsets;
+  std::vector<ApiEvent> api;
   std::vector<int32_t> api_names;
   std::vector<tracedb::NvtxRangeRow> ranges;
   struct Coll {
@@ -546,7 +563,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       arg(args.correlation, &corr);
     }
     if (is(cat, "kernel")) {
-      tracedb::KernelRow k;
+      KernelEvent k;
       k.device_id = device;
       k.stream_id = stream;
       k.correlation_id = corr;
@@ -560,10 +577,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       k.block_z = args.block[2];
       int64_t v = 0;
       k.registers_per_thread = arg(args.registers, &v) ? v : 0;
-      k.static_shared_bytes = 0;
       k.dynamic_shared_bytes = arg(args.shared_memory, &v) ? v : 0;
-      k.launch_type = "regular";
-      k.device_launched = 0;
       if (name.substr(0, 4) == "nccl") {
         Pending::Coll c;
         c.kernel = p.kernels.size();
@@ -574,25 +588,23 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
         arg(args.group_size, &c.group_size);
         p.colls.push_back(std::move(c));
       }
-      p.kernels.push_back(std::move(k));
+      p.kernels.push_back(k);
       p.kernel_names.push_back(p.names.id(name));
       ++st.kernels;
     } else if (is(cat, "gpu_memcpy")) {
-      tracedb::MemcpyRow m;
+      GpuEvent m;
       m.device_id = device;
       m.stream_id = stream;
       m.correlation_id = corr;
       m.start_ns = start;
       m.end_ns = start + dur;
-      memcpy_kinds(name, &m.copy_kind, &m.src_kind, &m.dst_kind);
+      m.name = p.names.id(name);
       int64_t v = 0;
       m.bytes = arg(args.bytes, &v) ? v : 0;
-      m.async = 1;
-      m.copy_count = 1;
-      p.memcpys.push_back(std::move(m));
+      p.memcpys.push_back(m);
       ++st.memcpys;
     } else if (is(cat, "gpu_memset")) {
-      tracedb::MemsetRow m;
+      GpuEvent m;
       m.device_id = device;
       m.stream_id = stream;
       m.correlation_id = corr;
@@ -600,23 +612,19 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       m.end_ns = start + dur;
       int64_t v = 0;
       m.bytes = arg(args.bytes, &v) ? v : 0;
-      m.value = 0;
-      m.memory_kind = "device";
-      m.async = 1;
-      p.memsets.push_back(std::move(m));
+      p.memsets.push_back(m);
       ++st.memsets;
     } else if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) {
       if (p.pid < 0) p.pid = pid;
-      tracedb::ApiCallRow a;
+      ApiEvent a;
       a.thread_id = tid;
-      a.api = is(cat, "cuda_runtime") ? "runtime" : "driver";
+      a.runtime = is(cat, "cuda_runtime");
       int64_t v = 0;
       a.cbid = arg(args.cbid, &v) ? v : 0;
       a.correlation_id = arg(args.correlation, &v) ? v : 0;
       a.start_ns = start;
       a.end_ns = start + dur;
-      a.return_value = 0;
-      p.api.push_back(std::move(a));
+      p.api.push_back(a);
       p.api_names.push_back(options.api_calls ? p.names.id(name) : -1);
       ++st.api_calls;
     } else if (is(cat, "user_annotation") ||
@@ -745,9 +753,9 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     s.stream_id = key.second;
     out.insert(s);
   }
+  std::vector<int64_t> kernel_name_ids(p.kernels.size());
   for (size_t i = 0; i < p.kernels.size(); ++i) {
-    p.kernels[i].process_id = pid_row;
-    p.kernels[i].name_id = p.names.db_id(p.kernel_names[i], out);
+    kernel_name_ids[i] = p.names.db_id(p.kernel_names[i], out);
   }
   // Correlation id -> launching API call's start (host time of a collective).
   std::unordered_map<int64_t, int64_t> launch_at;
@@ -796,21 +804,70 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     ++ext;
     ++st.collectives;
   }
-  for (const auto& k : p.kernels) out.insert(k);
-  for (auto& m : p.memcpys) {
-    m.process_id = pid_row;
-    out.insert(m);
+  auto gpu_columns = [&](auto& row, const GpuEvent& g) {
+    row.process_id = pid_row;
+    row.device_id = g.device_id;
+    row.stream_id = g.stream_id;
+    row.correlation_id = g.correlation_id;
+    row.start_ns = g.start_ns;
+    row.end_ns = g.end_ns;
+  };
+  {
+    tracedb::KernelRow row;
+    row.static_shared_bytes = 0;
+    row.launch_type = "regular";
+    row.device_launched = 0;
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      const KernelEvent& k = p.kernels[i];
+      gpu_columns(row, k);
+      row.name_id = kernel_name_ids[i];
+      row.grid_x = k.grid_x;
+      row.grid_y = k.grid_y;
+      row.grid_z = k.grid_z;
+      row.block_x = k.block_x;
+      row.block_y = k.block_y;
+      row.block_z = k.block_z;
+      row.registers_per_thread = k.registers_per_thread;
+      row.dynamic_shared_bytes = k.dynamic_shared_bytes;
+      out.insert(row);
+    }
   }
-  for (auto& m : p.memsets) {
-    m.process_id = pid_row;
-    out.insert(m);
+  {
+    tracedb::MemcpyRow row;
+    row.async = 1;
+    row.copy_count = 1;
+    for (const GpuEvent& m : p.memcpys) {
+      gpu_columns(row, m);
+      memcpy_kinds(p.names.name(m.name), &row.copy_kind, &row.src_kind, &row.dst_kind);
+      row.bytes = m.bytes;
+      out.insert(row);
+    }
+  }
+  {
+    tracedb::MemsetRow row;
+    row.value = 0;
+    row.memory_kind = "device";
+    row.async = 1;
+    for (const GpuEvent& m : p.memsets) {
+      gpu_columns(row, m);
+      row.bytes = m.bytes;
+      out.insert(row);
+    }
   }
   if (options.api_calls) {
+    tracedb::ApiCallRow row;
+    row.process_id = pid_row;
+    row.return_value = 0;
     for (size_t i = 0; i < p.api.size(); ++i) {
-      auto& a = p.api[i];
-      a.process_id = pid_row;
-      a.name_id = p.names.db_id(p.api_names[i], out);
-      out.insert(a);
+      const ApiEvent& a = p.api[i];
+      row.thread_id = a.thread_id;
+      row.api = a.runtime ? "runtime" : "driver";
+      row.name_id = p.names.db_id(p.api_names[i], out);
+      row.cbid = a.cbid;
+      row.correlation_id = a.correlation_id;
+      row.start_ns = a.start_ns;
+      row.end_ns = a.end_ns;
+      out.insert(row);
     }
   }
   // Ranges: depth by nesting per thread.
