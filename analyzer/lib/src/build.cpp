@@ -90,14 +90,6 @@ void TraceBuilder::process(int64_t db_id, Process p) {
   t_.processes.push_back(std::move(p));
 }
 
-int TraceBuilder::process_index(int64_t db_id) {
-  if (db_id == last_id_) return last_index_;
-  auto it = proc_.find(db_id);
-  last_id_ = db_id;
-  last_index_ = it == proc_.end() ? -1 : it->second;
-  return last_index_;
-}
-
 void TraceBuilder::device(int64_t process_db, Device d) {
   const int p = process_index(process_db);
   if (p < 0) return;
@@ -175,31 +167,8 @@ int32_t TraceBuilder::link(int64_t process_db, int64_t correlation, int16_t devi
   return best;
 }
 
-bool TraceBuilder::check(int64_t row, int p, int64_t s, int64_t e, const char* table) {
-  if (++rows_ == kTickRows) {
-    tick_(rows_);
-    rows_ = 0;
-  }
-  if (p < 0) {
-    skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " has no process");
-    return false;
-  }
-  if (e < s) {
-    skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " ends before it starts");
-    return false;
-  }
-  return true;
-}
-
-size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t device, int64_t stream,
-                            int64_t start, int64_t end, int32_t name, int64_t correlation) {
-  const int p = process_index(process_db);
-  if (!check(row, p, start, end, "kernel")) return SIZE_MAX;
-  const auto dev = static_cast<int16_t>(device);
-  const size_t i = t_.activities.push(start, end, name, static_cast<int32_t>(stream), dev,
-                                      static_cast<int16_t>(p), Kind::kernel, 0);
-  t_.activities.collective[i] = link(process_db, correlation, dev, start, end);
-  return i;
+void TraceBuilder::skip_row(int64_t row, const char* table, const char* why) {
+  skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " " + why);
 }
 
 void TraceBuilder::kernel_shape(size_t i, const KernelShape& shape, int64_t submitted) {

@@ -124,6 +124,7 @@ class TraceBuilder {
 
  private:
   bool check(int64_t row, int p, int64_t s, int64_t e, const char* table);
+  void skip_row(int64_t row, const char* table, const char* why);
   int32_t link(int64_t process_db, int64_t correlation, int16_t device, int64_t s, int64_t e);
 
   Trace& t_;
@@ -149,6 +150,43 @@ class TraceBuilder {
   int32_t memset_name_ = -1;
   int64_t rows_ = 0;
 };
+
+// Per row: inline, as the loader's loop calls them millions of times.
+inline int TraceBuilder::process_index(int64_t db_id) {
+  if (db_id == last_id_) return last_index_;
+  auto it = proc_.find(db_id);
+  last_id_ = db_id;
+  last_index_ = it == proc_.end() ? -1 : it->second;
+  return last_index_;
+}
+
+inline bool TraceBuilder::check(int64_t row, int p, int64_t s, int64_t e, const char* table) {
+  if (++rows_ == kTickRows) {
+    tick_(rows_);
+    rows_ = 0;
+  }
+  if (p < 0) {
+    skip_row(row, table, "has no process");
+    return false;
+  }
+  if (e < s) {
+    skip_row(row, table, "ends before it starts");
+    return false;
+  }
+  return true;
+}
+
+inline size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t device, int64_t stream,
+                                   int64_t start, int64_t end, int32_t name, int64_t correlation) {
+  const int p = process_index(process_db);
+  if (!check(row, p, start, end, "kernel")) return SIZE_MAX;
+  const auto dev = static_cast<int16_t>(device);
+  const size_t i = t_.activities.push(start, end, name, static_cast<int32_t>(stream), dev,
+                                      static_cast<int16_t>(p), Kind::kernel, 0);
+  t_.activities.collective[i] =
+      t_.collectives.empty() ? -1 : link(process_db, correlation, dev, start, end);
+  return i;
+}
 
 // An importer's rows straight into a TraceBuilder (tracedb/sink.h): the tables the analysis
 // reads; the others (API calls, streams, strings' own rows, stats) are dropped.
