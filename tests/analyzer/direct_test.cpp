@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "c3/analyzer/open.h"
+#include "shared_traces.h"
 
 namespace fs = std::filesystem;
 using namespace c3;
@@ -18,8 +19,7 @@ using namespace c3;
 namespace {
 
 fs::path traces() {
-  if (const char* e = std::getenv("C3SCOPE_TRACES"); e && *e) return e;
-  return fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+  return c3::test::shared_traces();
 }
 
 class DirectTest : public ::testing::Test {

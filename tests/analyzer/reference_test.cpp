@@ -13,16 +13,15 @@
 #include "c3/analyzer/metrics.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/reader.h"
+#include "shared_traces.h"
 
 namespace fs = std::filesystem;
 using namespace c3;
 
 namespace {
 
-// ../shared/traces, or $C3SCOPE_TRACES where the checkout lives elsewhere.
 fs::path traces() {
-  if (const char* e = std::getenv("C3SCOPE_TRACES"); e && *e) return e;
-  return fs::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
+  return c3::test::shared_traces();
 }
 
 struct Reference {

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "shared_traces.h"
+
 extern char** environ;
 
 namespace c3::e2e {
@@ -183,11 +185,7 @@ std::string slurp(const std::string& path) {
 }
 
 std::string shared_trace(const std::string& relative) {
-  const char* e = std::getenv("C3SCOPE_TRACES");
-  const std::filesystem::path root =
-      e && *e ? std::filesystem::path(e)
-              : std::filesystem::path(C3_SOURCE_DIR) / ".." / "shared" / "traces";
-  return (root / relative).string();
+  return (c3::test::shared_traces() / relative).string();
 }
 
 RunResult c3scope(const std::vector<std::string>& args, const TempDir& dir) {

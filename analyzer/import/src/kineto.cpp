@@ -10,6 +10,7 @@
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
+#include "c3/tracedb/string_ids.h"
 #include "json_stream.h"
 
 namespace c3::importer {
@@ -395,14 +396,10 @@ int max_blocks_per_sm(int major, int minor) {
 // Names interned while parsing (a trace repeats a few thousand names millions of times).
 class LocalNames {
  public:
-  int32_t id(std::string_view s) {
-    auto it = ids_.find(s);
-    if (it != ids_.end()) return it->second;
-    const auto id = static_cast<int32_t>(names_.size());
-    names_.emplace_back(s);
-    ids_.emplace(names_.back(), id);
-    return id;
-  }
+  LocalNames() = default;
+  LocalNames(const LocalNames&) = delete;
+  LocalNames& operator=(const LocalNames&) = delete;
+  int32_t id(std::string_view s) { return ids_.id(s); }
   const std::string& name(int32_t id) const { return names_[static_cast<size_t>(id)]; }
   // The trace database's string id, interned once per name.
   int64_t db_id(int32_t id, tracedb::RowSink& out) {
@@ -414,11 +411,7 @@ class LocalNames {
 
  private:
   std::vector<std::string> names_;
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
+  tracedb::StringIds ids_{names_};
   std::vector<int64_t> db_;
 };
 

@@ -6,19 +6,6 @@
 
 namespace c3::analyzer {
 
-Names::Names(std::vector<std::string>& names) : names_(names) {
-  for (size_t i = 0; i < names_.size(); ++i) ids_.emplace(names_[i], static_cast<int32_t>(i));
-}
-
-int32_t Names::id(std::string_view s) {
-  auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
-  const auto id = static_cast<int32_t>(names_.size());
-  names_.emplace_back(s);
-  ids_.emplace(names_.back(), id);
-  return id;
-}
-
 int32_t Shapes::id(const KernelShape& s) {
   const uint64_t k1 = (static_cast<uint64_t>(s.grid) << 32) | s.block;
   const uint64_t k2 = (static_cast<uint64_t>(s.registers) << 32) | s.shared;

@@ -21,6 +21,7 @@
 #include "c3/analyzer/load.h"
 #include "c3/analyzer/trace.h"
 #include "c3/tracedb/sink.h"
+#include "c3/tracedb/string_ids.h"
 
 namespace c3::analyzer {
 
@@ -37,19 +38,7 @@ struct PairHash {
 };
 
 // Names interned into a Trace's name table.
-class Names {
- public:
-  explicit Names(std::vector<std::string>& names);
-  int32_t id(std::string_view s);
-
- private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::vector<std::string>& names_;
-  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> ids_;
-};
+using Names = tracedb::StringIds;
 
 // Kernel shapes, interned.
 class Shapes {
