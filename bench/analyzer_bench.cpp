@@ -1,10 +1,13 @@
 // Overlap + breakdown + per-collective metrics over 10 million activities (issue 4's target:
 // under 3 s on one core), then the whole per-trace analysis (the pipeline's map and reduce), and
-// the peak memory of it all (issue 10's target: at most 64 bytes per activity, peak RSS). The
+// the peak memory of it all (issue 10's target: at most 64 bytes per activity, peak RSS; the trace
+// is freed before the reduce, as the pipeline frees each trace after its map), with the peak
+// after each phase. The
 // baseline in the same run is one streaming pass over the same columns (the least any metric must
 // do); the ratio says how much the interval sweeps cost on top of it.
 //
 //   build/bin/c3_bench_analyzer [--activities N]   (default 10000000)
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -121,10 +124,13 @@ int main(int argc, char** argv) {
   auto t0 = Clock::now();
   Trace t = make_trace(n, 8);
   const double gen = seconds_since(t0);
+  long phase_peak[5] = {};  // after generating, sorting, the metrics, the map, the reduce
+  phase_peak[0] = peak_rss_kb();
   t0 = Clock::now();
   t.activities.sort();
   classify(t, Rules::defaults());
   const double prep = seconds_since(t0);
+  phase_peak[1] = peak_rss_kb();
 
   // Baseline: one pass over the columns, summing durations by class.
   t0 = Clock::now();
@@ -140,6 +146,7 @@ int main(int argc, char** argv) {
   auto comm = comm_overlap(t, {-1, -1});
   const auto groups = collective_summary(t, comm);
   const double metrics = seconds_since(t0);
+  phase_peak[2] = peak_rss_kb();
   const size_t comm_rows = comm.size();
   comm = {};  // the map below makes its own, a rank at a time
   // What `c3scope analyze` does per trace (the map: every summary number, interference and
@@ -147,23 +154,30 @@ int main(int argc, char** argv) {
   t0 = Clock::now();
   const std::vector<RankSummary> ranks = summarize(t, {});
   const double map = seconds_since(t0);
+  phase_peak[3] = peak_rss_kb();
+  // As the pipeline does (pipeline.cpp map_input), the trace goes before the reduce: only the
+  // summaries are left.
+  const size_t activities = t.activities.size(), processes = t.processes.size();
+  t = Trace{};
+  malloc_trim(0);
   t0 = Clock::now();
   const Report rep = reduce(ranks, {"generated"}, {});
   const double red = seconds_since(t0);
   const long rss1 = peak_rss_kb();
+  phase_peak[4] = rss1;
 
   const double per_activity =
-      static_cast<double>(rss1 - rss0) * 1024.0 / static_cast<double>(a.size());
+      static_cast<double>(rss1 - rss0) * 1024.0 / static_cast<double>(activities);
   std::printf(
       "%zu activities in %zu processes (generated in %.2f s; sorted and classified in %.2f s)\n",
-      a.size(), t.processes.size(), gen, prep);
+      activities, processes, gen, prep);
   std::printf("baseline (one pass summing durations by class): %.3f s (checksum %lld)\n", base,
               static_cast<long long>(sums[0]) + static_cast<long long>(sums[1]));
   std::printf(
       "overlap + breakdown + per-collective metrics: %.3f s (%.1fM activities/s; overlap %.2f%%, "
       "%zu "
       "communication activities in %zu groups)\n",
-      metrics, static_cast<double>(a.size()) / metrics / 1e6, all.overlap_pct, comm_rows,
+      metrics, static_cast<double>(activities) / metrics / 1e6, all.overlap_pct, comm_rows,
       groups.size());
   std::printf(
       "ratio: the metrics cost %.1fx the baseline pass; target < 3 s for 10M activities: %s\n",
@@ -176,5 +190,10 @@ int main(int argc, char** argv) {
       "memory: columns %zu bytes/activity; peak RSS grew %.1f MB = %.1f bytes/activity (target <= "
       "64)\n",
       Activities::bytes_per_row(), static_cast<double>(rss1 - rss0) / 1024.0, per_activity);
+  const char* phases[5] = {"generated", "sorted", "metrics", "map", "reduce"};
+  std::printf("peak RSS growth (MB) after:");
+  for (int k = 0; k < 5; ++k)
+    std::printf(" %s %.1f", phases[k], static_cast<double>(phase_peak[k] - rss0) / 1024.0);
+  std::printf("\n");
   return 0;
 }
