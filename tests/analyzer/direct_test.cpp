@@ -226,6 +226,35 @@ TEST_F(DirectTest, ChunkBoundariesAndEscapes) {
   }
 }
 
+// Numbers a hostile file may hold: times past int64 nanoseconds are unusable events (never an
+// overflow), a count whose bytes overflow is unknown, launch dimensions overflowing or zero
+// give the same shape both ways.
+TEST_F(DirectTest, HostileNumbers) {
+  const std::string in = write("hostile.json", R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ts past int64 ns", "ts": 9223372036854776, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "u64 ts", "ts": 9223372036854775808, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "end overflows", "ts": 9000000000000000, "dur": 9000000000000000},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 9e15, "dur": 9e15},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce(x)", "ts": 10, "dur": 1,
+     "args": {"device": 0, "stream": 1, "In msg nelems": 9223372036854775807, "dtype": "double"}},
+    {"ph": "X", "cat": "kernel", "name": "zero grid", "ts": 20, "dur": 1,
+     "args": {"device": 0, "stream": 2, "grid": [4294967296, 4294967296, 0], "block": [4294967296, 4294967296, 4]}}
+  ]})json");
+  const auto direct = open(in, true);
+  expect_same(direct.trace, open(in, false).trace);
+  const auto& t = direct.trace;
+  EXPECT_EQ(t.skipped, 4) << t.first_skipped;
+  EXPECT_NE(t.first_skipped.find("numeric ts"), std::string::npos) << t.first_skipped;
+  ASSERT_EQ(t.collectives.size(), 1u);
+  EXPECT_EQ(t.collectives[0].bytes, 0) << "bytes that overflow are unknown";
+  ASSERT_EQ(t.activities.size(), 2u);
+  for (size_t i = 0; i < t.activities.size(); ++i) {
+    if (t.names[static_cast<size_t>(t.activities.name[i])] != "zero grid") continue;
+    EXPECT_EQ(t.shape_of(i).grid, 0u);
+    EXPECT_EQ(t.shape_of(i).block, UINT32_MAX) << "saturated, not wrapped";
+  }
+}
+
 // The real PyTorch traces of ../shared/traces, both ways.
 TEST_F(DirectTest, RealTracesBothWays) {
   const fs::path kineto = traces() / "kineto";

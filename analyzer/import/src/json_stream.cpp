@@ -108,7 +108,12 @@ JsonStream::JsonStream(const std::string& path) {
   gz_ = gzopen(path.c_str(), "rb");
   if (gz_ == nullptr) throw std::invalid_argument("'" + path + "': cannot open");
   gzbuffer(gz_, 256 * 1024);
-  reader_ = std::thread([this] { read_ahead(); });
+  try {
+    reader_ = std::thread([this] { read_ahead(); });
+  } catch (...) {  // no thread: nothing to read with (the destructor does not run)
+    gzclose(gz_);
+    throw;
+  }
 }
 
 JsonStream::~JsonStream() {
@@ -147,7 +152,14 @@ void JsonStream::read_ahead() {
     chunk.resize(static_cast<size_t>(n));
     room_.wait(lock, [&] { return stop_ || chunks_.size() < kAhead; });
     if (stop_) return;
-    chunks_.push_back(std::move(chunk));
+    try {
+      chunks_.push_back(std::move(chunk));
+    } catch (...) {  // no memory for the queue: the input ends here, as at a read error
+      input_done_ = true;
+      lock.unlock();
+      ready_.notify_one();
+      return;
+    }
     lock.unlock();
     ready_.notify_one();
   }

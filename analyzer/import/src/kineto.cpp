@@ -66,13 +66,17 @@ struct Value {
 };
 
 // Kineto timestamps are microseconds, integers or decimals; nanoseconds exactly for integers.
-// Sets *fractional when the value has a fractional part.
+// Sets *fractional when the value has a fractional part. False for a time whose nanoseconds an
+// int64 cannot hold (about 292 years from the epoch).
 bool to_ns(const Value& v, int64_t* out, bool* fractional) {
+  constexpr int64_t kMaxUs = INT64_MAX / 1000;
   if (v.type == Value::Type::i64) {
+    if (v.i > kMaxUs || v.i < -kMaxUs) return false;
     *out = v.i * 1000;
     return true;
   }
   if (v.type == Value::Type::u64) {
+    if (v.u > static_cast<uint64_t>(kMaxUs)) return false;
     *out = static_cast<int64_t>(v.u) * 1000;
     return true;
   }
@@ -543,6 +547,11 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       bad(at, "'X' event without a non-negative dur");
       return;
     }
+    int64_t end = 0;
+    if (__builtin_add_overflow(start, dur, &end)) {
+      bad(at, "'X' event whose ts + dur is past what int64 nanoseconds hold");
+      return;
+    }
     int64_t pid = 0, tid = 0;
     e.pid.integer(&pid);
     e.tid.integer(&tid);
@@ -561,7 +570,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       k.stream_id = stream;
       k.correlation_id = corr;
       k.start_ns = start;
-      k.end_ns = start + dur;
+      k.end_ns = end;
       k.grid_x = args.grid[0];
       k.grid_y = args.grid[1];
       k.grid_z = args.grid[2];
@@ -590,7 +599,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       m.stream_id = stream;
       m.correlation_id = corr;
       m.start_ns = start;
-      m.end_ns = start + dur;
+      m.end_ns = end;
       m.name = p.names.id(name);
       int64_t v = 0;
       m.bytes = arg(args.bytes, &v) ? v : 0;
@@ -602,7 +611,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       m.stream_id = stream;
       m.correlation_id = corr;
       m.start_ns = start;
-      m.end_ns = start + dur;
+      m.end_ns = end;
       int64_t v = 0;
       m.bytes = arg(args.bytes, &v) ? v : 0;
       p.memsets.push_back(m);
@@ -616,7 +625,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       a.cbid = arg(args.cbid, &v) ? v : 0;
       a.correlation_id = arg(args.correlation, &v) ? v : 0;
       a.start_ns = start;
-      a.end_ns = start + dur;
+      a.end_ns = end;
       p.api.push_back(a);
       p.api_names.push_back(options.api_calls ? p.names.id(name) : -1);
       ++st.api_calls;
@@ -629,7 +638,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       r.domain = "pytorch";
       r.name = std::string(name);
       r.start_ns = start;
-      r.end_ns = start + dur;
+      r.end_ns = end;
       r.closed = 1;
       p.ranges.push_back(std::move(r));
       ++st.ranges;
@@ -778,7 +787,10 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     row.op = c.op;
     row.datatype = c.dtype.empty() ? "unknown" : c.dtype;
     row.count = c.in_nelems >= 0 ? c.in_nelems : 0;
-    row.bytes = c.in_nelems >= 0 ? c.in_nelems * dtype_size(c.dtype) : 0;
+    // Unknown (0) when the count is missing or its bytes overflow.
+    if (c.in_nelems < 0 || __builtin_mul_overflow(c.in_nelems, dtype_size(c.dtype), &row.bytes)) {
+      row.bytes = 0;
+    }
     row.seq = seq[group]++;
     row.external_id = ext;
     auto it = k.correlation_id ? launch_at.find(*k.correlation_id) : launch_at.end();

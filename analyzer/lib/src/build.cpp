@@ -265,6 +265,7 @@ namespace {
 // A product of launch dimensions as SQLite computes it for the loader's query, saturated
 // instead of overflowing (SQLite turns an overflowing product into a real, read back clamped).
 int64_t product(int64_t a, int64_t b, int64_t c) {
+  if (a == 0 || b == 0 || c == 0) return 0;  // SQLite's real times 0 reads back as 0 too
   int64_t ab = 0, abc = 0;
   if (__builtin_mul_overflow(a, b, &ab) || __builtin_mul_overflow(ab, c, &abc)) {
     return ((a < 0) != (b < 0)) != (c < 0) ? INT64_MIN : INT64_MAX;

@@ -305,7 +305,8 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
   } catch (const tracedb::ReadError& e) {
     throw std::runtime_error(e.what());
   }
-  // Input events the importers could not use, in input order after the rows the load skipped.
+  // Input events the importers could not use, after the rows the load skipped: the
+  // conversions' first, then the files read directly (each group in input order).
   auto add_malformed = [&](int64_t n, const std::string& first) {
     if (n <= 0) return;
     if (r.trace.skipped == 0) r.trace.first_skipped = first;
