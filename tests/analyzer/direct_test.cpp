@@ -191,6 +191,10 @@ TEST_F(DirectTest, SameTraceAsTheConversion) {
     }
     EXPECT_EQ(escaped, 1u) << "keys are compared unescaped";
     ASSERT_EQ(t.collectives.size(), 3u);
+    EXPECT_EQ(t.collectives[2].gpu_start, 1400000) << "the SendRecv kernel, without a correlation";
+    size_t linked = 0;
+    for (size_t i = 0; i < t.activities.size(); ++i) linked += t.activities.collective[i] >= 0;
+    EXPECT_EQ(linked, 3u) << "kernels without a correlation id link to no one else's collective";
     EXPECT_EQ(t.collectives[0].host_start, 990250) << "the launching call's start";
     EXPECT_EQ(t.collectives[1].bytes, 1024) << "a quoted count is read, bf16 is 2 bytes";
     ASSERT_EQ(t.ranges.size(), 3u);

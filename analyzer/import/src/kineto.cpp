@@ -558,11 +558,12 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     const bool has_args = e.has_args;
     const Args& args = e.args;
     auto arg = [&](const Value& v, int64_t* dst) { return has_args && v.integer(dst); };
-    int64_t device = 0, stream = -1, corr = 0;
+    int64_t device = 0, stream = -1;
+    std::optional<int64_t> corr;  // none when the event has none: it links to nothing
     if (is(cat, "kernel") || is(cat, "gpu_memcpy") || is(cat, "gpu_memset")) {
       if (!arg(args.device, &device)) device = pid;
       arg(args.stream, &stream);
-      arg(args.correlation, &corr);
+      if (int64_t c = 0; arg(args.correlation, &c)) corr = c;
     }
     if (is(cat, "kernel")) {
       KernelEvent k;
@@ -765,6 +766,19 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   for (const auto& a : p.api) launch_at.emplace(a.correlation_id, a.start_ns);
   // Collectives: one per NCCL kernel, in order per process group (the matching key across
   // ranks of imported traces), linked to its kernel through an external correlation.
+  {
+    // An NCCL kernel without a correlation id still links to its own collective: it gets one
+    // past every id of the file (and no launching call).
+    int64_t top = 0;
+    for (const auto& k : p.kernels) top = std::max(top, k.correlation_id.value_or(0));
+    for (const auto& m : p.memcpys) top = std::max(top, m.correlation_id.value_or(0));
+    for (const auto& m : p.memsets) top = std::max(top, m.correlation_id.value_or(0));
+    for (const auto& a : p.api) top = std::max(top, a.correlation_id);
+    for (const auto& c : p.colls) {
+      auto& k = p.kernels[c.kernel];
+      if (!k.correlation_id && top < INT64_MAX) k.correlation_id = ++top;
+    }
+  }
   std::stable_sort(p.colls.begin(), p.colls.end(), [&](const auto& a, const auto& b) {
     return p.kernels[a.kernel].start_ns < p.kernels[b.kernel].start_ns;
   });
