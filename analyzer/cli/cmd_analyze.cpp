@@ -14,56 +14,9 @@
 #include "c3/analyzer/pattern.h"
 #include "c3/analyzer/pipeline.h"
 #include "commands.h"
+#include "output.h"
 
 namespace c3::cli {
-namespace {
-
-// An output written under a temporary name and renamed into place at the end: a failed run
-// leaves nothing half-written.
-class Output {
- public:
-  Output(std::string flag, std::string path) : flag_(std::move(flag)), path_(std::move(path)) {}
-  ~Output() {
-    if (open_) {
-      f_.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp(), ec);
-    }
-  }
-  bool open() {
-    f_.open(tmp(), std::ios::binary | std::ios::trunc);
-    open_ = static_cast<bool>(f_);
-    if (!open_)
-      error_line("analyze: " + flag_ + " " + path_ + ": cannot write (does the folder exist?)");
-    return open_;
-  }
-  void write(const std::string& s) { f_ << s; }
-  bool commit() {
-    f_.close();
-    open_ = false;
-    std::error_code ec;
-    if (!f_) {
-      std::filesystem::remove(tmp(), ec);
-      error_line("analyze: " + flag_ + " " + path_ + ": cannot write (disk full?)");
-      return false;
-    }
-    std::filesystem::rename(tmp(), path_, ec);
-    if (ec) {
-      std::filesystem::remove(tmp(), ec);
-      error_line("analyze: " + flag_ + " " + path_ + ": " + ec.message());
-      return false;
-    }
-    return true;
-  }
-
- private:
-  std::string tmp() const { return path_ + ".partial"; }
-  std::string flag_, path_;
-  std::ofstream f_;
-  bool open_ = false;
-};
-
-}  // namespace
 
 Action add_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -86,7 +39,7 @@ Action add_analyze(CLI::App& app) {
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
   cmd->add_option("--summary", o->summary,
-                  "Write the rank summaries (schema c3scope-summary/1; a CI baseline, and an "
+                  "Write the rank summaries (schema c3scope-summary/2; a CI baseline, and an "
                   "input of analyze) to this file, gzip-compressed when it ends in .gz");
   cmd->add_option(
       "--range", o->range,
@@ -135,7 +88,7 @@ Action add_analyze(CLI::App& app) {
          {std::tuple{"--json", &o->json, &json_out},
           std::tuple{"--summary", &o->summary, &summary_out}, std::tuple{"--csv", &o->csv, &csv}}) {
       if (path->empty()) continue;
-      *out = std::make_unique<Output>(flag, *path);
+      *out = std::make_unique<Output>("analyze", flag, *path);
       if (!(*out)->open()) return kExitUsage;
     }
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the

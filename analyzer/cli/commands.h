@@ -21,6 +21,7 @@ Action add_schema(CLI::App& app);
 Action add_import(CLI::App& app);
 Action add_analyze(CLI::App& app);
 Action add_export(CLI::App& app);
+Action add_compare(CLI::App& app);
 
 // Arguments after a literal "--" (the command of `c3scope record`), split off before parsing.
 extern std::vector<std::string> g_after_dashdash;

@@ -32,6 +32,7 @@ int run_main(int argc, char** argv) {
   reg(&add_import);
   reg(&add_analyze);
   reg(&add_export);
+  reg(&add_compare);
   // CLI11 would parse the command's own flags; everything after "--" belongs to the command.
   int parsed_argc = argc;
   for (int i = 1; i < argc; ++i) {

@@ -107,7 +107,7 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult first = c3scope(args, dir);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto sj = nlohmann::json::parse(slurp(s));
-  EXPECT_EQ(sj.at("schema"), "c3scope-summary/1");
+  EXPECT_EQ(sj.at("schema"), "c3scope-summary/2");
   ASSERT_EQ(sj.at("ranks").size(), 3u);
   EXPECT_LT(fs::file_size(s), 3u * 256 * 1024) << "small enough to keep as a CI baseline";
   RunResult again = c3scope({"analyze", s, "--json", b}, dir);

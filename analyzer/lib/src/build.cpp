@@ -1,6 +1,7 @@
 #include "build.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
 #include <stdexcept>
 
@@ -75,6 +76,35 @@ void TraceBuilder::process(int64_t db_id, Process p) {
   proc_[db_id] = static_cast<int16_t>(t_.processes.size());
   last_id_ = INT64_MIN;
   t_.processes.push_back(std::move(p));
+}
+
+void TraceBuilder::meta(std::string_view key, std::string_view value) {
+  if (!key.ends_with("_version") || key == "schema_version" || key == "c3scope_version") return;
+  std::string_view name = key.substr(0, key.size() - 8);
+  auto set = [&](Process& p) {
+    auto& v = p.versions;
+    auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == name; });
+    if (it != v.end()) {
+      it->second = value;
+    } else {
+      v.emplace_back(name, value);
+      std::sort(v.begin(), v.end());
+    }
+  };
+  if (name.starts_with("kineto_")) {
+    // kineto_<process id>_<name>
+    name.remove_prefix(7);
+    const size_t us = name.find('_');
+    int64_t id = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + us, id);
+    if (us == std::string_view::npos || ec != std::errc() || end != name.data() + us) return;
+    name.remove_prefix(us + 1);
+    const int p = process_index(id);
+    if (p >= 0 && !name.empty()) set(t_.processes[static_cast<size_t>(p)]);
+    return;
+  }
+  if (name.empty()) return;
+  for (const auto& [id, p] : proc_) set(t_.processes[static_cast<size_t>(p)]);
 }
 
 void TraceBuilder::device(int64_t process_db, Device d) {

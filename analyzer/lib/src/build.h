@@ -83,6 +83,9 @@ class TraceBuilder {
 
   // A process row (its id in the file: what other rows' process ids refer to).
   void process(int64_t db_id, Process p);
+  // A version the file states (meta "<name>_version" for every process, or
+  // "kineto_<id>_<name>_version" for one); other keys are ignored.
+  void meta(std::string_view key, std::string_view value);
   // Trace::processes index of a process id of the file, -1 when there is none.
   int process_index(int64_t db_id);
   const std::map<int64_t, int16_t>& processes() const { return proc_; }
@@ -192,6 +195,7 @@ class TraceSink final : public tracedb::RowSink {
   int64_t insert(const tracedb::MemsetRow& row) override;
   int64_t insert(const tracedb::NvtxRangeRow& row) override;
   int64_t intern(std::string_view value) override { return b_.name(value); }
+  void set_meta(std::string_view key, std::string_view value) override { b_.meta(key, value); }
 
  private:
   TraceBuilder& b_;

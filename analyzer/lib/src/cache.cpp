@@ -23,7 +23,7 @@ namespace {
 
 constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // Bump whenever Trace, the loader or this format changes meaning.
-constexpr int64_t kFormat = 1;
+constexpr int64_t kFormat = 2;  // 2: c3bench busbw, process versions
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
 // Buffered writer: fields go to a 4 MiB buffer, flushed in large writes.
@@ -190,6 +190,13 @@ void visit(IO& io, T& t) {
         io.field(p.trace_clock);
         io.field(p.anchor_trace_ns);
         io.field(p.anchor_realtime_ns);
+        io.list(
+            p.versions,
+            [&](auto& v) {
+              io.field(v.first);
+              io.field(v.second);
+            },
+            16);
       },
       64);
   io.list(
@@ -264,7 +271,7 @@ void visit(IO& io, T& t) {
         for (auto* v :
              {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
               &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
-              &b.decomposition_loss_comm, &b.schedule_speedup}) {
+              &b.decomposition_loss_comm, &b.schedule_speedup, &b.busbw}) {
           io.field(*v);
         }
       },

@@ -25,6 +25,9 @@ void for_each_device(const Activities& a, F&& fn) {
   }
 }
 
+
+}  // namespace
+
 std::string size_bucket(int64_t bytes) {
   if (bytes <= 0) return "size ?";
   int64_t b = 1;
@@ -41,7 +44,6 @@ std::string size_bucket(int64_t bytes) {
   return label(b) + ".." + label(b * 2);
 }
 
-}  // namespace
 
 std::string interference_signature(const Trace& t, size_t i) {
   const Activities& a = t.activities;

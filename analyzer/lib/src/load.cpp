@@ -64,6 +64,11 @@ void load_file(const std::string& path, Trace& t, bool defer,
     }
   }
   {
+    // Versions the file states (after the processes they apply to).
+    auto q = r->query("SELECT key, value FROM meta WHERE key LIKE '%\\_version' ESCAPE '\\'");
+    while (q.step()) b.meta(q.text(0), q.text(1));
+  }
+  {
     auto q = r->query(
         "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
         "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
@@ -214,7 +219,7 @@ void load_file(const std::string& path, Trace& t, bool defer,
         "b.ideal_speedup, "
         "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
         "b.decomposition_loss_comp, "
-        "b.decomposition_loss_comm, b.schedule_speedup FROM bench_result b JOIN bench_run r ON "
+        "b.decomposition_loss_comm, b.schedule_speedup, b.busbw FROM bench_result b JOIN bench_run r ON "
         "r.id = b.run_id "
         "WHERE b.status = 'ok' ORDER BY b.id");
     auto opt = [&](int c) {
@@ -241,6 +246,7 @@ void load_file(const std::string& path, Trace& t, bool defer,
       br.decomposition_loss_comp = opt(14);
       br.decomposition_loss_comm = opt(15);
       br.schedule_speedup = opt(16);
+      br.busbw = opt(17);
       t.bench.push_back(std::move(br));
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 namespace c3::analyzer {
@@ -325,6 +326,7 @@ std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<C
     ++g.count;
     g.total_ns += r.duration;
     g.overlap_pct_sum += r.pct();
+    g.duration.add(static_cast<double>(r.duration));
     if (size > 0 && r.duration > 0) {
       const double alg = static_cast<double>(size) / (static_cast<double>(r.duration) * 1e-9);
       g.algbw.add(alg);
@@ -343,6 +345,7 @@ void CollectiveStat::merge(const CollectiveStat& o) {
   overlap_pct_sum += o.overlap_pct_sum;
   algbw.merge(o.algbw);
   busbw.merge(o.busbw);
+  duration.merge(o.duration);
 }
 
 std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>& stats) {
@@ -366,6 +369,99 @@ std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>
 std::vector<CollectiveGroup> collective_summary(const Trace& t,
                                                 const std::vector<CommOverlap>& rows) {
   return collective_groups(collective_stats(t, rows));
+}
+
+std::string normalized_kernel_name(std::string_view name) {
+  // NCCL: ncclKernel_<Op>_... (before 2.19) and ncclDevKernel_<Op>_... (2.19 on).
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    const size_t at = name.find(prefix);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = name.substr(at + prefix.size());
+    const size_t end = rest.find_first_of("_(<");
+    return "nccl " + std::string(rest.substr(0, end));
+  }
+  std::string out;
+  out.reserve(name.size());
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') {
+      // "operator<" and "operator<<" are names, not template arguments.
+      if (depth == 0 && std::string_view(out).ends_with("operator")) {
+        out += c;
+        continue;
+      }
+      if (depth++ == 0) out += "<>";
+      continue;
+    }
+    if (c == '>' && depth > 0) {
+      --depth;
+      continue;
+    }
+    if (depth > 0) continue;
+    if (c == '(') {
+      // The parameter list ends the name ("(anonymous namespace)::" does not).
+      if (name.substr(i).starts_with("(anonymous namespace)")) {
+        out += "(anonymous namespace)";
+        i += 20;
+        continue;
+      }
+      break;
+    }
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  // A return type before the qualified name ("void ns::kernel<>").
+  for (std::string_view ret : {"void ", "static void ", "__global__ void "}) {
+    if (std::string_view(out).starts_with(ret)) out.erase(0, ret.size());
+  }
+  if (out.empty()) return std::string(name);
+  return out;
+}
+
+void KernelStat::merge(const KernelStat& o) {
+  count += o.count;
+  total_ns += o.total_ns;
+  duration.merge(o.duration);
+}
+
+std::vector<KernelStat> kernel_stats(const Trace& t, int process, const Intervals* window) {
+  const Activities& a = t.activities;
+  // Per name id first (names repeat), then merged under the normalized names.
+  std::map<std::pair<int32_t, Class>, KernelStat> by_id;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.process[i] != process || a.kind[i] != Kind::kernel) continue;
+    if (window != nullptr) {
+      const auto it = std::upper_bound(
+          window->begin(), window->end(), a.start[i],
+          [](int64_t s, const Interval& w) { return s < w.start; });
+      if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
+    }
+    KernelStat& k = by_id[{a.name[i], a.cls[i]}];
+    const int64_t d = a.end[i] - a.start[i];
+    ++k.count;
+    k.total_ns += d;
+    k.duration.add(static_cast<double>(d));
+  }
+  std::map<std::pair<std::string, Class>, KernelStat> merged;
+  for (auto& [key, k] : by_id) {
+    const auto id = static_cast<size_t>(key.first);
+    std::string name =
+        normalized_kernel_name(id < t.names.size() ? std::string_view(t.names[id]) : "?");
+    auto [it, fresh] = merged.try_emplace({name, key.second});
+    if (fresh) {
+      it->second = std::move(k);
+      it->second.name = std::move(name);
+      it->second.cls = key.second;
+    } else {
+      it->second.merge(k);
+    }
+  }
+  std::vector<KernelStat> out;
+  out.reserve(merged.size());
+  for (auto& [key, k] : merged) out.push_back(std::move(k));
+  return out;
 }
 
 }  // namespace c3::analyzer

@@ -134,6 +134,12 @@ std::string percent(double x) {
   return b;
 }
 
+std::string points(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.3g", x);
+  return b;
+}
+
 // Worse (true) when the change goes the metric's bad way by more than its threshold.
 bool beyond(double change, double threshold, bool worse_way, bool up_is_worse) {
   const double signed_change = up_is_worse == worse_way ? change : -change;
@@ -153,7 +159,9 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     d.threshold = m.threshold;
     d.baseline_median = median_of(m.baseline);
     d.candidate_median = median_of(m.candidate);
-    if (d.baseline_median > 0) {
+    if (m.absolute) {
+      d.change = d.candidate_median - d.baseline_median;
+    } else if (d.baseline_median > 0) {
       d.change = d.candidate_median / d.baseline_median - 1;
     } else if (d.candidate_median > 0) {
       d.change = std::numeric_limits<double>::infinity();
@@ -166,17 +174,22 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
       d.why = std::string("no samples in the ") + (m.baseline.empty() ? "baseline" : "candidate");
       continue;
     }
+    const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
     if (m.total) {
       // One number a side: no test, the threshold alone decides.
-      if (beyond(d.change, m.threshold, true, m.up_is_worse)) {
+      if (tiny) {
+        d.verdict = Verdict::unchanged;
+      } else if (beyond(d.change, m.threshold, true, m.up_is_worse)) {
         d.verdict = Verdict::regression;
       } else if (beyond(d.change, m.threshold, false, m.up_is_worse)) {
         d.verdict = Verdict::improvement;
       } else {
         d.verdict = Verdict::unchanged;
       }
-      d.why = "whole-run total, threshold only: " + percent(d.change) + " against " +
-              percent(m.threshold).substr(1);
+      d.why = "whole-run total, threshold only: " +
+              (m.absolute ? points(d.change) + " against " + points(m.threshold).substr(1)
+                          : percent(d.change) + " against " + percent(m.threshold).substr(1));
+      if (tiny) d.why += ", a difference within the floor";
       continue;
     }
     const auto nb = static_cast<int>(m.baseline.size()), nc = static_cast<int>(m.candidate.size());
@@ -189,6 +202,10 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
                                             Distribution::from_values(m.candidate), o.level);
     d.lo = interval.first;
     d.hi = interval.second;
+    if (m.absolute) {
+      d.lo *= d.baseline_median;
+      d.hi *= d.baseline_median;
+    }
     d.p = mann_whitney(m.candidate, m.baseline).p;
     d.tested = true;
     tested.push_back(i);
@@ -201,11 +218,16 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     d.p_adjusted = adjusted[k];
     const bool significant = d.p_adjusted < o.alpha;
     char b[160];
+    auto f = m.absolute ? points : percent;
     std::snprintf(b, sizeof b, "%s [%s, %s], p %.2g (adjusted %.2g, alpha %g), threshold %s",
-                  percent(d.change).c_str(), percent(d.lo).c_str(), percent(d.hi).c_str(), d.p,
-                  d.p_adjusted, o.alpha, percent(m.threshold).substr(1).c_str());
+                  f(d.change).c_str(), f(d.lo).c_str(), f(d.hi).c_str(), d.p, d.p_adjusted,
+                  o.alpha, f(m.threshold).substr(1).c_str());
     d.why = b;
-    if (significant && beyond(d.change, m.threshold, true, m.up_is_worse)) {
+    const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
+    if (tiny && significant) d.why += ", a difference within the floor";
+    if (tiny) {
+      d.verdict = Verdict::unchanged;
+    } else if (significant && beyond(d.change, m.threshold, true, m.up_is_worse)) {
       d.verdict = Verdict::regression;
     } else if (significant && beyond(d.change, m.threshold, false, m.up_is_worse)) {
       d.verdict = Verdict::improvement;

@@ -64,7 +64,11 @@ size_t RankSummary::bytes() const {
   for (const RangeReport& g : ranges) b += str(g.name);
   for (const StepSample& st : steps) b += str(st.name);
   b += collectives.capacity() * sizeof(CollectiveStat);
-  for (const CollectiveStat& c : collectives) b += str(c.op) + c.algbw.bytes() + c.busbw.bytes();
+  for (const CollectiveStat& c : collectives)
+    b += str(c.op) + c.algbw.bytes() + c.busbw.bytes() + c.duration.bytes();
+  b += kernel_stats.capacity() * sizeof(KernelStat);
+  for (const KernelStat& k : kernel_stats) b += str(k.name) + k.duration.bytes();
+  for (const auto& [k, v] : process.versions) b += sizeof(k) + sizeof(v) + str(k) + str(v);
   b += interference.capacity() * sizeof(InterferenceStat);
   for (const InterferenceStat& x : interference)
     b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
@@ -142,6 +146,7 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     for (int16_t d : devs) s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
     const std::vector<CommOverlap> comm = comm_overlap(t, {pi, -1}, win);
     s.collectives = collective_stats(t, comm);
+    s.kernel_stats = kernel_stats(t, pi, win);
     if (rows) rows(t, comm);
     s.steps = step_windows(t, pi, o.step.empty() ? nullptr : &step_re, &s.step_source);
     std::vector<Interval> windows;

@@ -1,4 +1,6 @@
-// Summary files (summary.h): JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
+// Summary files (summary.h): JSON, schema "c3scope-summary/2" (docs/analyze.md "Summaries");
+// schema 1 files are read as well (2 added kernels, collective durations, c3bench busbw and
+// process versions, which stay empty).
 #include <zlib.h>
 
 #include <algorithm>
@@ -15,7 +17,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
-constexpr const char* kSchema = "c3scope-summary/1";
+constexpr const char* kSchema = "c3scope-summary/2";
+constexpr const char* kSchemaV1 = "c3scope-summary/1";
 
 ojson breakdown_out(const Breakdown& b) {
   ojson j;
@@ -155,7 +158,8 @@ ojson rank_out(const RankSummary& s) {
                   {"trace_clock", p.trace_clock},
                   {"anchor_trace_ns", p.anchor_trace_ns},
                   {"anchor_realtime_ns", p.anchor_realtime_ns},
-                  {"offset_ns", p.offset_ns}};
+                  {"offset_ns", p.offset_ns},
+                  {"versions", p.versions}};
   ojson devs = ojson::array();
   for (const Device& d : s.devices) {
     devs.push_back({{"device", d.device},
@@ -207,9 +211,19 @@ ojson rank_out(const RankSummary& s) {
                      {"total_ns", c.total_ns},
                      {"overlap_pct_sum", c.overlap_pct_sum},
                      {"algbw", dist_out(c.algbw)},
-                     {"busbw", dist_out(c.busbw)}});
+                     {"busbw", dist_out(c.busbw)},
+                     {"duration_ns", dist_out(c.duration)}});
   }
   r["collectives"] = std::move(colls);
+  ojson kernels = ojson::array();
+  for (const KernelStat& k : s.kernel_stats) {
+    kernels.push_back({{"name", k.name},
+                       {"class", class_name(k.cls)},
+                       {"count", k.count},
+                       {"total_ns", k.total_ns},
+                       {"duration_ns", dist_out(k.duration)}});
+  }
+  r["kernels"] = std::move(kernels);
   ojson inter = ojson::array();
   for (const InterferenceStat& x : s.interference) {
     inter.push_back({{"signature", x.signature},
@@ -253,7 +267,8 @@ ojson rank_out(const RankSummary& s) {
                      {"realized_over_ideal", opt_out(b.realized_over_ideal)},
                      {"decomposition_loss_comp", opt_out(b.decomposition_loss_comp)},
                      {"decomposition_loss_comm", opt_out(b.decomposition_loss_comm)},
-                     {"schedule_speedup", opt_out(b.schedule_speedup)}});
+                     {"schedule_speedup", opt_out(b.schedule_speedup)},
+                     {"busbw", opt_out(b.busbw)}});
   }
   r["bench"] = std::move(bench);
   r["comms"] = s.calls.comms;
@@ -302,6 +317,13 @@ RankSummary rank_in(const json& r) {
   s.process.anchor_trace_ns = stamp(p, "anchor_trace_ns");
   s.process.anchor_realtime_ns = stamp(p, "anchor_realtime_ns");
   s.process.offset_ns = stamp(p, "offset_ns");
+  if (p.contains("versions")) {
+    for (const json& v : p.at("versions")) {
+      if (!v.is_array() || v.size() != 2) throw std::invalid_argument("versions: bad entry");
+      s.process.versions.emplace_back(v[0].get<std::string>(), v[1].get<std::string>());
+    }
+    std::sort(s.process.versions.begin(), s.process.versions.end());
+  }
   for (const json& d : r.at("devices")) {
     Device v;
     v.device = i16(d, "device");
@@ -356,7 +378,20 @@ RankSummary rank_in(const json& r) {
     x.overlap_pct_sum = g.at("overlap_pct_sum").get<double>();
     x.algbw = dist_in(g.at("algbw"));
     x.busbw = dist_in(g.at("busbw"));
+    if (g.contains("duration_ns")) x.duration = dist_in(g.at("duration_ns"));
     s.collectives.push_back(std::move(x));
+  }
+  if (r.contains("kernels")) {
+    for (const json& g : r.at("kernels")) {
+      KernelStat k;
+      k.name = g.at("name").get<std::string>();
+      if (!parse_class(g.at("class").get<std::string>(), &k.cls))
+        throw std::invalid_argument("unknown class '" + g.at("class").get<std::string>() + "'");
+      k.count = amount(g, "count");
+      k.total_ns = amount(g, "total_ns");
+      k.duration = dist_in(g.at("duration_ns"));
+      s.kernel_stats.push_back(std::move(k));
+    }
   }
   for (const json& g : r.at("interference")) {
     InterferenceStat x;
@@ -404,6 +439,7 @@ RankSummary rank_in(const json& r) {
     b.decomposition_loss_comp = opt_in<double>(g, "decomposition_loss_comp");
     b.decomposition_loss_comm = opt_in<double>(g, "decomposition_loss_comm");
     b.schedule_speedup = opt_in<double>(g, "schedule_speedup");
+    b.busbw = opt_in<double>(g, "busbw");
     s.bench.push_back(std::move(b));
   }
   s.calls.comms = r.at("comms").get<std::vector<std::string>>();
@@ -516,8 +552,8 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
   try {
     const json j = json::parse(text);
     const std::string schema = j.at("schema").get<std::string>();
-    if (schema != kSchema) {
-      throw std::invalid_argument("schema '" + schema + "', this c3scope reads " + kSchema +
+    if (schema != kSchema && schema != kSchemaV1) {
+      throw std::invalid_argument("schema '" + schema + "', this c3scope reads " + std::string(kSchema) + " and " + kSchemaV1 +
                                   " (a newer c3scope wrote it?)");
     }
     if (made_with != nullptr) {

@@ -35,6 +35,10 @@ struct InterferenceRow {
 // "AllReduce 1M..2M" (op and nccl-tests size bucket) for communication, empty otherwise.
 std::string interference_signature(const Trace& t, size_t i);
 
+// "1M..2M": the nccl-tests size bucket (a power of two and its double) holding `bytes`; "size ?"
+// when bytes <= 0.
+std::string size_bucket(int64_t bytes);
+
 // The samples of one signature, in the mergeable form rank summaries carry: durations alone and
 // overlapped (distribution.h), the partial count and the total time.
 struct InterferenceStat {

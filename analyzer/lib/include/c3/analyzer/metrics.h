@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "c3/analyzer/distribution.h"
@@ -102,10 +103,33 @@ struct CollectiveStat {
   int64_t count = 0, total_ns = 0;
   double overlap_pct_sum = 0;  // sum of the activities' overlap %
   Distribution algbw, busbw;   // bytes/s, activities with a known size
+  Distribution duration;       // ns, every activity (summary/2; empty in older summaries)
   void merge(const CollectiveStat& o);
 };
 // Sorted by (op, bucket).
 std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows);
 std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>& stats);
+
+// ---- Kernels by normalized name (what `compare` matches across runs) ----
+
+// A kernel name with what changes between builds of the same code folded away, so that one
+// kernel keeps its name across runs: NCCL's kernels become "nccl <Op>" (ncclKernel_AllReduce_
+// RING_LL_Sum_float and ncclDevKernel_AllReduce_Sum_f32_RING_LL are both "nccl AllReduce"),
+// template arguments become "<>", the parameter list and a leading return type ("void ") are
+// dropped, and runs of spaces become one.
+std::string normalized_kernel_name(std::string_view name);
+
+// The kernels of one normalized name and class: their count, total and durations.
+struct KernelStat {
+  std::string name;  // normalized_kernel_name
+  Class cls = Class::compute;
+  int64_t count = 0, total_ns = 0;
+  Distribution duration;  // ns
+  void merge(const KernelStat& o);
+};
+// Process `process`'s kernels (those starting inside `window` when one is given), sorted by
+// (name, class).
+std::vector<KernelStat> kernel_stats(const Trace& t, int process,
+                                     const Intervals* window = nullptr);
 
 }  // namespace c3::analyzer

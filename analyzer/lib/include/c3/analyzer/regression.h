@@ -43,6 +43,12 @@ struct MetricSamples {
   double threshold = 0.05;                  // relative change that matters
   // A whole-run total (one number a side): compared by its threshold alone.
   bool total = false;
+  // The change is candidate - baseline in the metric's unit (fractions, which may be near 0 or
+  // negative), not relative; `threshold` is then in that unit too.
+  bool absolute = false;
+  // A difference of medians of at most this (in the metric's unit) is never a regression or an
+  // improvement, however significant (e.g. a step's exposed memcpy going from 10 to 20 us).
+  double min_delta = 0;
 };
 
 struct DecideOptions {
@@ -58,7 +64,8 @@ struct Decision {
   std::string name;
   Verdict verdict = Verdict::inconclusive;
   double baseline_median = 0, candidate_median = 0;
-  double change = 0;      // candidate / baseline - 1 (infinite when the baseline is 0)
+  double change = 0;      // candidate / baseline - 1 (infinite when the baseline is 0), or
+                          // candidate - baseline for an absolute metric
   double lo = 0, hi = 0;  // its interval (both 0 when there is none)
   double p = 1, p_adjusted = 1;
   bool tested = false;  // took part in the test (and its correction)

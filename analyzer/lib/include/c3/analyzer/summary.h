@@ -5,7 +5,8 @@
 // contention, c3bench results, and the compact collective records that cross-rank analysis
 // needs. The reduce turns summaries into the job report (report.h): clock alignment, matching,
 // skew, stragglers and totals read summaries only. A summary is what CI keeps as a baseline: it
-// is written and read as JSON, schema "c3scope-summary/1" (docs/analyze.md "Summaries").
+// is written and read as JSON, schema "c3scope-summary/2" (docs/analyze.md "Summaries"; files
+// of schema 1 are read too, without what 2 added).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct RankSummary {
   std::string step_source;                                // how steps were found; empty: none
   std::vector<StepSample> steps;
   std::vector<CollectiveStat> collectives;     // sorted by (op, bucket)
+  std::vector<KernelStat> kernel_stats;        // sorted by (normalized name, class)
   std::vector<InterferenceStat> interference;  // sorted by signature
   std::vector<Contention> contention;          // per device (process 0)
   std::vector<BenchResult> bench;              // (process 0)
@@ -67,7 +69,7 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align = true);
 
-// Summary files: JSON, schema "c3scope-summary/1", every rank of a run in one file.
+// Summary files: JSON, schema "c3scope-summary/2", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
 // The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
 std::string gzip_bytes(const std::string& data);

@@ -71,6 +71,9 @@ struct Process {
   // Clock anchors: trace ns <-> CLOCK_REALTIME ns at start (and end when the trace closed).
   int64_t anchor_trace_ns = 0, anchor_realtime_ns = 0;
   int64_t offset_ns = 0;      // added to every timestamp of this process when aligning ranks
+  // Software versions the trace states, ("nccl", "2.17.1"), ("cuda_driver", ...), sorted by
+  // name (meta keys of the file, and kineto_<process id>_<name>_version of imported ones).
+  std::vector<std::pair<std::string, std::string>> versions;
   std::string label() const;  // "rank 3" or "pid 1234@host"
 };
 
@@ -124,6 +127,7 @@ struct BenchResult {
   std::optional<double> compute_slowdown, comm_slowdown, ideal_speedup, realized_speedup,
       fraction_of_ideal, realized_over_ideal, decomposition_loss_comp, decomposition_loss_comm,
       schedule_speedup;
+  std::optional<double> busbw;  // bytes/s, collectives with a size
 };
 
 // A file whose kernel launch shapes and launch delays a deferred load (LoadOptions::

@@ -1,0 +1,243 @@
+// c3scope compare: a candidate run against a baseline (traces, folders, summaries or c3bench JSON),
+// metric by metric, with budgets; text, Markdown, JUnit and JSON reports; exit codes for CI
+// (docs/compare.md).
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <tuple>
+
+#include "c3/analyzer/compare.h"
+#include "c3/analyzer/pattern.h"
+#include "c3/analyzer/pipeline.h"
+#include "commands.h"
+#include "output.h"
+
+namespace c3::cli {
+namespace {
+
+constexpr int kExitRegression = 1;
+constexpr int kExitInconclusive = 3;
+
+std::string read_head(const std::string& path, size_t n) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s(n, '\0');
+  f.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<size_t>(f.gcount()));
+  return s;
+}
+
+bool regular_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// One side: c3bench JSON, one summary file (with the options it was made with), or anything the
+// pipeline opens.
+analyzer::JobRun open_run(const std::string& path, const analyzer::PipelineOptions& po) {
+  if (regular_file(path)) {
+    const std::string head = read_head(path, 4096);
+    if (analyzer::looks_like_bench_json(head)) {
+      std::ifstream f(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      return analyzer::run_from_bench_json(text, path);
+    }
+  }
+  analyzer::JobRun run;
+  run.name = path;
+  run.made_with = po.analyze;
+  const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs({path});
+  if (inputs.size() == 1 && inputs[0].format == analyzer::InputFormat::summary) {
+    run.ranks = analyzer::read_summary_file(inputs[0].path, &run.made_with);
+    return run;
+  }
+  run.ranks = analyzer::map_inputs(inputs, po);
+  return run;
+}
+
+// "5", "5%" or "0.5%" -> 0.05, 0.005; throws on anything else.
+double percent_arg(std::string s, const char* flag) {
+  if (!s.empty() && s.back() == '%') s.pop_back();
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !(v >= 0 && v <= 1000))
+    throw std::invalid_argument(std::string(flag) + " '" + s +
+                                "': give a percentage from 0 to 1000, e.g. 5 or 5%");
+  return v / 100;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+Action add_compare(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare a candidate run with a baseline, metric by metric (step time, exposed "
+      "communication, collectives, kernels, skew, c3bench cases): regressions with statistics, "
+      "budgets, Markdown/JUnit/JSON reports and CI exit codes (0 no regression, 1 regression or "
+      "budget broken, 2 bad input, 3 inconclusive)");
+  struct Opts {
+    std::vector<std::string> runs;
+    std::string step, budget, threshold = "5", md, junit, json, rules;
+    double alpha = 0.01;
+    int top = 20, min_samples = 5;
+    bool hta_rounding = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("runs", o->runs,
+                  "BASELINE CANDIDATE (or only CANDIDATE with --budget): traces, folders of "
+                  "traces, summary files (analyze --summary) or c3bench JSON results")
+      ->required()
+      ->expected(1, 2);
+  cmd->add_option("--step", o->step,
+                  "Steps (the samples) are the NVTX / annotation ranges whose name matches this "
+                  "regular expression (default: ProfilerStep#N)");
+  cmd->add_option("--budget", o->budget,
+                  "Budgets file: limits ('exposed_comm_ms <= 12') and thresholds ('threshold "
+                  "step_time 3%'), docs/compare.md");
+  cmd->add_option("--threshold", o->threshold,
+                  "Relative change that counts as a regression when significant, in percent")
+      ->capture_default_str();
+  cmd->add_option("--alpha", o->alpha,
+                  "Significance level after the Benjamini-Hochberg correction")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-12, 0.5));
+  cmd->add_option("--min-samples", o->min_samples,
+                  "Fewer steps (samples) than this on a side make a metric inconclusive")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1 << 30));
+  cmd->add_option("--top", o->top,
+                  "Kernel signatures and interference rows compared (by time), and rows per "
+                  "report section")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--md", o->md, "Write a GitHub-flavoured Markdown report (under 1 MiB) here");
+  cmd->add_option("--junit", o->junit, "Write JUnit XML (one testcase per metric and budget) here");
+  cmd->add_option("--json", o->json, "Write the comparison as JSON (schema c3scope-compare/1)");
+  cmd->add_option("--rules", o->rules, "Classification rules file for traces (docs/analyze.md)");
+  cmd->add_flag("--hta-rounding", o->hta_rounding,
+                "PyTorch traces: round timestamps as Holistic Trace Analysis does");
+  return [o] {
+    analyzer::CompareOptions co;
+    analyzer::Budgets budgets;
+    analyzer::PipelineOptions po;
+    try {
+      if (o->runs.size() == 1 && o->budget.empty())
+        throw std::invalid_argument(
+            "one run given: compare BASELINE CANDIDATE, or check budgets with --budget FILE "
+            "CANDIDATE");
+      co.threshold = percent_arg(o->threshold, "--threshold");
+      co.decide.alpha = o->alpha;
+      co.decide.min_samples = o->min_samples;
+      co.top = o->top;
+      if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
+      if (!o->budget.empty()) {
+        std::ifstream f(o->budget, std::ios::binary);
+        if (!f || !regular_file(o->budget))
+          throw std::invalid_argument("--budget " + o->budget + ": cannot read it");
+        const std::string text((std::istreambuf_iterator<char>(f)),
+                               std::istreambuf_iterator<char>());
+        budgets = analyzer::parse_budgets(text, o->budget);
+        co.budgets = &budgets;
+      }
+      if (!o->rules.empty()) {
+        po.open.rules = analyzer::Rules::from_file(o->rules);
+        po.open.rules_tag = o->rules;
+        po.analyze.classification = analyzer::rules_text(po.open.rules);
+      }
+      for (const std::string* out : {&o->md, &o->junit, &o->json}) {
+        for (const std::string& in : o->runs) {
+          if (!out->empty() && same_file(*out, in))
+            throw std::invalid_argument(*out + ": is an input of this comparison; write the "
+                                               "report elsewhere");
+        }
+      }
+    } catch (const std::exception& e) {
+      error_line(std::string("compare: ") + e.what());
+      return kExitUsage;
+    }
+    po.open.hta_rounding = o->hta_rounding;
+    po.analyze.hta_rounding = o->hta_rounding;
+    po.analyze.step = o->step;
+    std::vector<std::unique_ptr<Output>> outs;
+    Output *md = nullptr, *junit = nullptr, *json = nullptr;
+    for (auto [flag, path, slot] : {std::tuple{"--md", &o->md, &md},
+                                    std::tuple{"--junit", &o->junit, &junit},
+                                    std::tuple{"--json", &o->json, &json}}) {
+      if (path->empty()) continue;
+      outs.push_back(std::make_unique<Output>("compare", flag, *path));
+      if (!outs.back()->open()) return kExitUsage;
+      *slot = outs.back().get();
+    }
+    static std::atomic<bool> interrupted{false};
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { interrupted = true; };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    po.open.cancel = &interrupted;
+    std::unique_ptr<analyzer::JobRun> baseline;
+    analyzer::JobRun candidate;
+    try {
+      if (o->runs.size() == 2) {
+        baseline = std::make_unique<analyzer::JobRun>(open_run(o->runs[0], po));
+        candidate = open_run(o->runs[1], po);
+      } else {
+        candidate = open_run(o->runs[0], po);
+      }
+    } catch (const analyzer::Cancelled&) {
+      error_line("compare: interrupted; nothing was written");
+      return 130;
+    } catch (const std::exception& e) {
+      error_line(std::string("compare: ") + e.what());
+      return kExitUsage;
+    }
+    if (!o->step.empty()) {
+      for (const analyzer::JobRun* r : {baseline.get(), &candidate}) {
+        if (r == nullptr) continue;
+        bool any = false;
+        for (const auto& s : r->ranks) any = any || !s.steps.empty();
+        if (!any) {
+          error_line("compare: --step '" + o->step + "' matches no NVTX or annotation range in " +
+                     r->name);
+          return kExitUsage;
+        }
+      }
+    }
+    const analyzer::Comparison c = analyzer::compare(baseline.get(), candidate, co);
+    const bool color = ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+    const std::string text = analyzer::compare_text(c, color);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    int rc = c.exit_code();
+    if (md != nullptr) md->write(analyzer::compare_markdown(c));
+    if (junit != nullptr) junit->write(analyzer::compare_junit(c));
+    if (json != nullptr) json->write(analyzer::compare_json(c));
+    for (auto& out : outs) {
+      if (!out->commit()) rc = kExitUsage;
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      error_line("compare: cannot write the report to standard output");
+      rc = kExitUsage;
+    }
+    static_assert(kExitRegression == 1 && kExitInconclusive == 3);
+    return rc;
+  };
+}
+
+}  // namespace c3::cli
