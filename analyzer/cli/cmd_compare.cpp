@@ -78,7 +78,8 @@ double percent_arg(std::string s, const char* flag) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
@@ -114,8 +115,7 @@ Action add_compare(CLI::App& app) {
   cmd->add_option("--threshold", o->threshold,
                   "Relative change that counts as a regression when significant, in percent")
       ->capture_default_str();
-  cmd->add_option("--alpha", o->alpha,
-                  "Significance level after the Benjamini-Hochberg correction")
+  cmd->add_option("--alpha", o->alpha, "Significance level after the Benjamini-Hochberg correction")
       ->capture_default_str()
       ->check(CLI::Range(1e-12, 0.5));
   cmd->add_option("--min-samples", o->min_samples,
@@ -164,8 +164,9 @@ Action add_compare(CLI::App& app) {
       for (const std::string* out : {&o->md, &o->junit, &o->json}) {
         for (const std::string& in : o->runs) {
           if (!out->empty() && same_file(*out, in))
-            throw std::invalid_argument(*out + ": is an input of this comparison; write the "
-                                               "report elsewhere");
+            throw std::invalid_argument(*out +
+                                        ": is an input of this comparison; write the "
+                                        "report elsewhere");
         }
       }
     } catch (const std::exception& e) {
@@ -177,9 +178,9 @@ Action add_compare(CLI::App& app) {
     po.analyze.step = o->step;
     std::vector<std::unique_ptr<Output>> outs;
     Output *md = nullptr, *junit = nullptr, *json = nullptr;
-    for (auto [flag, path, slot] : {std::tuple{"--md", &o->md, &md},
-                                    std::tuple{"--junit", &o->junit, &junit},
-                                    std::tuple{"--json", &o->json, &json}}) {
+    for (auto [flag, path, slot] :
+         {std::tuple{"--md", &o->md, &md}, std::tuple{"--junit", &o->junit, &junit},
+          std::tuple{"--json", &o->json, &json}}) {
       if (path->empty()) continue;
       outs.push_back(std::make_unique<Output>("compare", flag, *path));
       if (!outs.back()->open()) return kExitUsage;

@@ -56,5 +56,4 @@ class Output {
   bool open_ = false;
 };
 
-
 }  // namespace c3::cli

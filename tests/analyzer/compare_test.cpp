@@ -24,14 +24,16 @@ namespace {
 struct JobSpec {
   int ranks = 4;
   int steps = 30;
-  double noise = 0.01;      // sigma of each kernel's log duration, and of the run's own factor
+  double noise = 0.01;  // sigma of each kernel's log duration, and of the run's own factor
   uint64_t seed = 1;
   double nccl_scale = 1.0;  // NCCL transfer times times this
   int late_rank = -1;       // a rank that starts every step and launches every collective late
   int64_t late_ns = 0;
   std::string gpu = "NVIDIA H100 80GB HBM3";
-  std::string gemm_name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3>(Params)";
-  std::string nccl_name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+  std::string gemm_name =
+      "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3>(Params)";
+  std::string nccl_name =
+      "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
 };
 
 // A data-parallel training job: per step a forward pass, a backward pass whose gradient
@@ -46,8 +48,9 @@ JobRun make_job(const JobSpec& s) {
     return static_cast<int64_t>(ns * run_factor * std::exp(s.noise * z(rng)));
   };
   Trace t;
-  t.names = {s.gemm_name, s.nccl_name, "void at::native::vectorized_elementwise_kernel<4, "
-                                       "at::native::FillFunctor<float>>(int, float)",
+  t.names = {s.gemm_name, s.nccl_name,
+             "void at::native::vectorized_elementwise_kernel<4, "
+             "at::native::FillFunctor<float>>(int, float)",
              "Memcpy HtoD (Pageable -> Device)"};
   for (int r = 0; r < s.ranks; ++r) {
     Process p;
@@ -100,7 +103,8 @@ JobRun make_job(const JobSpec& s) {
         if (r == s.late_rank) arrive[static_cast<size_t>(r)] += s.late_ns;
       }
       const int64_t last = *std::max_element(arrive.begin(), arrive.end());
-      const auto transfer = static_cast<int64_t>(static_cast<double>(jitter(2'500'000)) * s.nccl_scale);
+      const auto transfer =
+          static_cast<int64_t>(static_cast<double>(jitter(2'500'000)) * s.nccl_scale);
       for (int r = 0; r < s.ranks; ++r) {
         const int64_t start = arrive[static_cast<size_t>(r)];
         const size_t i = kernel(r, 1, start, last + transfer - start, 8);
@@ -263,9 +267,10 @@ TEST(Compare, SmallestRegressionDetectedAtThirtySteps) {
       break;
     }
   }
-  std::printf("smallest regression detected in 9 of 10 trials at 30 steps, 1%% noise: NCCL %+.1f%%,"
-              " a step time change of %+.2f%%\n",
-              100 * (smallest - 1), 100 * step_change);
+  std::printf(
+      "smallest regression detected in 9 of 10 trials at 30 steps, 1%% noise: NCCL %+.1f%%,"
+      " a step time change of %+.2f%%\n",
+      100 * (smallest - 1), 100 * step_change);
   ASSERT_GT(smallest, 0);
   EXPECT_LE(smallest, 1.05);
 }
@@ -322,8 +327,9 @@ TEST(Compare, KernelNamesAreNormalized) {
                                    "at::native::FillFunctor<float>, at::detail::Array<char*, 1> "
                                    ">(int, at::native::FillFunctor<float>)"),
             "at::native::vectorized_elementwise_kernel<>");
-  EXPECT_EQ(normalized_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, 4>(float*)"),
-            "(anonymous namespace)::softmax_warp_forward<>");
+  EXPECT_EQ(
+      normalized_kernel_name("void (anonymous namespace)::softmax_warp_forward<float, 4>(float*)"),
+      "(anonymous namespace)::softmax_warp_forward<>");
   EXPECT_EQ(normalized_kernel_name("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"),
             "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64");
   EXPECT_EQ(normalized_kernel_name("bool operator<(a, b)"), "bool operator<");

@@ -109,7 +109,8 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   const auto sj = nlohmann::json::parse(slurp(s));
   EXPECT_EQ(sj.at("schema"), "c3scope-summary/2");
   ASSERT_EQ(sj.at("ranks").size(), 3u);
-  EXPECT_LT(fs::file_size(s), 3u * 256 * 1024) << "small enough to keep as a CI baseline";
+  // (schema 2 carries every kernel name's durations for compare: 776 kB here, ~5x less gzipped)
+  EXPECT_LT(fs::file_size(s), 1024u * 1024) << "small enough to keep as a CI baseline";
   RunResult again = c3scope({"analyze", s, "--json", b}, dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report from the summary";

@@ -23,7 +23,7 @@ namespace {
 
 constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // Bump whenever Trace, the loader or this format changes meaning.
-constexpr int64_t kFormat = 2;  // 2: c3bench busbw, process versions
+constexpr int64_t kFormat = 2;                      // 2: c3bench busbw, process versions
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
 // Buffered writer: fields go to a 4 MiB buffer, flushed in large writes.

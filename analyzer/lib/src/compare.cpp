@@ -27,7 +27,7 @@ double median_ns(const json& o, const char* key) {
   if (!o.contains(key) || !o.at(key).is_object()) return 0;
   const json& s = o.at(key);
   return s.contains("median_ns") && s.at("median_ns").is_number() ? s.at("median_ns").get<double>()
-                                                                   : 0;
+                                                                  : 0;
 }
 
 // ---- Metrics ----
@@ -170,7 +170,8 @@ Arrivals arrivals(const JobRun& run, const Report& r) {
       }
     }
     a.skew.push_back(static_cast<double>(hi - lo));
-    for (const auto& [p, s] : v) a.wait[static_cast<size_t>(p)].push_back(static_cast<double>(hi - s));
+    for (const auto& [p, s] : v)
+      a.wait[static_cast<size_t>(p)].push_back(static_cast<double>(hi - s));
     ++a.last[static_cast<size_t>(late)];
   }
   return a;
@@ -196,8 +197,8 @@ std::pair<double, double> quantile_interval(std::vector<double> v, double q) {
 }
 
 template <class T, class Key, class Merge>
-std::map<Key, T> merged(const JobRun& r, const std::vector<T> RankSummary::*field, Key (*key)(const T&),
-                        Merge merge) {
+std::map<Key, T> merged(const JobRun& r, const std::vector<T> RankSummary::*field,
+                        Key (*key)(const T&), Merge merge) {
   std::map<Key, T> out;
   for (const RankSummary& s : r.ranks) {
     for (const T& x : s.*field) {
@@ -208,11 +209,19 @@ std::map<Key, T> merged(const JobRun& r, const std::vector<T> RankSummary::*fiel
   return out;
 }
 
-std::pair<std::string, int64_t> coll_key(const CollectiveStat& c) { return {c.op, c.bucket}; }
-std::pair<std::string, Class> kernel_key(const KernelStat& k) { return {k.name, k.cls}; }
-std::string inter_key(const InterferenceStat& x) { return x.signature; }
+std::pair<std::string, int64_t> coll_key(const CollectiveStat& c) {
+  return {c.op, c.bucket};
+}
+std::pair<std::string, Class> kernel_key(const KernelStat& k) {
+  return {k.name, k.cls};
+}
+std::string inter_key(const InterferenceStat& x) {
+  return x.signature;
+}
 
-std::string bucket_label(int64_t bucket) { return bucket > 0 ? size_bucket(bucket) : "size ?"; }
+std::string bucket_label(int64_t bucket) {
+  return bucket > 0 ? size_bucket(bucket) : "size ?";
+}
 
 // Incomparability: what the runs differ in that makes their numbers incomparable.
 std::string incomparable(const JobRun& b, const JobRun& c) {
@@ -236,8 +245,7 @@ std::string incomparable(const JobRun& b, const JobRun& c) {
     why.push_back("GPU model: baseline " + join(mb) + ", candidate " + join(mc));
   auto gpus = [](const JobRun& r) {
     size_t n = 0;
-    for (const RankSummary& s : r.ranks)
-      n += std::max(s.devices.size(), s.per_device.size());
+    for (const RankSummary& s : r.ranks) n += std::max(s.devices.size(), s.per_device.size());
     return n;
   };
   const size_t gb = gpus(b), gc = gpus(c);
@@ -290,8 +298,8 @@ std::string incomparable(const JobRun& b, const JobRun& c) {
 }
 
 // Every metric of the comparison (`b` null: the candidate's only, for budgets).
-std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRun& c, const Report& rc,
-                                  const CompareOptions& o, Comparison* out) {
+std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRun& c,
+                                  const Report& rc, const CompareOptions& o, Comparison* out) {
   std::vector<Metric> m;
   auto add = [&](Metric x) { m.push_back(std::move(x)); };
   const bool benchy = bench_steps(c) || (b != nullptr && bench_steps(*b));
@@ -395,13 +403,19 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
     };
     const auto d = [](int64_t v) { return static_cast<double>(v); };
     if (rc.overall.b.activities > 0 || (rb != nullptr && rb->overall.b.activities > 0)) {
-      total("span", [&](const Breakdown& x) { return d(x.span); }, "ns", true);
-      total("compute", [&](const Breakdown& x) { return d(x.compute()); }, "ns", true);
-      total("exposed_comm", [&](const Breakdown& x) { return d(x.exposed_comm); }, "ns", true);
-      total("exposed_memcpy", [&](const Breakdown& x) { return d(x.exposed_memcpy); }, "ns", true);
-      total("idle", [&](const Breakdown& x) { return d(x.idle); }, "ns", true);
+      total(
+          "span", [&](const Breakdown& x) { return d(x.span); }, "ns", true);
+      total(
+          "compute", [&](const Breakdown& x) { return d(x.compute()); }, "ns", true);
+      total(
+          "exposed_comm", [&](const Breakdown& x) { return d(x.exposed_comm); }, "ns", true);
+      total(
+          "exposed_memcpy", [&](const Breakdown& x) { return d(x.exposed_memcpy); }, "ns", true);
+      total(
+          "idle", [&](const Breakdown& x) { return d(x.idle); }, "ns", true);
       if (rc.overall.b.comm() > 0 || (rb != nullptr && rb->overall.b.comm() > 0))
-        total("overlap_pct", [](const Breakdown& x) { return x.overlap_pct; }, "%", false);
+        total(
+            "overlap_pct", [](const Breakdown& x) { return x.overlap_pct; }, "%", false);
     }
   }
   // ---- collectives ----
@@ -439,7 +453,8 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
     }
   }
   for (const auto& [k, x] : cb) {
-    if (!cc.contains(k)) out->removed.push_back("collective " + k.first + " " + bucket_label(k.second));
+    if (!cc.contains(k))
+      out->removed.push_back("collective " + k.first + " " + bucket_label(k.second));
   }
   // ---- kernels (top N by time) ----
   const auto merge_kernel = [](KernelStat& a, const KernelStat& x) { a.merge(x); };
@@ -468,7 +483,8 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
     for (const auto& [k, x] : kb) {
       if (!kc.contains(k)) removed.emplace_back(x.total_ns, label(k));
     }
-    std::sort(both.begin(), both.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
+    std::sort(both.begin(), both.end(),
+              [](const auto& l, const auto& r) { return l.first > r.first; });
     for (size_t i = 0; i < both.size() && i < static_cast<size_t>(std::max(0, o.top)); ++i) {
       const auto& k = both[i].second;
       Metric d;
@@ -512,7 +528,8 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       if (b != nullptr && (it == ib.end() || !usable(it->second))) continue;
       order.emplace_back(x.total_ns, k);
     }
-    std::sort(order.begin(), order.end(), [](const auto& l, const auto& r) { return l.first > r.first; });
+    std::sort(order.begin(), order.end(),
+              [](const auto& l, const auto& r) { return l.first > r.first; });
     for (size_t i = 0; i < order.size() && i < static_cast<size_t>(std::max(0, o.top)); ++i) {
       const std::string& k = order[i].second;
       Metric d;
@@ -575,7 +592,8 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
         p99.total = true;
         p99.quantile_check = true;
         p99.c = {quantile_of(ac.skew, 0.99)};
-        p99.b = ab.skew.empty() ? std::vector<double>{} : std::vector<double>{quantile_of(ab.skew, 0.99)};
+        p99.b = ab.skew.empty() ? std::vector<double>{}
+                                : std::vector<double>{quantile_of(ab.skew, 0.99)};
         add(std::move(s));
         add(std::move(p99));
       }
@@ -665,12 +683,23 @@ struct Dim {
   const char* kind;  // "time", "pct", "bw", "factor", "fraction"
 };
 constexpr Dim kDims[] = {
-    {"step_time", "time"},      {"span", "time"},       {"compute", "time"},
-    {"exposed_comm", "time"},   {"exposed_memcpy", "time"}, {"idle", "time"},
-    {"overlap_pct", "pct"},     {"duration", "time"},   {"busbw", "bw"},
-    {"kernel", "time"},         {"slowdown", "factor"}, {"skew", "time"},
-    {"skew_p99", "time"},       {"wait", "time"},       {"t_c3", "time"},
-    {"fraction_of_ideal", "fraction"}, {"compute_slowdown", "factor"},
+    {"step_time", "time"},
+    {"span", "time"},
+    {"compute", "time"},
+    {"exposed_comm", "time"},
+    {"exposed_memcpy", "time"},
+    {"idle", "time"},
+    {"overlap_pct", "pct"},
+    {"duration", "time"},
+    {"busbw", "bw"},
+    {"kernel", "time"},
+    {"slowdown", "factor"},
+    {"skew", "time"},
+    {"skew_p99", "time"},
+    {"wait", "time"},
+    {"t_c3", "time"},
+    {"fraction_of_ideal", "fraction"},
+    {"compute_slowdown", "factor"},
     {"comm_slowdown", "factor"},
 };
 
@@ -736,9 +765,11 @@ void parse_name(const std::string& word, Budget* b, const std::string& where) {
   std::string name = word;
   const size_t open = word.find('[');
   if (open != std::string::npos) {
-    if (word.back() != ']') throw std::invalid_argument(where + "'" + word + "': a '[' without its ']'");
+    if (word.back() != ']')
+      throw std::invalid_argument(where + "'" + word + "': a '[' without its ']'");
     b->selector = canonical_selector(word.substr(open + 1, word.size() - open - 2));
-    if (b->selector.empty()) throw std::invalid_argument(where + "'" + word + "': an empty selector");
+    if (b->selector.empty())
+      throw std::invalid_argument(where + "'" + word + "': an empty selector");
     name = word.substr(0, open);
   }
   if (dim_of(name) != nullptr) {
@@ -884,11 +915,13 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
     }
     if (words[0] == "threshold") {
       if (words.size() != 3)
-        throw std::invalid_argument(where + "expected 'threshold METRIC PERCENT%', e.g. 'threshold step_time 3%'");
+        throw std::invalid_argument(
+            where + "expected 'threshold METRIC PERCENT%', e.g. 'threshold step_time 3%'");
       b.kind = Budget::Kind::threshold;
       parse_name(words[1], &b, where);
       if (!b.unit.empty())
-        throw std::invalid_argument(where + "a threshold names the metric without a unit ('" + b.metric + "')");
+        throw std::invalid_argument(where + "a threshold names the metric without a unit ('" +
+                                    b.metric + "')");
       b.any_selector = b.selector.empty();
       std::string pct = words[2];
       if (pct.empty() || pct.back() != '%')
@@ -917,7 +950,8 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
       }
     }
     if (op_at == std::string::npos || op_at == 0)
-      throw std::invalid_argument(where + "expected 'METRIC <= NUMBER' (or <, >=, >) or 'threshold METRIC PERCENT%'");
+      throw std::invalid_argument(
+          where + "expected 'METRIC <= NUMBER' (or <, >=, >) or 'threshold METRIC PERCENT%'");
     size_t op_end = op_at + 1;
     if (op_end < joined.size() && joined[op_end] == '=') ++op_end;
     b.op = joined.substr(op_at, op_end - op_at);
@@ -1008,7 +1042,8 @@ Comparison compare(const JobRun* baseline, const JobRun& candidate, const Compar
   out.candidate_steps = static_cast<int64_t>(rc.job_steps.size());
   out.notes.push_back("candidate steps: " + (rc.step_source.empty() ? "none" : rc.step_source));
   if (bench_steps(candidate))
-    out.notes.push_back("c3bench cases are compared case by case (each case's medians), not as steps");
+    out.notes.push_back(
+        "c3bench cases are compared case by case (each case's medians), not as steps");
   std::vector<Metric> metrics =
       build_metrics(baseline, baseline != nullptr ? &rb : nullptr, candidate, rc, o, &out);
   // Thresholds: the default, then the budget file's threshold lines in order.
@@ -1018,7 +1053,8 @@ Comparison compare(const JobRun* baseline, const JobRun& candidate, const Compar
       if (bu.kind != Budget::Kind::threshold) continue;
       for (size_t i = 0; i < metrics.size(); ++i) {
         if (metrics[i].base != bu.metric) continue;
-        if (!bu.any_selector && !selector_matches(bu.selector, selector_of(metrics[i].id))) continue;
+        if (!bu.any_selector && !selector_matches(bu.selector, selector_of(metrics[i].id)))
+          continue;
         thresholds[i] = bu.value;
       }
     }
@@ -1130,7 +1166,10 @@ Comparison compare(const JobRun* baseline, const JobRun& candidate, const Compar
       br.metric_id = hit->id;
       const double v = exact_median(hit->c);
       const double limit = bu.value;
-      br.ok = bu.op == "<=" ? v <= limit : bu.op == "<" ? v < limit : bu.op == ">=" ? v >= limit : v > limit;
+      br.ok = bu.op == "<="   ? v <= limit
+              : bu.op == "<"  ? v < limit
+              : bu.op == ">=" ? v >= limit
+                              : v > limit;
       double shown = v / scale, shown_limit = limit / scale;
       if (std::string(dim->kind) == "factor" && bu.unit == "pct") {
         shown = (v - 1) / scale;

@@ -53,7 +53,9 @@ std::string interval_text(const MetricResult& m) {
 std::string threshold_text(const MetricResult& m) {
   return m.absolute ? fmt("%.3f", m.d.threshold) : fmt("%.1f%%", 100 * m.d.threshold);
 }
-std::string p_text(const MetricResult& m) { return m.d.tested ? fmt("%.2g", m.d.p_adjusted) : "-"; }
+std::string p_text(const MetricResult& m) {
+  return m.d.tested ? fmt("%.2g", m.d.p_adjusted) : "-";
+}
 
 const char* verdict_upper(Verdict v) {
   switch (v) {
@@ -198,7 +200,8 @@ std::string Comparison::headline() const {
     } else {
       std::string why = "no metric could be decided";
       for (const MetricResult& m : metrics) {
-        if (m.id == "step_time" && m.d.verdict == Verdict::inconclusive) why = "step_time: " + m.d.why;
+        if (m.id == "step_time" && m.d.verdict == Verdict::inconclusive)
+          why = "step_time: " + m.d.why;
       }
       s += why;
     }
@@ -222,8 +225,8 @@ std::string compare_text(const Comparison& c, bool color) {
   std::string out;
   auto paint = [&](Verdict v, const std::string& s) {
     if (!color) return s;
-    const char* code = v == Verdict::regression    ? "\033[1;31m"
-                       : v == Verdict::improvement ? "\033[32m"
+    const char* code = v == Verdict::regression     ? "\033[1;31m"
+                       : v == Verdict::improvement  ? "\033[32m"
                        : v == Verdict::inconclusive ? "\033[33m"
                                                     : "";
     return *code != 0 ? code + s + "\033[0m" : s;
@@ -263,12 +266,11 @@ std::string compare_text(const Comparison& c, bool color) {
       }
       if (m.d.verdict == Verdict::unchanged) ++unchanged_shown;
       const std::string n = std::to_string(m.n_baseline) + "/" + std::to_string(m.n_candidate);
-      std::snprintf(b, sizeof b, "%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n",
-                    verdict_upper(m.d.verdict), clean_text(cut(m.id, 50)).c_str(),
-                    value_text(m.unit, m.d.baseline_median).c_str(),
-                    value_text(m.unit, m.d.candidate_median).c_str(), change_text(m).c_str(),
-                    interval_text(m).c_str(), p_text(m).c_str(), threshold_text(m).c_str(),
-                    n.c_str());
+      std::snprintf(
+          b, sizeof b, "%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n", verdict_upper(m.d.verdict),
+          clean_text(cut(m.id, 50)).c_str(), value_text(m.unit, m.d.baseline_median).c_str(),
+          value_text(m.unit, m.d.candidate_median).c_str(), change_text(m).c_str(),
+          interval_text(m).c_str(), p_text(m).c_str(), threshold_text(m).c_str(), n.c_str());
       // Colour the verdict column only (the padding stays aligned).
       std::string line = b;
       const std::string word = verdict_upper(m.d.verdict);
@@ -308,7 +310,8 @@ std::string compare_markdown(const Comparison& c, size_t limit) {
   const char* mark = v == "regression"     ? ":x:"
                      : v == "inconclusive" ? ":warning:"
                                            : ":white_check_mark:";
-  std::string head = std::string("**c3scope compare** ") + mark + " " + md(c.headline(), 2000) + "\n\n";
+  std::string head =
+      std::string("**c3scope compare** ") + mark + " " + md(c.headline(), 2000) + "\n\n";
   if (c.has_baseline) {
     head += "Baseline `" + md(c.baseline_name, 200) + "` (" + std::to_string(c.ranks_baseline) +
             " ranks, " + std::to_string(c.baseline_steps) + " steps), candidate `" +
@@ -332,9 +335,9 @@ std::string compare_markdown(const Comparison& c, size_t limit) {
       "|---|---|---:|---:|---:|---|---:|---:|\n";
   auto row = [&](const MetricResult& m) {
     return "| " + std::string(verdict_upper(m.d.verdict)) + " | " + md(m.id) + " | " +
-           value_text(m.unit, m.d.baseline_median) + " | " + value_text(m.unit, m.d.candidate_median) +
-           " | " + change_text(m) + " | " + interval_text(m) + " | " + p_text(m) + " | " +
-           threshold_text(m) + " |\n";
+           value_text(m.unit, m.d.baseline_median) + " | " +
+           value_text(m.unit, m.d.candidate_median) + " | " + change_text(m) + " | " +
+           interval_text(m) + " | " + p_text(m) + " | " + threshold_text(m) + " |\n";
   };
   std::string body;
   auto section = [&](const char* title, Verdict which) {
@@ -409,8 +412,8 @@ std::string compare_junit(const Comparison& c) {
   int failures = 0, skipped = 0, tests = 0;
   for (const MetricResult& m : c.metrics) {
     ++tests;
-    cases += "    <testcase name=\"" + xml(m.id) + "\" classname=\"c3scope.compare." + xml(m.group) +
-             "\" time=\"0\">\n";
+    cases += "    <testcase name=\"" + xml(m.id) + "\" classname=\"c3scope.compare." +
+             xml(m.group) + "\" time=\"0\">\n";
     const std::string numbers =
         m.id + ": " + verdict_name(m.d.verdict) + "; baseline " +
         value_text(m.unit, m.d.baseline_median) + ", candidate " +
@@ -436,8 +439,8 @@ std::string compare_junit(const Comparison& c) {
   for (const BudgetResult& b : c.budgets) {
     budget_cases += "    <testcase name=\"" + xml(b.budget.text) +
                     "\" classname=\"c3scope.compare.budget\" time=\"0\">\n";
-    const std::string text = "budget '" + b.budget.text + "' (line " +
-                             std::to_string(b.budget.line) + "): " + b.why;
+    const std::string text =
+        "budget '" + b.budget.text + "' (line " + std::to_string(b.budget.line) + "): " + b.why;
     if (!b.ok) {
       ++budget_failures;
       budget_cases += "      <failure type=\"budget\" message=\"" + xml(text) + "\">" + xml(text) +

@@ -25,7 +25,6 @@ void for_each_device(const Activities& a, F&& fn) {
   }
 }
 
-
 }  // namespace
 
 std::string size_bucket(int64_t bytes) {
@@ -43,7 +42,6 @@ std::string size_bucket(int64_t bytes) {
   };
   return label(b) + ".." + label(b * 2);
 }
-
 
 std::string interference_signature(const Trace& t, size_t i) {
   const Activities& a = t.activities;

@@ -219,7 +219,8 @@ void load_file(const std::string& path, Trace& t, bool defer,
         "b.ideal_speedup, "
         "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
         "b.decomposition_loss_comp, "
-        "b.decomposition_loss_comm, b.schedule_speedup, b.busbw FROM bench_result b JOIN bench_run r ON "
+        "b.decomposition_loss_comm, b.schedule_speedup, b.busbw, r.id, r.host, r.rank, "
+        "r.command_line FROM bench_result b JOIN bench_run r ON "
         "r.id = b.run_id "
         "WHERE b.status = 'ok' ORDER BY b.id");
     auto opt = [&](int c) {
@@ -227,9 +228,27 @@ void load_file(const std::string& path, Trace& t, bool defer,
     };
     while (q.step()) {
       BenchResult br;
+      int found = -1;
       for (const auto& [id, idx] : b.processes()) {
-        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) br.process = idx;
+        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) found = idx;
       }
+      if (found < 0) {
+        // Results without a traced process (c3bench --db): the run is the process, so that
+        // they reach summaries and comparisons. Its id is below every real process id.
+        const int64_t id = INT64_MIN / 2 - q.i64(18);
+        found = b.process_index(id);
+        if (found < 0) {
+          Process p;
+          p.pid = q.i64(0);
+          p.host = q.text(19);
+          p.rank = q.i64(20);
+          p.command_line = q.text(21);
+          p.trace_clock = "none (c3bench results only)";
+          b.process(id, std::move(p));
+          found = b.process_index(id);
+        }
+      }
+      br.process = static_cast<int16_t>(found);
       br.backend = q.text(1);
       br.simulated = q.i64(2) != 0;
       br.label = q.text(3);

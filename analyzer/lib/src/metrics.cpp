@@ -433,9 +433,8 @@ std::vector<KernelStat> kernel_stats(const Trace& t, int process, const Interval
   for (size_t i = 0; i < a.size(); ++i) {
     if (a.process[i] != process || a.kind[i] != Kind::kernel) continue;
     if (window != nullptr) {
-      const auto it = std::upper_bound(
-          window->begin(), window->end(), a.start[i],
-          [](int64_t s, const Interval& w) { return s < w.start; });
+      const auto it = std::upper_bound(window->begin(), window->end(), a.start[i],
+                                       [](int64_t s, const Interval& w) { return s < w.start; });
       if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
     }
     KernelStat& k = by_id[{a.name[i], a.cls[i]}];

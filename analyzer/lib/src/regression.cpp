@@ -220,8 +220,8 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     char b[160];
     auto f = m.absolute ? points : percent;
     std::snprintf(b, sizeof b, "%s [%s, %s], p %.2g (adjusted %.2g, alpha %g), threshold %s",
-                  f(d.change).c_str(), f(d.lo).c_str(), f(d.hi).c_str(), d.p, d.p_adjusted,
-                  o.alpha, f(m.threshold).substr(1).c_str());
+                  f(d.change).c_str(), f(d.lo).c_str(), f(d.hi).c_str(), d.p, d.p_adjusted, o.alpha,
+                  f(m.threshold).substr(1).c_str());
     d.why = b;
     const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
     if (tiny && significant) d.why += ", a difference within the floor";

@@ -553,7 +553,8 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
     const json j = json::parse(text);
     const std::string schema = j.at("schema").get<std::string>();
     if (schema != kSchema && schema != kSchemaV1) {
-      throw std::invalid_argument("schema '" + schema + "', this c3scope reads " + std::string(kSchema) + " and " + kSchemaV1 +
+      throw std::invalid_argument("schema '" + schema + "', this c3scope reads " +
+                                  std::string(kSchema) + " and " + kSchemaV1 +
                                   " (a newer c3scope wrote it?)");
     }
     if (made_with != nullptr) {

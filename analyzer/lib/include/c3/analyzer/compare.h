@@ -37,13 +37,13 @@ struct Budget {
   enum class Kind { limit, threshold };
   Kind kind = Kind::limit;
   int line = 0;
-  std::string text;      // the line as written (trimmed)
-  std::string metric;    // base metric name: "exposed_comm", "busbw", ...
-  std::string selector;  // canonical selector ("AllReduce 1G..2G", "rank 3"), empty: none
+  std::string text;           // the line as written (trimmed)
+  std::string metric;         // base metric name: "exposed_comm", "busbw", ...
+  std::string selector;       // canonical selector ("AllReduce 1G..2G", "rank 3"), empty: none
   bool any_selector = false;  // threshold lines: "busbw" alone covers every busbw[...] metric
-  std::string op;        // limit: "<=", "<", ">=", ">"
-  double value = 0;      // limit: in the metric's unit (ns, %, bytes/s, ...); threshold: fraction
-  std::string unit;      // as written ("ms", "gbps", "pct", ...)
+  std::string op;             // limit: "<=", "<", ">=", ">"
+  double value = 0;  // limit: in the metric's unit (ns, %, bytes/s, ...); threshold: fraction
+  std::string unit;  // as written ("ms", "gbps", "pct", ...)
 };
 struct Budgets {
   std::string file;
@@ -92,8 +92,8 @@ struct BudgetResult {
 // difference between a median of sums and a sum of medians), so the parts add up to the whole.
 struct Explained {
   bool available = false;
-  static constexpr std::array<const char*, 6> kParts = {
-      "compute", "exposed_comm", "exposed_memcpy", "idle", "other", "step_time"};
+  static constexpr std::array<const char*, 6> kParts = {"compute", "exposed_comm", "exposed_memcpy",
+                                                        "idle",    "other",        "step_time"};
   std::array<double, 6> baseline{}, candidate{};  // ns; the last is the step time
   double delta(size_t i) const { return candidate[i] - baseline[i]; }
 };

@@ -70,7 +70,7 @@ struct Process {
   std::string trace_clock;
   // Clock anchors: trace ns <-> CLOCK_REALTIME ns at start (and end when the trace closed).
   int64_t anchor_trace_ns = 0, anchor_realtime_ns = 0;
-  int64_t offset_ns = 0;      // added to every timestamp of this process when aligning ranks
+  int64_t offset_ns = 0;  // added to every timestamp of this process when aligning ranks
   // Software versions the trace states, ("nccl", "2.17.1"), ("cuda_driver", ...), sorted by
   // name (meta keys of the file, and kineto_<process id>_<name>_version of imported ones).
   std::vector<std::pair<std::string, std::string>> versions;
