@@ -93,13 +93,7 @@ Action add_analyze(CLI::App& app) {
     }
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
     // partial outputs are removed on the way out.
-    static std::atomic<bool> interrupted{false};
-    struct sigaction sa {};
-    sa.sa_handler = [](int) { interrupted = true; };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    po.open.cancel = &interrupted;
+    po.open.cancel = stop_on_signals();
     po.analyze.range = o->range;
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;

@@ -186,13 +186,7 @@ Action add_compare(CLI::App& app) {
       if (!outs.back()->open()) return kExitUsage;
       *slot = outs.back().get();
     }
-    static std::atomic<bool> interrupted{false};
-    struct sigaction sa {};
-    sa.sa_handler = [](int) { interrupted = true; };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    po.open.cancel = &interrupted;
+    po.open.cancel = stop_on_signals();
     std::unique_ptr<analyzer::JobRun> baseline;
     analyzer::JobRun candidate;
     try {

@@ -2,6 +2,9 @@
 // into place at the end, so a failed run leaves nothing half-written.
 #pragma once
 
+#include <signal.h>
+
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -9,6 +12,18 @@
 #include "commands.h"
 
 namespace c3::cli {
+
+// Makes Ctrl-C and SIGTERM set the returned flag (the pipeline's cancel: the map stops at its
+// next check and the command removes its temporary files and partial outputs on the way out).
+inline std::atomic<bool>* stop_on_signals() {
+  static std::atomic<bool> interrupted{false};
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { interrupted = true; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return &interrupted;
+}
 
 // An output written under a temporary name and renamed into place at the end: a failed run
 // leaves nothing half-written.
