@@ -640,12 +640,13 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
         out->added.push_back("c3bench case " + label);
         continue;
       }
+      const std::string& case_label = label;  // (a structured binding cannot be captured)
       auto one = [&](const char* base, std::optional<double> vc, std::optional<double> vb,
                      const char* unit, bool up, bool absolute) {
         if (!vc || (b != nullptr && !vb)) return;
         Metric d;
         d.base = base;
-        d.id = std::string(base) + "[" + label + "]";
+        d.id = std::string(base) + "[" + case_label + "]";
         d.group = "bench";
         d.unit = unit;
         d.up_is_worse = up;
@@ -737,7 +738,7 @@ const char* units_of(const std::string& kind) {
   return "_pct or no unit";
 }
 
-std::string trim(std::string s) {
+std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r");
   if (a == std::string::npos) return {};
   const size_t e = s.find_last_not_of(" \t\r");
@@ -925,11 +926,13 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
       b.any_selector = b.selector.empty();
       std::string pct = words[2];
       if (pct.empty() || pct.back() != '%')
-        throw std::invalid_argument(where + "the threshold '" + pct + "' needs a % sign");
+        throw std::invalid_argument(
+            where + std::string("the threshold '").append(pct).append("' needs a % sign"));
       pct.pop_back();
       const double v = parse_number(pct, where);
       if (v < 0 || v > 1000)
-        throw std::invalid_argument(where + "the threshold " + pct + "% must be 0% to 1000%");
+        throw std::invalid_argument(
+            where + std::string("the threshold ").append(pct).append("% must be 0% to 1000%"));
       b.value = v / 100;
       out.items.push_back(std::move(b));
       continue;
