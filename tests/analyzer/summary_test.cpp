@@ -105,3 +105,26 @@ TEST(Summary, ValuesOutOfRangeAreRefused) {
     }
   }
 }
+
+TEST(Summary, SchemaOneFilesAreReadWithoutWhatTwoAdded) {
+  Trace t = small_trace();
+  t.processes[0].versions = {{"nccl", "2.17.1"}};
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  const std::vector<RankSummary> now = summaries_from_json(text, "s.json");
+  ASSERT_FALSE(now[0].kernel_stats.empty());
+  EXPECT_EQ(now[0].kernel_stats[0].count, 20);
+  EXPECT_EQ(now[0].process.versions, t.processes[0].versions);
+  EXPECT_EQ(now[0].collectives[0].duration.count(), 20);
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["schema"] = "c3scope-summary/1";
+  auto& r = j["ranks"][0];
+  r.erase("kernels");
+  r["process"].erase("versions");
+  for (auto& c : r["collectives"]) c.erase("duration_ns");
+  const std::vector<RankSummary> old = summaries_from_json(j.dump(), "old.json");
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_TRUE(old[0].kernel_stats.empty());
+  EXPECT_TRUE(old[0].process.versions.empty());
+  EXPECT_TRUE(old[0].collectives[0].duration.empty());
+  EXPECT_EQ(old[0].steps.size(), now[0].steps.size());
+}
