@@ -18,7 +18,7 @@ std::string baseline() {
 }
 
 std::string sim_run(const TempDir& dir) {
-  const std::string db = dir.path() + "/sim.sqlite";
+  std::string db = dir.path() + "/sim.sqlite";
   RunResult r = run({c3bench_path(), "--backend", "sim", "--compute", "gemm:2048x2048x2048",
                      "--comm", "allreduce:16M..64M", "--db", db},
                     dir.path());

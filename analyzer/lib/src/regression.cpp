@@ -146,6 +146,15 @@ bool beyond(double change, double threshold, bool worse_way, bool up_is_worse) {
   return signed_change > threshold;
 }
 
+// The verdict a threshold gives a change that is significant (or needs no test); a difference
+// within the metric's floor is no change.
+Verdict by_threshold(double change, const MetricSamples& m, bool tiny) {
+  if (tiny) return Verdict::unchanged;
+  if (beyond(change, m.threshold, true, m.up_is_worse)) return Verdict::regression;
+  if (beyond(change, m.threshold, false, m.up_is_worse)) return Verdict::improvement;
+  return Verdict::unchanged;
+}
+
 }  // namespace
 
 std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const DecideOptions& o) {
@@ -177,15 +186,7 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
     if (m.total) {
       // One number a side: no test, the threshold alone decides.
-      if (tiny) {
-        d.verdict = Verdict::unchanged;
-      } else if (beyond(d.change, m.threshold, true, m.up_is_worse)) {
-        d.verdict = Verdict::regression;
-      } else if (beyond(d.change, m.threshold, false, m.up_is_worse)) {
-        d.verdict = Verdict::improvement;
-      } else {
-        d.verdict = Verdict::unchanged;
-      }
+      d.verdict = by_threshold(d.change, m, tiny);
       d.why = "whole-run total, threshold only: " +
               (m.absolute ? points(d.change) + " against " + points(m.threshold).substr(1)
                           : percent(d.change) + " against " + percent(m.threshold).substr(1));
@@ -225,15 +226,7 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     d.why = b;
     const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
     if (tiny && significant) d.why += ", a difference within the floor";
-    if (tiny) {
-      d.verdict = Verdict::unchanged;
-    } else if (significant && beyond(d.change, m.threshold, true, m.up_is_worse)) {
-      d.verdict = Verdict::regression;
-    } else if (significant && beyond(d.change, m.threshold, false, m.up_is_worse)) {
-      d.verdict = Verdict::improvement;
-    } else {
-      d.verdict = Verdict::unchanged;
-    }
+    d.verdict = significant ? by_threshold(d.change, m, tiny) : Verdict::unchanged;
   }
   return out;
 }

@@ -68,7 +68,8 @@ size_t RankSummary::bytes() const {
     b += str(c.op) + c.algbw.bytes() + c.busbw.bytes() + c.duration.bytes();
   b += kernel_stats.capacity() * sizeof(KernelStat);
   for (const KernelStat& k : kernel_stats) b += str(k.name) + k.duration.bytes();
-  for (const auto& [k, v] : process.versions) b += sizeof(k) + sizeof(v) + str(k) + str(v);
+  b += process.versions.capacity() * sizeof(process.versions[0]);
+  for (const auto& [k, v] : process.versions) b += str(k) + str(v);
   b += interference.capacity() * sizeof(InterferenceStat);
   for (const InterferenceStat& x : interference)
     b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
