@@ -2,7 +2,7 @@
 //
 //   c3scope-gui [TRACE...]                      traces (c3scope .sqlite, PyTorch/Kineto .json[.gz],
 //                                               Nsight Systems .sqlite exports, or folders)
-//   c3scope-gui --screenshot DIR [--size WxH] [--dark] [--compare TRACE] TRACE...
+//   c3scope-gui --screenshot DIR [--size WxH] [--dark] [--compare TRACE [--step REGEX]] TRACE...
 //       renders the main views offscreen into DIR/*.png (with QT_QPA_PLATFORM=offscreen),
 //       prints what it drew, and exits (1 when the traces cannot be opened)
 #include <QApplication>
@@ -160,7 +160,12 @@ int main(int argc, char** argv) {
                                 "1600x1000");
   const QCommandLineOption dark("dark", "Use a dark palette.");
   const QCommandLineOption compare("compare", "Also open TRACE as the comparison (B).", "TRACE");
-  cli.addOptions({shot, size, dark, compare});
+  const QCommandLineOption step(
+      "step",
+      "Steps of the comparison: NVTX or annotation ranges whose name matches REGEX (default "
+      "ProfilerStep#N), as c3scope compare --step.",
+      "REGEX");
+  cli.addOptions({shot, size, dark, compare, step});
   cli.process(app);
   if (cli.isSet(dark)) {
     QApplication::setStyle(QStyleFactory::create("Fusion"));
@@ -168,6 +173,7 @@ int main(int argc, char** argv) {
   }
   const QStringList traces = cli.positionalArguments();
   MainWindow w;
+  w.panels()->set_compare_step(cli.value(step));
   if (cli.isSet(shot)) {
     const QString dir = cli.value(shot);
     const QStringList wh = cli.value(size).split('x');

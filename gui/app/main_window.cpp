@@ -132,6 +132,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       view_->select_activity(a);
     }
   });
+  connect(panels_, &AnalysisPanels::compareStepChanged, this, [this] { recompare(); });
   connect(panels_, &AnalysisPanels::compareRequested, this, [this] {
     const QStringList files = QFileDialog::getOpenFileNames(
         this, tr("Compare with"), {}, tr("Traces (*.sqlite *.json *.json.gz);;All files (*)"));
@@ -166,6 +167,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 MainWindow::~MainWindow() {
   if (cancel_) *cancel_ = true;
   if (analysis_cancel_) *analysis_cancel_ = true;
+  if (compare_cancel_) *compare_cancel_ = true;
   // The documents and the row model are members: they go before QWidget's destructor closes
   // the child views, so the views must let go of them first.
   view_->set_document(nullptr);
@@ -383,47 +385,109 @@ void MainWindow::start_load(const QStringList& paths, bool compare,
         },
         Qt::QueuedConnection);
   };
-  auto* watcher = new QFutureWatcher<std::pair<Document*, QString>>(this);
-  connect(watcher, &QFutureWatcher<std::pair<Document*, QString>>::finished, this,
-          [this, watcher, dialog, paths, compare, done = std::move(done)]() mutable {
-            auto [raw, error] = watcher->result();
-            std::shared_ptr<Document> doc(raw);
+  // What the worker hands back: the document, or why there is none; for a comparison, its
+  // verdicts too.
+  struct Loaded {
+    std::shared_ptr<Document> doc;
+    QString error;
+    std::shared_ptr<const analyzer::Comparison> comparison;
+  };
+  // A comparison is made against the document open now (A); a newer one makes it moot.
+  std::shared_ptr<Document> base = compare ? doc_ : nullptr;
+  const std::string step = panels_->compare_step().toStdString();
+  auto* watcher = new QFutureWatcher<Loaded>(this);
+  connect(watcher, &QFutureWatcher<Loaded>::finished, this,
+          [this, watcher, dialog, paths, compare, base, done = std::move(done)]() mutable {
+            Loaded loaded = watcher->result();
             watcher->deleteLater();
             dialog->deleteLater();
             loading_ = false;
-            if (!doc) {
-              show_error(error);
+            if (!loaded.doc) {
+              show_error(loaded.error);
               if (done) done(false);
               return;
             }
             add_recent(paths);
             if (compare) {
-              other_ = std::move(doc);
-              panels_->set_comparison(other_.get());
+              if (doc_ != base) {
+                if (done) done(false);
+                return;
+              }
+              other_ = std::move(loaded.doc);
+              panels_->set_comparison(other_.get(), std::move(loaded.comparison));
               panels_->setCurrentWidget(panels_->compare_page());
               if (done) done(true);
             } else {
-              set_document(std::move(doc));
+              set_document(std::move(loaded.doc));
               start_analysis(std::move(done));
             }
           });
-  watcher->setFuture(
-      QtConcurrent::run([paths, cancel, progress, compare]() -> std::pair<Document*, QString> {
-        LoadError err;
-        std::unique_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
-        // The comparison only needs the summary: analyze it here, before it is shown.
-        if (doc && compare) {
-          progress(0.95, QObject::tr("analyzing"));
-          try {
-            if (!analyze_document(*doc, *cancel, &doc->report))
-              return {nullptr, QObject::tr("Loading was cancelled.")};
-          } catch (const std::exception& e) {
-            return {nullptr, QString::fromStdString(e.what())};
-          }
-          doc->analyzed = true;
-        }
-        return {doc.release(), err.message};
-      }));
+  watcher->setFuture(QtConcurrent::run([paths, cancel, progress, compare, base, step]() -> Loaded {
+    LoadError err;
+    std::shared_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
+    if (!doc) return {nullptr, err.message, nullptr};
+    if (!compare) return {std::move(doc), {}, nullptr};
+    // The comparison needs B's report (the totals side by side) and both documents' summaries
+    // (the verdicts, as `c3scope compare` makes them).
+    Loaded out{std::move(doc), {}, nullptr};
+    try {
+      progress(0.93, QObject::tr("analyzing"));
+      if (!analyze_document(*out.doc, *cancel, &out.doc->report))
+        return {nullptr, QObject::tr("Loading was cancelled."), nullptr};
+      out.doc->analyzed = true;
+      progress(0.96, QObject::tr("comparing"));
+      out.comparison = compare_documents(*base, *out.doc, step, *cancel);
+      if (!out.comparison) return {nullptr, QObject::tr("Loading was cancelled."), nullptr};
+    } catch (const std::exception& e) {
+      return {nullptr, QString::fromStdString(e.what()), nullptr};
+    }
+    return out;
+  }));
+}
+
+void MainWindow::recompare(std::function<void(bool)> done) {
+  if (!doc_ || !other_) {
+    if (done) done(false);
+    return;
+  }
+  if (compare_cancel_) *compare_cancel_ = true;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  compare_cancel_ = cancel;
+  std::shared_ptr<Document> a = doc_, b = other_;
+  const std::string step = panels_->compare_step().toStdString();
+  status_->setText(tr("comparing..."));
+  struct Result {
+    std::shared_ptr<const analyzer::Comparison> comparison;
+    QString error;
+  };
+  auto* watcher = new QFutureWatcher<Result>(this);
+  connect(watcher, &QFutureWatcher<Result>::finished, this,
+          [this, watcher, a, b, cancel, done = std::move(done)] {
+            Result r = watcher->result();
+            watcher->deleteLater();
+            // A newer comparison or document makes this one moot.
+            if (*cancel || doc_ != a || other_ != b) {
+              if (done) done(false);
+              return;
+            }
+            if (!r.comparison) {
+              status_->setText(tr("The comparison failed: %1").arg(r.error));
+              show_error(tr("The comparison failed: %1").arg(r.error));
+              if (done) done(false);
+              return;
+            }
+            status_->setText(QString::fromStdString(r.comparison->headline()));
+            panels_->set_comparison(b.get(), std::move(r.comparison));
+            if (done) done(true);
+          });
+  watcher->setFuture(QtConcurrent::run([a, b, step, cancel]() -> Result {
+    try {
+      auto c = compare_documents(*a, *b, step, *cancel);
+      return {c, c ? QString() : QObject::tr("cancelled")};
+    } catch (const std::exception& e) {
+      return {nullptr, QString::fromStdString(e.what())};
+    }
+  }));
 }
 
 void MainWindow::start_analysis(std::function<void(bool)> done) {
@@ -485,6 +549,7 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
   details_->set_document(nullptr);
   panels_->set_document(nullptr);
   rows_model_.set(nullptr);
+  if (compare_cancel_) *compare_cancel_ = true;
   other_.reset();
   doc_ = std::move(doc);
   setWindowTitle(QString("%1 - c3scope").arg(doc_->title()));

@@ -37,6 +37,9 @@ class MainWindow : public QMainWindow {
   // thread then.
   void open(const QStringList& paths, std::function<void(bool)> done = {});
   void compare_with(const QStringList& paths, std::function<void(bool)> done = {});
+  // Compares the open document with the one it is compared with again, with the Compare tab's
+  // step pattern (on a worker; `done(ok)` on the GUI thread).
+  void recompare(std::function<void(bool)> done = {});
   Document* document() const { return doc_.get(); }
   TimelineView* timeline() const { return view_; }
   DetailsPanel* details() const { return details_; }
@@ -71,6 +74,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<Document> doc_;
   std::shared_ptr<Document> other_;
   std::shared_ptr<std::atomic<bool>> analysis_cancel_;
+  std::shared_ptr<std::atomic<bool>> compare_cancel_;
   QLabel* busy_ = nullptr;
   TimelineView* view_ = nullptr;
   DetailsPanel* details_ = nullptr;

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QHorizontalStackedBarSeries>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -147,10 +148,45 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
         new QLabel(tr("Compare the open trace with another one (B - A)."), compare_page_);
     auto* button = new QPushButton(tr("Compare with..."), compare_page_);
     connect(button, &QPushButton::clicked, this, &AnalysisPanels::compareRequested);
+    step_edit_ = new QLineEdit(compare_page_);
+    step_edit_->setPlaceholderText(tr("ProfilerStep#N"));
+    step_edit_->setToolTip(
+        tr("Steps, the samples the statistics compare: NVTX or annotation ranges whose name "
+           "matches this regular expression (c3scope compare --step)"));
+    step_edit_->setMaximumWidth(220);
+    connect(step_edit_, &QLineEdit::editingFinished, this, [this] {
+      if (other_ != nullptr && step_edit_->isModified()) {
+        step_edit_->setModified(false);
+        emit compareStepChanged();
+      }
+    });
     row->addWidget(compare_label_, 1);
+    row->addWidget(new QLabel(tr("steps:"), compare_page_));
+    row->addWidget(step_edit_);
     row->addWidget(button);
     lay->addLayout(row);
-    lay->addWidget(make_table(&compare_, compare_page_), 1);
+    verdict_label_ = new QLabel(compare_page_);
+    verdict_label_->setTextFormat(Qt::RichText);
+    verdict_label_->setWordWrap(true);
+    verdict_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    lay->addWidget(verdict_label_);
+    auto* split = new QSplitter(Qt::Vertical, compare_page_);
+    auto* top = new QWidget(split);
+    auto* tl = new QVBoxLayout(top);
+    tl->setContentsMargins(0, 0, 0, 0);
+    tl->addWidget(heading(tr("Verdicts per metric, worst first (as c3scope compare A B)"), top));
+    tl->addWidget(make_table(&verdicts_, top));
+    auto* bottom = new QWidget(split);
+    auto* bl = new QVBoxLayout(bottom);
+    bl->setContentsMargins(0, 0, 0, 0);
+    bl->addWidget(heading(tr("Whole-run totals side by side (B - A)"), bottom));
+    bl->addWidget(make_table(&compare_, bottom));
+    split->addWidget(top);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 1);
+    split->setSizes({800, 200});
+    lay->addWidget(split, 1);
   }
   addTab(compare_page_, tr("Compare"));
 }
@@ -171,15 +207,31 @@ void AnalysisPanels::set_document(const Document* doc) {
   update_bars();
 }
 
-void AnalysisPanels::set_comparison(const Document* other) {
+void AnalysisPanels::set_comparison(const Document* other,
+                                    std::shared_ptr<const analyzer::Comparison> c) {
   other_ = other;
   compare_.set(doc_, other_);
-  if (doc_ != nullptr && other_ != nullptr) {
-    compare_label_->setText(
-        tr("A: %1    B: %2    (difference: B - A)").arg(doc_->title(), other_->title()));
+  const bool shown = doc_ != nullptr && other_ != nullptr;
+  verdicts_.set(shown ? std::move(c) : nullptr);
+  if (shown) {
+    compare_label_->setText(tr("A (baseline): %1    B (candidate): %2    (difference: B - A)")
+                                .arg(doc_->title(), other_->title()));
   } else {
     compare_label_->setText(tr("Compare the open trace with another one (B - A)."));
   }
+  const analyzer::Comparison* v = verdicts_.comparison();
+  verdict_label_->setText(v != nullptr ? comparison_summary(*v) : QString());
+  verdict_label_->setToolTip(v != nullptr ? comparison_notes(*v) : QString());
+  verdict_label_->setVisible(v != nullptr);
+}
+
+QString AnalysisPanels::compare_step() const {
+  return step_edit_->text().trimmed();
+}
+
+void AnalysisPanels::set_compare_step(const QString& pattern) {
+  step_edit_->setText(pattern);
+  step_edit_->setModified(false);
 }
 
 void AnalysisPanels::update_summary() {

@@ -7,8 +7,10 @@
 
 #include "c3/gui/document.h"
 #include "c3/gui/models.h"
+#include "c3/gui/verdict_model.h"
 
 class QLabel;
+class QLineEdit;
 class QTableView;
 class QChartView;
 class QSortFilterProxyModel;
@@ -22,8 +24,10 @@ class AnalysisPanels : public QTabWidget {
  public:
   explicit AnalysisPanels(QWidget* parent = nullptr);
   void set_document(const Document* doc);
-  // Compare: `other` side by side with the open document (nullptr hides the comparison).
-  void set_comparison(const Document* other);
+  // Compare: the verdicts of `c` (the open document as A, the baseline; `other` as B, the
+  // candidate) and the two documents' totals side by side (nullptr hides the comparison).
+  void set_comparison(const Document* other,
+                      std::shared_ptr<const analyzer::Comparison> c = nullptr);
 
   QTableView* collectives_view() const { return collectives_view_; }
   QWidget* summary_page() const { return summary_page_; }
@@ -31,11 +35,18 @@ class AnalysisPanels : public QTabWidget {
   QWidget* interference_page() const { return interference_page_; }
   QWidget* bench_page() const { return bench_page_; }
   QWidget* compare_page() const { return compare_page_; }
+  // The comparison's step pattern (a regular expression over NVTX / annotation names; empty:
+  // ProfilerStep#N), as `c3scope compare --step`.
+  QString compare_step() const;
+  void set_compare_step(const QString& pattern);
+  const VerdictModel& verdicts() const { return verdicts_; }
 
  signals:
   // Double-click in the collectives table: show that activity in the timeline.
   void activityRequested(qulonglong activity);
   void compareRequested();
+  // The step pattern was edited while a comparison is shown: compare again.
+  void compareStepChanged();
 
  private:
   void update_summary();
@@ -50,10 +61,13 @@ class AnalysisPanels : public QTabWidget {
   ContentionModel contention_;
   BenchModel bench_;
   CompareModel compare_;
+  VerdictModel verdicts_;
   QLabel* headline_ = nullptr;
   QChartView* bars_ = nullptr;
   QTableView* collectives_view_ = nullptr;
   QLabel* compare_label_ = nullptr;
+  QLabel* verdict_label_ = nullptr;
+  QLineEdit* step_edit_ = nullptr;
   BenchCharts* charts_ = nullptr;
   QWidget* summary_page_ = nullptr;
   QWidget* collectives_page_ = nullptr;

@@ -11,6 +11,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -508,9 +509,59 @@ class AppTest : public QObject {
         qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("other").toStdString(), other));
     QVERIFY(open_and_wait(w, b, true));
     QCOMPARE(w.panels()->currentWidget(), w.panels()->compare_page());
-    auto* view = w.panels()->compare_page()->findChild<QTableView*>();
-    QVERIFY(view != nullptr);
-    QVERIFY(view->model()->rowCount() > 5);
+    // Two tables: the verdicts, and the totals side by side.
+    const VerdictModel& verdicts = w.panels()->verdicts();
+    const QTableView* verdict_view = nullptr;
+    const QTableView* totals_view = nullptr;
+    for (const QTableView* v : w.panels()->compare_page()->findChildren<QTableView*>()) {
+      const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(v->model());
+      QVERIFY(proxy != nullptr);
+      (proxy->sourceModel() == &verdicts ? verdict_view : totals_view) = v;
+    }
+    QVERIFY(verdict_view != nullptr && totals_view != nullptr);
+    QVERIFY(totals_view->model()->rowCount() > 5);
+    // The verdicts: one rank against two is another world size, so nothing can be decided.
+    QVERIFY(verdicts.comparison() != nullptr);
+    QCOMPARE(verdict_view->model()->rowCount(), verdicts.rowCount());
+    QVERIFY(verdicts.rowCount() > 0);
+    QCOMPARE(verdicts.comparison()->exit_code(), 3);
+    QVERIFY(verdicts.comparison()->incomparable.find("world size") != std::string::npos);
+  }
+
+  // The Compare tab decides as `c3scope compare --step` does: the same job with its last rank's
+  // GEMMs 30% slower is a step-time regression; changing the step pattern compares again.
+  void comparisonVerdictsFollowTheStepPattern() {
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    c3::gui::testing::SyntheticJob slow = spec_;
+    slow.slow_rank_factor = 1.3;
+    const QStringList b =
+        qpaths(c3::gui::testing::write_synthetic_job(dir_.filePath("slow").toStdString(), slow));
+    QVERIFY(open_and_wait(w, b, true));
+    const VerdictModel& verdicts = w.panels()->verdicts();
+    QVERIFY(verdicts.comparison() != nullptr);
+    QCOMPARE(verdicts.comparison()->baseline_steps, int64_t{0});  // no ProfilerStep#N
+    w.panels()->set_compare_step("^step [0-9]+$");
+    bool finished = false, ok = false;
+    w.recompare([&](bool r) {
+      finished = true;
+      ok = r;
+    });
+    for (int i = 0; i < 3000 && !finished; ++i) QTest::qWait(10);
+    QVERIFY(finished && ok);
+    const c3::analyzer::Comparison* c = verdicts.comparison();
+    QVERIFY(c != nullptr);
+    QCOMPARE(c->baseline_steps, int64_t{spec_.steps});
+    QCOMPARE(c->verdict(), std::string("regression"));
+    const c3::analyzer::MetricResult* step = nullptr;
+    for (const auto& m : c->metrics) {
+      if (m.id == "step_time") step = &m;
+    }
+    QVERIFY(step != nullptr);
+    QCOMPARE(step->d.verdict, c3::analyzer::Verdict::regression);
+    QVERIFY(step->d.change > 0.05);
   }
 };
 

@@ -1,6 +1,6 @@
 // Writes the synthetic training job of synthetic.h as trace files (for screenshots and trying the
 // GUI without a GPU):  c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--small-kernels
-// N] [--no-api]
+// N] [--slow-rank F] [--no-api]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] "
-                 "[--small-kernels N] [--no-api]\n");
+                 "[--small-kernels N] [--slow-rank F] [--no-api]\n");
     return 2;
   }
   c3::gui::testing::SyntheticJob job;
@@ -32,6 +32,15 @@ int main(int argc, char** argv) {
       value(&job.layers);
     } else if (std::strcmp(argv[i], "--small-kernels") == 0) {
       value(&job.small_kernels);
+    } else if (std::strcmp(argv[i], "--slow-rank") == 0) {
+      // The factor on the last rank's GEMM times (a straggler; 1.3 makes a slower run).
+      const double f = i + 1 < argc ? std::atof(argv[i + 1]) : 0;
+      if (!(f >= 1 && f <= 100)) {
+        std::fprintf(stderr, "c3_gui_make_trace: --slow-rank needs a factor from 1 to 100\n");
+        return 2;
+      }
+      job.slow_rank_factor = f;
+      ++i;
     } else if (std::strcmp(argv[i], "--no-api") == 0) {
       job.api_calls = false;
     } else {

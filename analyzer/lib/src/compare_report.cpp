@@ -176,6 +176,19 @@ std::vector<const MetricResult*> with(const Comparison& c, Verdict v) {
 
 }  // namespace
 
+MetricText metric_text(const MetricResult& m) {
+  return {value_text(m.unit, m.d.baseline_median),
+          value_text(m.unit, m.d.candidate_median),
+          change_text(m),
+          interval_text(m),
+          p_text(m),
+          threshold_text(m)};
+}
+
+std::string compare_time_text(double ns) {
+  return time_text(ns);
+}
+
 std::string Comparison::headline() const {
   std::string s;
   const std::string v = verdict();

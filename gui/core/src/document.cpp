@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "c3/analyzer/load.h"
+#include "c3/analyzer/summary.h"
 
 namespace c3::gui {
 
@@ -76,27 +77,62 @@ bool save_snapshot(const Document& doc) {
   return analyzer::save_snapshot(doc.trace, doc.opened);
 }
 
-bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
+namespace {
+
+// Reads the kernel shapes the load left pending (once, whichever worker comes first). False
+// when cancelled.
+bool complete_shapes(Document& doc, const std::atomic<bool>& cancel) {
   if (cancel) return false;
-  if (!doc.shapes_ready) {
-    const std::lock_guard<std::mutex> lock(doc.shapes_mutex);
-    if (!doc.shapes_ready) {
-      struct Cancelled {};
-      analyzer::LoadOptions lo;
-      lo.progress = [&](int64_t, int64_t) {
-        if (cancel) throw Cancelled{};
-      };
-      try {
-        analyzer::load_kernel_shapes(doc.trace, lo);
-      } catch (const Cancelled&) {
-        return false;
-      }
-      doc.shapes_ready = true;
-    }
+  if (doc.shapes_ready) return true;
+  const std::lock_guard<std::mutex> lock(doc.shapes_mutex);
+  if (doc.shapes_ready) return true;
+  struct Cancelled {};
+  analyzer::LoadOptions lo;
+  lo.progress = [&](int64_t, int64_t) {
+    if (cancel) throw Cancelled{};
+  };
+  try {
+    analyzer::load_kernel_shapes(doc.trace, lo);
+  } catch (const Cancelled&) {
+    return false;
   }
+  doc.shapes_ready = true;
+  return true;
+}
+
+// The document's rank summaries, as `c3scope compare --step STEP` makes them of the same files
+// with its default options otherwise. False when cancelled.
+bool summarize_document(Document& doc, const std::string& step, const std::atomic<bool>& cancel) {
+  if (!complete_shapes(doc, cancel)) return false;
+  const std::lock_guard<std::mutex> lock(doc.run_mutex);
+  if (doc.summarized && doc.run.made_with.step == step) return true;
+  analyzer::SummaryOptions o;
+  o.step = step;
+  std::vector<analyzer::RankSummary> ranks = analyzer::summarize(doc.trace, o);
+  doc.run.name = doc.paths.join(' ').toStdString();
+  doc.run.made_with = std::move(o);
+  doc.run.ranks = std::move(ranks);
+  doc.summarized = true;
+  return !cancel;
+}
+
+}  // namespace
+
+bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
+  if (!complete_shapes(doc, cancel)) return false;
   *out = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, {});
   out->clocks = doc.clocks;
   return !cancel;
+}
+
+std::shared_ptr<const analyzer::Comparison> compare_documents(Document& baseline,
+                                                              Document& candidate,
+                                                              const std::string& step,
+                                                              const std::atomic<bool>& cancel) {
+  if (!summarize_document(baseline, step, cancel) || !summarize_document(candidate, step, cancel))
+    return nullptr;
+  return std::make_shared<const analyzer::Comparison>(
+      analyzer::compare(&baseline.run, candidate.run, analyzer::CompareOptions{}));
 }
 
 }  // namespace c3::gui

@@ -136,4 +136,17 @@ std::string compare_markdown(const Comparison& c, size_t limit = size_t{1000} * 
 std::string compare_junit(const Comparison& c);
 std::string compare_json(const Comparison& c);
 
+// A metric's numbers as every report writes them (the terminal table, Markdown, JUnit, and the
+// GUI's Compare tab).
+struct MetricText {
+  std::string baseline, candidate;  // medians in the metric's unit: "12.345 ms", "71.2 %"
+  std::string change;               // "+4.1%", or "+0.021" for an absolute metric
+  std::string interval;             // "[+2.0%, +6.3%]", "-" when there is none
+  std::string p_adjusted;           // "0.0031", "-" when the metric was not tested
+  std::string threshold;            // "5.0%"
+};
+MetricText metric_text(const MetricResult& m);
+// A duration as the reports write it: "950 ns", "12.34 us", "1.234 ms", "2.000 s".
+std::string compare_time_text(double ns);
+
 }  // namespace c3::analyzer

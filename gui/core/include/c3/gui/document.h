@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/compare.h"
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
@@ -40,6 +41,12 @@ struct Document {
   analyzer::Report report;
   bool analyzed = false;
   std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
+  // The document as one side of a comparison: its rank summaries (analyzer::summarize), made on
+  // first use by compare_documents on a worker, under `run_mutex`. The GUI thread reads only the
+  // Comparison made of them.
+  analyzer::JobRun run;
+  bool summarized = false;
+  std::mutex run_mutex;
   std::unique_ptr<Timeline> timeline;
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
   std::vector<std::array<float, analyzer::kClasses>> overview;
@@ -74,5 +81,15 @@ bool save_snapshot(const Document& doc);
 // the drawing reads. Returns false when cancelled; throws what the analyzer throws (a trace file
 // that became unreadable or changed since it was opened).
 bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out);
+
+// The comparison `c3scope compare A B [--step STEP]` makes, with its default options otherwise
+// (analyzer::compare: the same metrics, statistics, verdicts and explained step time), of
+// `baseline` (A) and `candidate` (B), each summarized when first compared or when `step` changed
+// (empty: ProfilerStep#N). Runs on a worker; returns nullptr when cancelled and throws what the
+// analyzer throws (std::invalid_argument "--step ...: ..." for a bad pattern).
+std::shared_ptr<const analyzer::Comparison> compare_documents(Document& baseline,
+                                                              Document& candidate,
+                                                              const std::string& step,
+                                                              const std::atomic<bool>& cancel);
 
 }  // namespace c3::gui
