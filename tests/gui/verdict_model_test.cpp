@@ -122,8 +122,7 @@ class VerdictModelTest : public QObject {
     QCOMPARE(text(m, 0, VerdictModel::kPAdjusted), QString::fromStdString(t.p_adjusted));
     QCOMPARE(text(m, 0, VerdictModel::kSamples), QString("12/12"));
     QVERIFY(text(m, 0, VerdictModel::kWhy).contains("p "));
-    QCOMPARE(text(m, 0, VerdictModel::kVerdict, Qt::ToolTipRole),
-             text(m, 0, VerdictModel::kWhy));
+    QCOMPARE(text(m, 0, VerdictModel::kVerdict, Qt::ToolTipRole), text(m, 0, VerdictModel::kWhy));
     // Unchanged rows keep the palette's colour.
     for (int r = 0; r < m.rowCount(); ++r) {
       if (c->metrics[static_cast<size_t>(r)].d.verdict == analyzer::Verdict::unchanged)

@@ -252,16 +252,14 @@ std::vector<double> metric_thresholds(const std::vector<Metric>& metrics, double
     if (bu.kind != Budget::Kind::threshold) continue;
     for (size_t i = 0; i < metrics.size(); ++i) {
       if (metrics[i].base != bu.metric) continue;
-      if (!bu.any_selector && !selector_matches(bu.selector, selector_of(metrics[i].id)))
-        continue;
+      if (!bu.any_selector && !selector_matches(bu.selector, selector_of(metrics[i].id))) continue;
       thresholds[i] = bu.value;
     }
   }
   return thresholds;
 }
 
-std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics,
-                                       const Budgets& budgets) {
+std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics, const Budgets& budgets) {
   std::vector<BudgetResult> out;
   for (const Budget& bu : budgets.items) {
     if (bu.kind != Budget::Kind::limit) continue;

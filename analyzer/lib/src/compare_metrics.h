@@ -43,7 +43,6 @@ std::vector<double> metric_thresholds(const std::vector<Metric>& metrics, double
                                       const Budgets* budgets);
 
 // The budget file's limits, each checked on the candidate's median of the metric it names.
-std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics,
-                                       const Budgets& budgets);
+std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics, const Budgets& budgets);
 
 }  // namespace c3::analyzer

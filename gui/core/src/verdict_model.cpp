@@ -87,16 +87,17 @@ TableModel::Cell VerdictModel::cell(int row, int column) const {
     case kCandidate:
       return number_cell(qs(t.candidate), m.d.candidate_median);
     case kChange:
-      return number_cell(qs(t.change), m.d.change,
-                         m.up_is_worse ? QStringLiteral("up is worse")
-                                       : QStringLiteral("down is worse"));
+      return number_cell(
+          qs(t.change), m.d.change,
+          m.up_is_worse ? QStringLiteral("up is worse") : QStringLiteral("down is worse"));
     case kInterval:
       return number_cell(qs(t.interval), t.interval == "-" ? absent : m.d.lo);
     case kPAdjusted:
-      return number_cell(qs(t.p_adjusted), m.d.tested ? m.d.p_adjusted : absent,
-                         m.d.tested ? QString("Mann-Whitney p %1, Benjamini-Hochberg adjusted")
-                                          .arg(m.d.p, 0, 'g', 3)
-                                    : QStringLiteral("not tested"));
+      return number_cell(
+          qs(t.p_adjusted), m.d.tested ? m.d.p_adjusted : absent,
+          m.d.tested
+              ? QString("Mann-Whitney p %1, Benjamini-Hochberg adjusted").arg(m.d.p, 0, 'g', 3)
+              : QStringLiteral("not tested"));
     case kThreshold:
       return number_cell(qs(t.threshold), m.d.threshold);
     case kSamples:
@@ -136,13 +137,14 @@ QString comparison_summary(const analyzer::Comparison& c) {
     s += QString("<br>Median step time %1 &rarr; %2 (%3): ")
              .arg(format_duration(e.baseline[kStep]), format_duration(e.candidate[kStep]),
                   signed_duration(e.delta(kStep)));
-    static constexpr std::array<const char*, kStep> kNames = {
-        "compute", "exposed communication", "exposed memcpy", "idle", "other"};
+    static constexpr std::array<const char*, kStep> kNames = {"compute", "exposed communication",
+                                                              "exposed memcpy", "idle", "other"};
     for (size_t i = 0; i < kStep; ++i) {
       s += QString("%1%2 %3").arg(i > 0 ? ", " : "", kNames[i], signed_duration(e.delta(i)));
     }
   } else if (c.has_baseline) {
-    s += QStringLiteral("<br>No steps on both sides: whole-run totals, compared by threshold only.");
+    s +=
+        QStringLiteral("<br>No steps on both sides: whole-run totals, compared by threshold only.");
   }
   if (!c.added.empty() || !c.removed.empty())
     s += QString("<br>Only in B: %1; only in A: %2 (kernels, collectives, cases)")
