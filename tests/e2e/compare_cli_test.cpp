@@ -1,6 +1,8 @@
 // `c3scope compare` as CI drives it (issue 11): the project's own self-test (a deterministic
 // c3bench run on the simulated node against the committed baseline summary), a seeded regression
-// caught with exit code 1, JUnit that an XML parser reads, and usage errors with exit code 2.
+// caught with exit code 1, incomparable runs with exit code 3, JUnit valid against the common
+// schema (tests/data/compare/junit.xsd) with counts that add up, and usage errors with exit
+// code 2.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -26,7 +28,41 @@ std::string sim_run(const TempDir& dir) {
   return db;
 }
 
+// The report validates against the common JUnit schema (xmllint, from scripts/setup), and each
+// suite's and the root's counts are those of its test cases (python3's XML parser).
+void expect_valid_junit(const std::string& path, int tests, int failures, int skipped) {
+  const std::string xsd = std::string(C3_SOURCE_DIR) + "/tests/data/compare/junit.xsd";
+  const std::string validate = "xmllint --noout --schema '" + xsd + "' '" + path + "' 2>&1";
+  EXPECT_EQ(std::system(validate.c_str()), 0) << path << " is not valid against " << xsd;
+  const std::string counts =
+      "python3 -c \"import sys, xml.etree.ElementTree as E\n"
+      "r = E.parse(sys.argv[1]).getroot(); assert r.tag == 'testsuites'\n"
+      "n = lambda e, tag: len(e.findall('.//' + tag))\n"
+      "for s in [r] + r.findall('testsuite'):\n"
+      "  assert int(s.get('tests')) == n(s, 'testcase'), s.get('name')\n"
+      "  assert int(s.get('failures')) == n(s, 'failure'), s.get('name')\n"
+      "  assert int(s.get('skipped')) == n(s, 'skipped'), s.get('name')\n"
+      "assert [n(r, 'testcase'), n(r, 'failure'), n(r, 'skipped')] == [int(a) for a in "
+      "sys.argv[2:]]"
+      "\" '" +
+      path + "' " + std::to_string(tests) + " " + std::to_string(failures) + " " +
+      std::to_string(skipped);
+  EXPECT_EQ(std::system(counts.c_str()), 0) << path << ": the counts do not add up";
+}
+
 }  // namespace
+
+// The validation above can fail: a test case without its name is refused.
+TEST(CompareCli, JunitSchemaRejectsAMalformedReport) {
+  TempDir dir;
+  const std::string bad = dir.path() + "/bad.xml";
+  std::ofstream(bad) << "<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"s\" tests=\"1\">"
+                        "<testcase classname=\"c\"/></testsuite></testsuites>\n";
+  const std::string xsd = std::string(C3_SOURCE_DIR) + "/tests/data/compare/junit.xsd";
+  const std::string validate =
+      "xmllint --noout --schema '" + xsd + "' '" + bad + "' >/dev/null 2>&1";
+  EXPECT_NE(std::system(validate.c_str()), 0);
+}
 
 TEST(CompareCli, SimRunMatchesTheCommittedBaseline) {
   TempDir dir;
@@ -41,14 +77,7 @@ TEST(CompareCli, SimRunMatchesTheCommittedBaseline) {
   EXPECT_EQ(j.at("verdict"), "unchanged");
   EXPECT_EQ(j.at("metrics").size(), 15u);
   EXPECT_EQ(slurp(md).rfind("**c3scope compare**", 0), 0u);
-  // The JUnit file parses as XML and has the common schema's shape.
-  const std::string check =
-      "python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
-      "assert r.tag == 'testsuites'; s = r.findall('testsuite'); assert s; "
-      "c = [t for x in s for t in x.findall('testcase')]; assert len(c) == 15; "
-      "assert all(t.get('name') and t.get('classname') for t in c)\" " +
-      junit;
-  EXPECT_EQ(std::system(check.c_str()), 0);
+  expect_valid_junit(junit, 15, 0, 0);
 }
 
 TEST(CompareCli, SeededRegressionIsCaught) {
@@ -70,6 +99,29 @@ TEST(CompareCli, SeededRegressionIsCaught) {
   const std::string x = slurp(junit);
   EXPECT_NE(x.find("<failure type=\"regression\""), std::string::npos);
   EXPECT_NE(x.find("change +20.0%"), std::string::npos) << "the numbers are in the failure text";
+  expect_valid_junit(junit, 15, 2, 0);
+}
+
+// Another world size: nothing is decided (exit 3), every metric is a skipped test case that says
+// why, and a broken budget still fails (exit 1) in a suite of its own.
+TEST(CompareCli, IncomparableRunsAreSkippedAndBudgetsStillApply) {
+  TempDir dir;
+  nlohmann::json j = nlohmann::json::parse(slurp(baseline()));
+  j["ranks"][0]["process"]["world_size"] = 4;
+  const std::string other = dir.path() + "/other.json", junit = dir.path() + "/r.xml";
+  std::ofstream(other) << j.dump();
+  RunResult r = c3scope({"compare", baseline(), other, "--junit", junit}, dir);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("not comparable (world size: baseline 1, candidate 4)"), std::string::npos)
+      << r.out;
+  expect_valid_junit(junit, 15, 0, 15);
+  EXPECT_NE(slurp(junit).find("<skipped message=\"t_c3["), std::string::npos);
+  const std::string b = dir.path() + "/budgets.txt";
+  std::ofstream(b) << "t_c3_us[gemm:2048x2048x2048:bf16 + allreduce:64M] <= 100\n"
+                      "t_c3_ms[gemm:2048x2048x2048:bf16 + allreduce:16M] <= 1\n";
+  r = c3scope({"compare", baseline(), other, "--budget", b, "--junit", junit}, dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  expect_valid_junit(junit, 17, 1, 15);
 }
 
 TEST(CompareCli, UsageErrorsExitTwo) {
@@ -90,6 +142,15 @@ TEST(CompareCli, UsageErrorsExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is an input"), std::string::npos) << r.err;
   EXPECT_EQ(slurp(copy), slurp(baseline())) << "the input is untouched";
+  // A report (analyze --json, keys sorted, its schema last) is not a run: save a summary.
+  const std::string report = dir.path() + "/report.json";
+  EXPECT_EQ(c3scope({"analyze", baseline(), "--json", report}, dir).exit_code, 0);
+  r = c3scope({"compare", report, baseline()}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a c3scope report, not a trace (save summaries with 'c3scope analyze "
+                       "--summary')"),
+            std::string::npos)
+      << r.err;
   // Budgets alone: a broken one exits 1.
   std::ofstream(b) << "t_c3_us[gemm:2048x2048x2048:bf16 + allreduce:64M] <= 100\n";
   r = c3scope({"compare", "--budget", b, baseline()}, dir);

@@ -82,13 +82,16 @@ Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool
   // c3scope writes "schema" first; a tool that sorted the keys (jq -S) moved it to the end, so
   // a plain file is also looked at from its end. (A Kineto trace has traceEvents early.)
   const bool kineto_like = head.find("\"traceEvents\"") != std::string::npos;
-  if (first.find("\"c3scope-summary/") != std::string::npos ||
-      (!kineto_like && tail_of(path, 4096).find("\"c3scope-summary/") != std::string::npos)) {
+  const std::string tail = kineto_like ? std::string() : tail_of(path, 4096);
+  auto has_schema = [&](const char* schema) {
+    return first.find(schema) != std::string::npos || tail.find(schema) != std::string::npos;
+  };
+  if (has_schema("\"c3scope-summary/")) {
     *format = InputFormat::summary;
     return Sniff::summary;
   }
-  if (first.find("\"c3scope-analyze/") != std::string::npos ||
-      first.find("\"c3scope-compare/") != std::string::npos) {
+  // (`analyze --json` writes its keys sorted: "schema" comes last.)
+  if (has_schema("\"c3scope-analyze/") || has_schema("\"c3scope-compare/")) {
     *why = "a c3scope report, not a trace (save summaries with 'c3scope analyze --summary')";
     return Sniff::report;
   }
