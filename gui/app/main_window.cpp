@@ -30,6 +30,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <set>
 
+#include "c3/analyzer/pattern.h"
 #include "c3/gui/format.h"
 #include "details.h"
 #include "panels.h"
@@ -346,9 +347,30 @@ void MainWindow::open(const QStringList& paths, std::function<void(bool)> done) 
   start_load(paths, false, std::move(done));
 }
 
+namespace {
+
+// The Compare tab's step pattern checked before any work: empty when it compiles, else the one
+// line that says why (as `c3scope compare --step` says it).
+QString step_pattern_error(const QString& step) {
+  if (step.isEmpty()) return {};
+  try {
+    analyzer::Pattern::compile(step.toStdString(), "steps");
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
 void MainWindow::compare_with(const QStringList& paths, std::function<void(bool)> done) {
   if (!doc_) {
     show_error(tr("Open a trace first, then compare it with another one."));
+    if (done) done(false);
+    return;
+  }
+  if (const QString bad = step_pattern_error(panels_->compare_step()); !bad.isEmpty()) {
+    show_error(tr("The comparison's step pattern is not valid: %1").arg(bad));
     if (done) done(false);
     return;
   }
@@ -451,6 +473,14 @@ void MainWindow::recompare(std::function<void(bool)> done) {
     return;
   }
   if (compare_cancel_) *compare_cancel_ = true;
+  if (const QString bad = step_pattern_error(panels_->compare_step()); !bad.isEmpty()) {
+    // The verdicts on screen were made with another pattern: they go.
+    panels_->set_comparison(other_.get(), nullptr);
+    status_->setText(tr("The comparison's step pattern is not valid: %1").arg(bad));
+    show_error(tr("The comparison's step pattern is not valid: %1").arg(bad));
+    if (done) done(false);
+    return;
+  }
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   compare_cancel_ = cancel;
   std::shared_ptr<Document> a = doc_, b = other_;
@@ -471,6 +501,7 @@ void MainWindow::recompare(std::function<void(bool)> done) {
               return;
             }
             if (!r.comparison) {
+              panels_->set_comparison(b.get(), nullptr);
               status_->setText(tr("The comparison failed: %1").arg(r.error));
               show_error(tr("The comparison failed: %1").arg(r.error));
               if (done) done(false);

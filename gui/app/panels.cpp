@@ -192,6 +192,8 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
 }
 
 void AnalysisPanels::set_document(const Document* doc) {
+  // The same document again (its analysis ended): a comparison made meanwhile stays.
+  const bool same = doc != nullptr && doc == doc_;
   doc_ = doc;
   // Until the background analysis ends, the tables stay empty and the headline says so.
   const Document* ready = doc != nullptr && doc->analyzed ? doc : nullptr;
@@ -202,7 +204,11 @@ void AnalysisPanels::set_document(const Document* doc) {
   contention_.set(ready);
   bench_.set(doc);
   charts_->set(doc != nullptr ? &doc->trace : nullptr);
-  set_comparison(nullptr);
+  if (same) {
+    set_comparison(other_, comparison_);
+  } else {
+    set_comparison(nullptr);
+  }
   update_summary();
   update_bars();
 }
@@ -210,9 +216,11 @@ void AnalysisPanels::set_document(const Document* doc) {
 void AnalysisPanels::set_comparison(const Document* other,
                                     std::shared_ptr<const analyzer::Comparison> c) {
   other_ = other;
-  compare_.set(doc_, other_);
   const bool shown = doc_ != nullptr && other_ != nullptr;
-  verdicts_.set(shown ? std::move(c) : nullptr);
+  comparison_ = shown ? std::move(c) : nullptr;
+  // The totals side by side need both reports.
+  compare_.set(doc_ != nullptr && doc_->analyzed ? doc_ : nullptr, other_);
+  verdicts_.set(comparison_);
   if (shown) {
     compare_label_->setText(tr("A (baseline): %1    B (candidate): %2    (difference: B - A)")
                                 .arg(doc_->title(), other_->title()));

@@ -25,7 +25,9 @@ class AnalysisPanels : public QTabWidget {
   explicit AnalysisPanels(QWidget* parent = nullptr);
   void set_document(const Document* doc);
   // Compare: the verdicts of `c` (the open document as A, the baseline; `other` as B, the
-  // candidate) and the two documents' totals side by side (nullptr hides the comparison).
+  // candidate; nullptr: none, e.g. after a failed comparison) and the two documents' totals side
+  // by side (`other` nullptr hides the comparison). It stays when set_document is called again
+  // with the same document.
   void set_comparison(const Document* other,
                       std::shared_ptr<const analyzer::Comparison> c = nullptr);
 
@@ -62,6 +64,7 @@ class AnalysisPanels : public QTabWidget {
   BenchModel bench_;
   CompareModel compare_;
   VerdictModel verdicts_;
+  std::shared_ptr<const analyzer::Comparison> comparison_;  // what verdicts_ shows
   QLabel* headline_ = nullptr;
   QChartView* bars_ = nullptr;
   QTableView* collectives_view_ = nullptr;

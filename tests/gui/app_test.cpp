@@ -562,6 +562,20 @@ class AppTest : public QObject {
     QVERIFY(step != nullptr);
     QCOMPARE(step->d.verdict, c3::analyzer::Verdict::regression);
     QVERIFY(step->d.change > 0.05);
+    // A's analysis ending after the comparison (set_document with the same document) keeps it.
+    w.panels()->set_document(w.document());
+    QCOMPARE(verdicts.comparison(), c);
+    // A pattern that does not compile is refused before any work, and the verdicts made with the
+    // previous one go.
+    w.panels()->set_compare_step("([");
+    finished = false;
+    w.recompare([&](bool r) {
+      finished = true;
+      ok = r;
+    });
+    QVERIFY(finished && !ok);
+    QVERIFY(verdicts.comparison() == nullptr);
+    QVERIFY(w.last_error().contains("step pattern"));
   }
 };
 

@@ -57,20 +57,6 @@ std::string p_text(const MetricResult& m) {
   return m.d.tested ? fmt("%.2g", m.d.p_adjusted) : "-";
 }
 
-const char* verdict_upper(Verdict v) {
-  switch (v) {
-    case Verdict::regression:
-      return "REGRESSION";
-    case Verdict::improvement:
-      return "improvement";
-    case Verdict::unchanged:
-      return "unchanged";
-    case Verdict::inconclusive:
-      return "inconclusive";
-  }
-  return "?";
-}
-
 // Names from traces: at most `n` bytes (cut at a UTF-8 boundary, with "...").
 std::string cut(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
@@ -280,13 +266,13 @@ std::string compare_text(const Comparison& c, bool color) {
       if (m.d.verdict == Verdict::unchanged) ++unchanged_shown;
       const std::string n = std::to_string(m.n_baseline) + "/" + std::to_string(m.n_candidate);
       std::snprintf(
-          b, sizeof b, "%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n", verdict_upper(m.d.verdict),
+          b, sizeof b, "%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n", verdict_label(m.d.verdict),
           clean_text(cut(m.id, 50)).c_str(), value_text(m.unit, m.d.baseline_median).c_str(),
           value_text(m.unit, m.d.candidate_median).c_str(), change_text(m).c_str(),
           interval_text(m).c_str(), p_text(m).c_str(), threshold_text(m).c_str(), n.c_str());
       // Colour the verdict column only (the padding stays aligned).
       std::string line = b;
-      const std::string word = verdict_upper(m.d.verdict);
+      const std::string word = verdict_label(m.d.verdict);
       line = paint(m.d.verdict, word) + line.substr(word.size());
       out += line;
       if (m.d.verdict != Verdict::unchanged) {
@@ -347,7 +333,7 @@ std::string compare_markdown(const Comparison& c, size_t limit) {
       "| verdict | metric | baseline | candidate | change | 95% interval | p (adj.) | threshold |\n"
       "|---|---|---:|---:|---:|---|---:|---:|\n";
   auto row = [&](const MetricResult& m) {
-    return "| " + std::string(verdict_upper(m.d.verdict)) + " | " + md(m.id) + " | " +
+    return "| " + std::string(verdict_label(m.d.verdict)) + " | " + md(m.id) + " | " +
            value_text(m.unit, m.d.baseline_median) + " | " +
            value_text(m.unit, m.d.candidate_median) + " | " + change_text(m) + " | " +
            interval_text(m) + " | " + p_text(m) + " | " + threshold_text(m) + " |\n";

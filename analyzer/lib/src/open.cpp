@@ -90,7 +90,7 @@ Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool
     *format = InputFormat::summary;
     return Sniff::summary;
   }
-  // (`analyze --json` writes its keys sorted: "schema" comes last.)
+  // (Reports before schema-first output had their keys sorted, "schema" near the end.)
   if (has_schema("\"c3scope-analyze/") || has_schema("\"c3scope-compare/")) {
     *why = "a c3scope report, not a trace (save summaries with 'c3scope analyze --summary')";
     return Sniff::report;

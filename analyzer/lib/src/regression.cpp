@@ -125,6 +125,10 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+const char* verdict_label(Verdict v) {
+  return v == Verdict::regression ? "REGRESSION" : verdict_name(v);
+}
+
 namespace {
 
 std::string percent(double x) {

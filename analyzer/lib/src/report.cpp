@@ -511,8 +511,15 @@ std::string to_json(const Report& r) {
   }
   steps["job"] = std::move(job);
   j["steps"] = std::move(steps);
+  // The schema first (readers that look at a file's start, such as open's detection, find it
+  // whatever the report's size), then the other keys in their sorted order.
+  nlohmann::ordered_json out;
+  out["schema"] = j.at("schema");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "schema") out[it.key()] = it.value();  // (another json type: a copy)
+  }
   // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal.
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string collectives_csv_header() {

@@ -101,19 +101,21 @@ bool complete_shapes(Document& doc, const std::atomic<bool>& cancel) {
 }
 
 // The document's rank summaries, as `c3scope compare --step STEP` makes them of the same files
-// with its default options otherwise. False when cancelled.
-bool summarize_document(Document& doc, const std::string& step, const std::atomic<bool>& cancel) {
-  if (!complete_shapes(doc, cancel)) return false;
+// with its default options otherwise: the cached run when it was made with `step`, else a new
+// one. nullptr when cancelled. The run is never changed once made, so a worker comparing with
+// it is not disturbed by another that summarizes the document with another step.
+std::shared_ptr<const analyzer::JobRun> summarize_document(Document& doc, const std::string& step,
+                                                           const std::atomic<bool>& cancel) {
+  if (!complete_shapes(doc, cancel)) return nullptr;
   const std::lock_guard<std::mutex> lock(doc.run_mutex);
-  if (doc.summarized && doc.run.made_with.step == step) return true;
-  analyzer::SummaryOptions o;
-  o.step = step;
-  std::vector<analyzer::RankSummary> ranks = analyzer::summarize(doc.trace, o);
-  doc.run.name = doc.paths.join(' ').toStdString();
-  doc.run.made_with = std::move(o);
-  doc.run.ranks = std::move(ranks);
-  doc.summarized = true;
-  return !cancel;
+  if (doc.run && doc.run->made_with.step == step) return doc.run;
+  if (cancel) return nullptr;
+  auto run = std::make_shared<analyzer::JobRun>();
+  run->name = doc.paths.join(' ').toStdString();
+  run->made_with.step = step;
+  run->ranks = analyzer::summarize(doc.trace, run->made_with);
+  doc.run = run;
+  return run;
 }
 
 }  // namespace
@@ -129,10 +131,12 @@ std::shared_ptr<const analyzer::Comparison> compare_documents(Document& baseline
                                                               Document& candidate,
                                                               const std::string& step,
                                                               const std::atomic<bool>& cancel) {
-  if (!summarize_document(baseline, step, cancel) || !summarize_document(candidate, step, cancel))
-    return nullptr;
+  const std::shared_ptr<const analyzer::JobRun> a = summarize_document(baseline, step, cancel);
+  if (!a) return nullptr;
+  const std::shared_ptr<const analyzer::JobRun> b = summarize_document(candidate, step, cancel);
+  if (!b || cancel) return nullptr;
   return std::make_shared<const analyzer::Comparison>(
-      analyzer::compare(&baseline.run, candidate.run, analyzer::CompareOptions{}));
+      analyzer::compare(a.get(), *b, analyzer::CompareOptions{}));
 }
 
 }  // namespace c3::gui

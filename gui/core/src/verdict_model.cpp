@@ -19,20 +19,6 @@ QString qs(const std::string& s) {
   return QString::fromStdString(s);
 }
 
-QString verdict_text(Verdict v) {
-  switch (v) {
-    case Verdict::regression:
-      return QStringLiteral("REGRESSION");
-    case Verdict::improvement:
-      return QStringLiteral("improvement");
-    case Verdict::unchanged:
-      return QStringLiteral("unchanged");
-    case Verdict::inconclusive:
-      return QStringLiteral("inconclusive");
-  }
-  return {};
-}
-
 // Readable on light and dark backgrounds alike.
 QColor verdict_color(Verdict v) {
   switch (v) {
@@ -79,7 +65,7 @@ TableModel::Cell VerdictModel::cell(int row, int column) const {
   switch (static_cast<Column>(column)) {
     case kVerdict:
       // Sorting by the verdict restores the comparison's order (worst first).
-      return label_cell(verdict_text(m.d.verdict), row, why);
+      return label_cell(QString::fromUtf8(analyzer::verdict_label(m.d.verdict)), row, why);
     case kMetric:
       return text_cell(qs(m.id), qs(m.group) + QStringLiteral(": ") + qs(m.id));
     case kBaseline:
@@ -142,9 +128,13 @@ QString comparison_summary(const analyzer::Comparison& c) {
     for (size_t i = 0; i < kStep; ++i) {
       s += QString("%1%2 %3").arg(i > 0 ? ", " : "", kNames[i], signed_duration(e.delta(i)));
     }
+  } else if (c.has_baseline && c.baseline_steps == 0 && c.candidate_steps == 0) {
+    s += QStringLiteral(
+        "<br>No steps in A or B (see the steps field): whole-run totals, compared by threshold "
+        "only.");
   } else if (c.has_baseline) {
-    s +=
-        QStringLiteral("<br>No steps on both sides: whole-run totals, compared by threshold only.");
+    s += QString("<br>No steps in %1 (see the steps field): its step metrics cannot be decided.")
+             .arg(c.baseline_steps == 0 ? "A" : "B");
   }
   if (!c.added.empty() || !c.removed.empty())
     s += QString("<br>Only in B: %1; only in A: %2 (kernels, collectives, cases)")

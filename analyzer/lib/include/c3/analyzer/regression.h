@@ -34,6 +34,8 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 
 enum class Verdict { regression, improvement, unchanged, inconclusive };
 const char* verdict_name(Verdict v);
+// As reports show it: "REGRESSION" in capitals, so that it stands out; the others by name.
+const char* verdict_label(Verdict v);
 
 // One metric of a comparison.
 struct MetricSamples {

@@ -41,11 +41,11 @@ struct Document {
   analyzer::Report report;
   bool analyzed = false;
   std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
-  // The document as one side of a comparison: its rank summaries (analyzer::summarize), made on
-  // first use by compare_documents on a worker, under `run_mutex`. The GUI thread reads only the
+  // The document as one side of a comparison: its rank summaries (analyzer::summarize) for the
+  // last step pattern compared, made by compare_documents on a worker and replaced (never
+  // changed) under `run_mutex` when the pattern changes. The GUI thread reads only the
   // Comparison made of them.
-  analyzer::JobRun run;
-  bool summarized = false;
+  std::shared_ptr<const analyzer::JobRun> run;
   std::mutex run_mutex;
   std::unique_ptr<Timeline> timeline;
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).

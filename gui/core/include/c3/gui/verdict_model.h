@@ -13,8 +13,8 @@ namespace c3::gui {
 
 // One row per compared metric, in the comparison's order (regressions, inconclusive, unchanged
 // by how close they come to their threshold, improvements). Regression rows are drawn red,
-// improvements green and inconclusive ones amber; the reason is the last column and every
-// cell's tooltip.
+// improvements green and inconclusive ones amber; the reason is the last column and the verdict's
+// tooltip.
 class VerdictModel : public TableModel {
   Q_OBJECT
  public:
