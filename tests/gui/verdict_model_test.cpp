@@ -158,6 +158,14 @@ class VerdictModelTest : public QObject {
     QCOMPARE(c->verdict(), std::string("unchanged"));
     QCOMPARE(c->exit_code(), 0);
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, compare_documents(*a, *b, "([", cancel));
+    // Steps on one side only: the step metrics cannot be decided, and the line says which side.
+    auto renamed = make_job(300'000);
+    for (auto& r : renamed->trace.ranges) r.name = "iteration";
+    c = compare_documents(*a, *renamed, "^step", cancel);
+    QVERIFY(c != nullptr);
+    QCOMPARE(c->candidate_steps, int64_t{0});
+    QVERIFY(comparison_summary(*c).contains("No steps in B"));
+    QCOMPARE(c->exit_code(), 3);
     // Cancelled: no comparison.
     const std::atomic<bool> stop{true};
     auto fresh = make_job(300'000);
