@@ -28,7 +28,7 @@ Action add_analyze(CLI::App& app) {
     std::string json, csv, range, rules, step, summary;
     double threshold = 0.5;
     int min_samples = 5;
-    bool steps = false, hta_rounding = false;
+    bool steps = false, hta_rounding = false, force = false, salvage = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("inputs", o->inputs,
@@ -63,6 +63,10 @@ Action add_analyze(CLI::App& app) {
   cmd->add_flag("--hta-rounding", o->hta_rounding,
                 "PyTorch traces with fractional-microsecond timestamps: round as Holistic Trace "
                 "Analysis does (docs/analyze.md)");
+  cmd->add_flag("--salvage", o->salvage,
+                "A damaged or truncated .json.gz: analyze the events before the damage (counted "
+                "as skipped) instead of failing");
+  add_force_flag(cmd, o->force);
   return [o] {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
@@ -81,15 +85,21 @@ Action add_analyze(CLI::App& app) {
       return kExitUsage;
     }
     po.open.hta_rounding = o->hta_rounding;
+    po.open.salvage = o->salvage;
     po.analyze.hta_rounding = o->hta_rounding;
-    // Outputs are opened (as OUT.partial) before the work, so a bad path fails at once.
-    std::unique_ptr<Output> json_out, summary_out, csv;
+    // Outputs are opened (as temporaries) before the work, so a refused path fails at once.
+    tracedb::OutputRules rules;
+    rules.force = o->force;
+    rules.inputs = o->inputs;
+    for (const auto& in : inputs) rules.inputs.push_back(in.path);
+    if (!o->rules.empty()) rules.inputs.push_back(o->rules);
+    std::unique_ptr<tracedb::OutputFile> json_out, summary_out, csv;
     for (auto [flag, path, out] :
          {std::tuple{"--json", &o->json, &json_out},
           std::tuple{"--summary", &o->summary, &summary_out}, std::tuple{"--csv", &o->csv, &csv}}) {
       if (path->empty()) continue;
-      *out = std::make_unique<Output>("analyze", flag, *path);
-      if (!(*out)->open()) return kExitUsage;
+      *out = open_output("analyze", flag, *path, rules);
+      if (!*out) return kExitUsage;
     }
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
     // partial outputs are removed on the way out.
@@ -146,12 +156,12 @@ Action add_analyze(CLI::App& app) {
     int rc = kExitOk;
     if (json_out) {
       json_out->write(analyzer::to_json(r));
-      if (!json_out->commit()) rc = kExitUsage;
+      if (!commit_output("analyze", *json_out)) rc = kExitUsage;
     }
-    if (csv && !csv->commit()) rc = kExitUsage;
+    if (csv && !commit_output("analyze", *csv)) rc = kExitUsage;
     if (summary_out) {
       summary_out->write(summary_text);
-      if (!summary_out->commit()) rc = kExitUsage;
+      if (!commit_output("analyze", *summary_out)) rc = kExitUsage;
     }
     return rc;
   };

@@ -77,13 +77,6 @@ double percent_arg(std::string s, const char* flag) {
   return v / 100;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
 }  // namespace
 
 Action add_compare(CLI::App& app) {
@@ -98,7 +91,7 @@ Action add_compare(CLI::App& app) {
     std::string step, budget, threshold = "5", md, junit, json, rules;
     double alpha = 0.01;
     int top = 20, min_samples = 5;
-    bool hta_rounding = false;
+    bool hta_rounding = false, force = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("runs", o->runs,
@@ -133,6 +126,7 @@ Action add_compare(CLI::App& app) {
   cmd->add_option("--rules", o->rules, "Classification rules file for traces (docs/analyze.md)");
   cmd->add_flag("--hta-rounding", o->hta_rounding,
                 "PyTorch traces: round timestamps as Holistic Trace Analysis does");
+  add_force_flag(cmd, o->force);
   return [o] {
     analyzer::CompareOptions co;
     analyzer::Budgets budgets;
@@ -148,9 +142,11 @@ Action add_compare(CLI::App& app) {
       co.top = o->top;
       if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
       if (!o->budget.empty()) {
+        // Checked before opening: opening a FIFO would wait for a writer forever.
+        if (!regular_file(o->budget))
+          throw std::invalid_argument("--budget " + o->budget + ": not a readable file");
         std::ifstream f(o->budget, std::ios::binary);
-        if (!f || !regular_file(o->budget))
-          throw std::invalid_argument("--budget " + o->budget + ": cannot read it");
+        if (!f) throw std::invalid_argument("--budget " + o->budget + ": cannot read it");
         const std::string text((std::istreambuf_iterator<char>(f)),
                                std::istreambuf_iterator<char>());
         budgets = analyzer::parse_budgets(text, o->budget);
@@ -161,14 +157,6 @@ Action add_compare(CLI::App& app) {
         po.open.rules_tag = o->rules;
         po.analyze.classification = analyzer::rules_text(po.open.rules);
       }
-      for (const std::string* out : {&o->md, &o->junit, &o->json}) {
-        for (const std::string& in : o->runs) {
-          if (!out->empty() && same_file(*out, in))
-            throw std::invalid_argument(*out +
-                                        ": is an input of this comparison; write the "
-                                        "report elsewhere");
-        }
-      }
     } catch (const std::exception& e) {
       error_line(std::string("compare: ") + e.what());
       return kExitUsage;
@@ -176,14 +164,20 @@ Action add_compare(CLI::App& app) {
     po.open.hta_rounding = o->hta_rounding;
     po.analyze.hta_rounding = o->hta_rounding;
     po.analyze.step = o->step;
-    std::vector<std::unique_ptr<Output>> outs;
-    Output *md = nullptr, *junit = nullptr, *json = nullptr;
+    tracedb::OutputRules rules;
+    rules.force = o->force;
+    rules.inputs = o->runs;
+    for (const std::string* in : {&o->budget, &o->rules}) {
+      if (!in->empty()) rules.inputs.push_back(*in);
+    }
+    std::vector<std::unique_ptr<tracedb::OutputFile>> outs;
+    tracedb::OutputFile *md = nullptr, *junit = nullptr, *json = nullptr;
     for (auto [flag, path, slot] :
          {std::tuple{"--md", &o->md, &md}, std::tuple{"--junit", &o->junit, &junit},
           std::tuple{"--json", &o->json, &json}}) {
       if (path->empty()) continue;
-      outs.push_back(std::make_unique<Output>("compare", flag, *path));
-      if (!outs.back()->open()) return kExitUsage;
+      outs.push_back(open_output("compare", flag, *path, rules));
+      if (!outs.back()) return kExitUsage;
       *slot = outs.back().get();
     }
     po.open.cancel = stop_on_signals();
@@ -224,7 +218,7 @@ Action add_compare(CLI::App& app) {
     if (junit != nullptr) junit->write(analyzer::compare_junit(c));
     if (json != nullptr) json->write(analyzer::compare_json(c));
     for (auto& out : outs) {
-      if (!out->commit()) rc = kExitUsage;
+      if (!commit_output("compare", *out)) rc = kExitUsage;
     }
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
       error_line("compare: cannot write the report to standard output");

@@ -5,6 +5,7 @@
 #include "c3/importer/exporter.h"
 #include "c3/tracedb/reader.h"
 #include "commands.h"
+#include "output.h"
 
 namespace c3::cli {
 
@@ -17,10 +18,14 @@ Action add_export(CLI::App& app) {
   cmd->add_option("trace", *in,
                   "The trace (c3scope, PyTorch profiler JSON or Nsight Systems export)")
       ->required();
-  cmd->add_option("-o,--output", *out, "The JSON file to write")->required();
+  cmd->add_option("-o,--output", *out,
+                  "The JSON file to write (an existing file only with --force)")
+      ->required();
+  auto force = std::make_shared<bool>(false);
+  add_force_flag(cmd, *force);
   cmd->add_option("--format", *format, "Output format: perfetto (Chrome trace JSON)")
       ->capture_default_str();
-  return [in, out, format] {
+  return [in, out, format, force] {
     if (*format != "perfetto" && *format != "chrome") {
       error_line("export: --format '" + *format + "': expected perfetto");
       return kExitUsage;
@@ -34,8 +39,15 @@ Action add_export(CLI::App& app) {
                    " traces: export one at a time");
         return kExitUsage;
       }
+      // The output is checked (never the input, an existing file only with --force) before the
+      // conversion's work; a signal removes the temporary (tracedb/output_file.h).
+      tracedb::OutputRules rules;
+      rules.force = *force;
+      rules.inputs = {*in, inputs.front().path};
+      tracedb::install_output_cleanup();
+      tracedb::OutputFile file("-o", *out, rules);
       const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
-      const auto st = importer::export_perfetto(tf.files.front(), *out);
+      const auto st = importer::export_perfetto(tf.files.front(), file);
       std::cout << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
                 << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
     } catch (const tracedb::ReadError& e) {

@@ -9,6 +9,7 @@
 #include "c3/tracedb/writer.h"
 #include "commands.h"
 #include "format.h"
+#include "output.h"
 
 namespace c3::cli {
 
@@ -20,14 +21,21 @@ Action add_import(CLI::App& app) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   cmd->add_option("inputs", *inputs, "Trace files (one per rank)")->required();
-  cmd->add_option("-o,--output", *out, "The trace to write (must not exist)")->required();
+  cmd->add_option("-o,--output", *out, "The trace to write (an existing file only with --force)")
+      ->required();
   auto opts = std::make_shared<importer::Options>();
+  add_force_flag(cmd, opts->force);
+  cmd->add_flag("--salvage", opts->salvage,
+                "A damaged or truncated .json.gz: import the events before the damage (with a "
+                "warning saying how much was kept) instead of failing");
   cmd->add_flag(
       "--hta-rounding", opts->hta_rounding,
       "Kineto files with fractional-microsecond timestamps: round each GPU activity's start up "
       "and end down to whole microseconds, as Holistic Trace Analysis does (to reproduce its "
       "numbers); by default timestamps keep nanoseconds");
   return [inputs, out, opts] {
+    // SIGINT/SIGTERM remove the temporary trace before the process ends.
+    tracedb::install_output_cleanup();
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     const auto t0 = std::chrono::steady_clock::now();
     importer::Progress progress;
@@ -52,6 +60,10 @@ Action add_import(CLI::App& app) {
       if (tty) std::fprintf(stderr, "\r\033[K");
       error_line(std::string("import: ") + e.what());
       return kExitUsage;
+    } catch (const tracedb::OutputError& e) {
+      if (tty) std::fprintf(stderr, "\r\033[K");
+      error_line(std::string("import: ") + e.what());
+      return kExitUsage;
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
     const double secs =
@@ -63,10 +75,16 @@ Action add_import(CLI::App& app) {
               << format_bytes(st.input_bytes) << " in "
               << format_duration(static_cast<int64_t>(secs * 1e9)) << ")\n";
     if (st.rounded) std::cout << "timestamps rounded to whole microseconds (--hta-rounding)\n";
+    if (!st.salvaged.empty()) std::cout << "warning: --salvage: " << st.salvaged << "\n";
     if (st.malformed > 0) {
       std::cout << "warning: " << st.malformed
                 << " malformed event(s) skipped (counted in stats as "
                 << "import_malformed); the first: " << st.first_malformed << "\n";
+    }
+    for (const auto& [table, n] : st.rejected) {
+      std::cout << "warning: " << n << " " << table
+                << " row(s) with impossible times rejected (stats import_rejected_" << table
+                << "); the first: " << st.first_rejected.at(table) << "\n";
     }
     return kExitOk;
   };

@@ -1,7 +1,11 @@
 // c3scope: record traces, and read them.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/version.h"
 #include "commands.h"
 
@@ -9,7 +13,8 @@ namespace c3::cli {
 std::vector<std::string> g_after_dashdash;
 bool g_had_dashdash = false;
 void error_line(const std::string& msg) {
-  std::cerr << "c3scope: " << msg << "\n";
+  // One line, whatever the message quotes (a file name with a newline in it).
+  std::cerr << "c3scope: " << tracedb::printable(msg) << "\n";
 }
 }  // namespace c3::cli
 
@@ -33,9 +38,11 @@ int run_main(int argc, char** argv) {
   reg(&add_analyze);
   reg(&add_export);
   reg(&add_compare);
-  // CLI11 would parse the command's own flags; everything after "--" belongs to the command.
+  // `record`: CLI11 would parse the command's own flags; everything after "--" belongs to the
+  // command. Every other subcommand leaves "--" to CLI11, where it ends the options, so a file
+  // named with a leading dash can follow it (import -o X -- -x.json).
   int parsed_argc = argc;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc && argc > 1 && std::string(argv[1]) == "record"; ++i) {
     if (std::string(argv[i]) == "--") {
       parsed_argc = i;
       g_had_dashdash = true;
@@ -73,12 +80,25 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int rc = c3::cli::kExitUsage;
   try {
-    return run_main(argc, argv);
+    rc = run_main(argc, argv);
   } catch (const std::exception& e) {
     c3::cli::error_line(e.what());
   } catch (...) {
     c3::cli::error_line("unexpected error");
   }
-  return c3::cli::kExitUsage;
+  // A report that did not reach standard output (a full disk, /dev/full, a closed pipe) is a
+  // failure, not a success.
+  std::cout.flush();
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int err = errno;
+  if (flush_failed || std::ferror(stdout) != 0 || !std::cout.good()) {
+    c3::cli::error_line(
+        std::string("cannot write to standard output: ") +
+        (err != 0 ? std::strerror(err) : "a write failed (a full disk or a closed pipe?)"));
+    rc = c3::cli::kExitUsage;
+  }
+  return rc;
 }

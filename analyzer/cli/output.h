@@ -1,74 +1,55 @@
-// An output file of a command (--json, --md, ...): written under a temporary name and renamed
-// into place at the end, so a failed run leaves nothing half-written.
+// The outputs of a command (--json, --md, -o, ...), under the one policy every writer follows
+// (tracedb/output_file.h, docs/outputs.md): never over an input, an existing file only with
+// --force, written under a temporary name and moved into place at the end.
 #pragma once
 
-#include <signal.h>
-
 #include <atomic>
-#include <filesystem>
-#include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "c3/tracedb/output_file.h"
 #include "commands.h"
 
 namespace c3::cli {
 
 // Makes Ctrl-C and SIGTERM set the returned flag (the pipeline's cancel: the map stops at its
-// next check and the command removes its temporary files and partial outputs on the way out).
+// next check and the command removes its temporary files and partial outputs on the way out);
+// a second signal removes the temporaries and ends the process at once.
 inline std::atomic<bool>* stop_on_signals() {
   static std::atomic<bool> interrupted{false};
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { interrupted = true; };
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  return &interrupted;
+  return tracedb::install_output_cleanup(&interrupted);
 }
 
-// An output written under a temporary name and renamed into place at the end: a failed run
-// leaves nothing half-written.
-class Output {
- public:
-  Output(std::string command, std::string flag, std::string path)
-      : command_(std::move(command)), flag_(std::move(flag)), path_(std::move(path)) {}
-  ~Output() {
-    if (open_) {
-      f_.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp(), ec);
-    }
-  }
-  bool open() {
-    f_.open(tmp(), std::ios::binary | std::ios::trunc);
-    open_ = static_cast<bool>(f_);
-    if (!open_)
-      error_line(command_ + ": " + flag_ + " " + path_ + ": cannot write (does the folder exist?)");
-    return open_;
-  }
-  void write(const std::string& s) { f_ << s; }
-  bool commit() {
-    f_.close();
-    open_ = false;
-    std::error_code ec;
-    if (!f_) {
-      std::filesystem::remove(tmp(), ec);
-      error_line(command_ + ": " + flag_ + " " + path_ + ": cannot write (disk full?)");
-      return false;
-    }
-    std::filesystem::rename(tmp(), path_, ec);
-    if (ec) {
-      std::filesystem::remove(tmp(), ec);
-      error_line(command_ + ": " + flag_ + " " + path_ + ": " + ec.message());
-      return false;
-    }
-    return true;
-  }
+// --force, the same for every command that writes files.
+inline void add_force_flag(CLI::App* cmd, bool& force) {
+  cmd->add_flag("--force", force,
+                "Replace output files that exist (never an input of the command; docs/outputs.md)");
+}
 
- private:
-  std::string tmp() const { return path_ + ".partial"; }
-  std::string command_, flag_, path_;
-  std::ofstream f_;
-  bool open_ = false;
-};
+// Opens an output before any work, so a refused path fails at once: prints the error line and
+// returns null when the policy refuses it.
+inline std::unique_ptr<tracedb::OutputFile> open_output(const std::string& command,
+                                                        const std::string& flag,
+                                                        const std::string& path,
+                                                        const tracedb::OutputRules& rules) {
+  try {
+    return std::make_unique<tracedb::OutputFile>(flag, path, rules);
+  } catch (const tracedb::OutputError& e) {
+    error_line(command + ": " + e.what());
+    return nullptr;
+  }
+}
+
+// Moves a finished output into place; prints the error line and returns false when it fails.
+inline bool commit_output(const std::string& command, tracedb::OutputFile& out) {
+  try {
+    out.commit();
+    return true;
+  } catch (const tracedb::OutputError& e) {
+    error_line(command + ": " + e.what());
+    return false;
+  }
+}
 
 }  // namespace c3::cli

@@ -4,11 +4,12 @@
 //                                               Nsight Systems .sqlite exports, or folders)
 //   c3scope-gui --screenshot DIR [--size WxH] [--dark] [--compare TRACE [--step REGEX]] TRACE...
 //       renders the main views offscreen into DIR/*.png (with QT_QPA_PLATFORM=offscreen),
-//       prints what it drew, and exits (1 when the traces cannot be opened)
+//       prints what it drew, and exits (2 when the traces cannot be opened; no display needed)
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QImage>
 #include <QPalette>
 #include <QStyleFactory>
@@ -127,7 +128,7 @@ void screenshots(MainWindow& w, const QString& dir) {
     ok &= save(&panels, dir, "bench.png");
   }
   std::printf("frame %.2f ms\n", view->last_frame_ms());
-  QApplication::exit(ok ? 0 : 1);
+  QApplication::exit(ok ? 0 : 2);
 }
 
 // The offscreen platform's notes about window hints are noise in screenshot runs.
@@ -139,22 +140,37 @@ void quiet_offscreen_notes(QtMsgType type, const QMessageLogContext& ctx, const 
 
 }  // namespace
 
+// What the display needs, checked before QApplication: without a display Qt aborts (SIGABRT)
+// instead of saying so. --screenshot renders offscreen and needs none.
+bool have_display() {
+  return !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") ||
+         !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+}
+
+void error_line(const QString& msg) {
+  // One line, whatever the message quotes (a file name with a newline in it).
+  const QString one = QString(msg).replace('\n', "\\n");
+  std::fprintf(stderr, "c3scope-gui: %s\n", one.toLocal8Bit().constData());
+}
+
+constexpr int kExitUsage = 2;  // bad flags, traces that cannot be opened, unwritable pictures
+
 int main(int argc, char** argv) {
-  if (qgetenv("QT_QPA_PLATFORM") == "offscreen") qInstallMessageHandler(quiet_offscreen_notes);
   run_clock().start();
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("c3scope-gui");
-  QApplication::setOrganizationName("c3scope");
-  QApplication::setApplicationVersion(C3SCOPE_VERSION);
+  QCoreApplication::setApplicationName("c3scope-gui");
+  QCoreApplication::setOrganizationName("c3scope");
+  QCoreApplication::setApplicationVersion(C3SCOPE_VERSION);
   QCommandLineParser cli;
   cli.setApplicationDescription(
       "c3scope desktop timeline: overlap of computation and communication on GPUs");
-  cli.addHelpOption();
-  cli.addVersionOption();
+  const QCommandLineOption help = cli.addHelpOption();
+  const QCommandLineOption version = cli.addVersionOption();
   cli.addPositionalArgument(
       "traces",
       "c3scope traces (.sqlite), PyTorch profiler JSON, Nsight Systems SQLite exports, or folders");
-  const QCommandLineOption shot("screenshot", "Render the main views into DIR/*.png and exit.",
+  const QCommandLineOption shot("screenshot",
+                                "Render the main views into DIR/*.png and exit (offscreen: needs "
+                                "no display).",
                                 "DIR");
   const QCommandLineOption size("size", "Window size for --screenshot (default 1600x1000).", "WxH",
                                 "1600x1000");
@@ -166,49 +182,86 @@ int main(int argc, char** argv) {
       "ProfilerStep#N), as c3scope compare --step.",
       "REGEX");
   cli.addOptions({shot, size, dark, compare, step});
-  cli.process(app);
+  // Parsed before any QApplication exists, so --help, --version and bad flags need no display.
+  QStringList args;
+  for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  if (!cli.parse(args)) {
+    error_line(cli.errorText() + " (see 'c3scope-gui --help')");
+    return kExitUsage;
+  }
+  if (cli.isSet(help)) {
+    std::fputs(cli.helpText().toLocal8Bit().constData(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : kExitUsage;
+  }
+  if (cli.isSet(version)) {
+    std::printf("c3scope-gui %s\n", C3SCOPE_VERSION);
+    return std::fflush(stdout) == 0 ? 0 : kExitUsage;
+  }
+  const QStringList traces = cli.positionalArguments();
+  const bool screenshot = cli.isSet(shot);
+  QString dir;
+  int width = 0, height = 0;
+  if (screenshot) {
+    dir = cli.value(shot);
+    const QStringList wh = cli.value(size).split('x');
+    width = wh.size() == 2 ? wh[0].toInt() : 0;
+    height = wh.size() == 2 ? wh[1].toInt() : 0;
+    if (width < 400 || height < 300) {
+      error_line("--size " + cli.value(size) + ": expected WIDTHxHEIGHT, at least 400x300");
+      return kExitUsage;
+    }
+    if (traces.isEmpty()) {
+      error_line("--screenshot needs at least one trace");
+      return kExitUsage;
+    }
+    // Refused before loading, created only after: a failed load leaves no folder behind.
+    const QFileInfo info(dir);
+    if (info.exists() && !info.isDir()) {
+      error_line("--screenshot " + dir + ": exists and is not a folder");
+      return kExitUsage;
+    }
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  } else if (!have_display()) {
+    error_line(
+        "no display (DISPLAY and WAYLAND_DISPLAY are not set): run it in a desktop session, or "
+        "render pictures with --screenshot DIR");
+    return kExitUsage;
+  }
+  if (qgetenv("QT_QPA_PLATFORM") == "offscreen") qInstallMessageHandler(quiet_offscreen_notes);
+  QApplication app(argc, argv);
   if (cli.isSet(dark)) {
     QApplication::setStyle(QStyleFactory::create("Fusion"));
     QApplication::setPalette(dark_palette());
   }
-  const QStringList traces = cli.positionalArguments();
   MainWindow w;
   w.panels()->set_compare_step(cli.value(step));
-  if (cli.isSet(shot)) {
-    const QString dir = cli.value(shot);
-    const QStringList wh = cli.value(size).split('x');
-    if (wh.size() != 2 || wh[0].toInt() < 400 || wh[1].toInt() < 300) {
-      std::fprintf(stderr, "c3scope-gui: --size %s: expected WIDTHxHEIGHT, at least 400x300\n",
-                   cli.value(size).toLocal8Bit().constData());
-      return 2;
-    }
-    if (traces.isEmpty()) {
-      std::fprintf(stderr, "c3scope-gui: --screenshot needs at least one trace\n");
-      return 2;
-    }
-    if (!QDir().mkpath(dir)) {
-      std::fprintf(stderr, "c3scope-gui: --screenshot %s: cannot create that folder\n",
-                   dir.toLocal8Bit().constData());
-      return 2;
-    }
+  if (screenshot) {
     w.set_quiet_errors(true);
-    w.resize(wh[0].toInt(), wh[1].toInt());
+    w.resize(width, height);
     w.show();
     const QString other = cli.value(compare);
-    w.open(traces, [&w, dir, other](bool ok) {
+    auto make_dir = [dir] {
+      if (QDir().mkpath(dir)) return true;
+      error_line("--screenshot " + dir + ": cannot create that folder");
+      QApplication::exit(kExitUsage);
+      return false;
+    };
+    w.open(traces, [&w, dir, other, make_dir](bool ok) {
       if (!ok) {
-        QApplication::exit(1);
+        QApplication::exit(kExitUsage);
         return;
       }
       if (other.isEmpty()) {
+        if (!make_dir()) return;
         QTimer::singleShot(0, &w, [&w, dir] { screenshots(w, dir); });
         return;
       }
-      w.compare_with({other}, [&w, dir](bool ok2) {
+      w.compare_with({other}, [&w, dir, make_dir](bool ok2) {
         if (!ok2) {
-          QApplication::exit(1);
+          QApplication::exit(kExitUsage);
           return;
         }
+        if (!make_dir()) return;
         save(w.panels(), dir, "compare.png");
         QTimer::singleShot(0, &w, [&w, dir] { screenshots(w, dir); });
       });

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "c3/bench/report.h"
 #include "c3/bench/runner.h"
 #include "c3/sim/spec.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/version.h"
 #include "options.h"
 
@@ -32,7 +35,8 @@ constexpr int kExitUsage = 2;    // bad flags, impossible configurations
 constexpr int kExitFailure = 1;  // the run itself failed (backend error, unwritable output)
 
 void error_line(const std::string& msg) {
-  std::cerr << "c3bench: " << msg << "\n";
+  // One line, whatever the message quotes (a file name with a newline in it).
+  std::cerr << "c3bench: " << c3::tracedb::printable(msg) << "\n";
 }
 
 struct UsageError : std::runtime_error {
@@ -134,24 +138,20 @@ int run(int argc, char** argv) {
   }
 
   // Output paths are checked before anything runs: a long sweep must not end in an error.
-  for (const auto& [flag, path] :
-       {std::pair<std::string, std::string>{"--json", o.json}, {"--db", o.db}}) {
-    if (path.empty()) continue;
-    std::error_code ec;
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      std::string msg = flag;
-      msg += " " + path;
-      msg += ": the folder " + parent.string() + " does not exist";
-      error_line(msg);
-      return kExitUsage;
+  c3::tracedb::OutputRules rules;
+  rules.force = o.force;
+  try {
+    if (!o.json.empty()) c3::tracedb::check_output("--json", o.json, rules);
+    if (!o.db.empty()) {
+      c3::tracedb::OutputRules db_rules = rules;
+      db_rules.database = true;
+      c3::tracedb::check_output("--db", o.db, db_rules);
     }
-    if (flag == "--db" && fs::exists(path, ec)) {
-      error_line("--db " + path +
-                 ": the file exists; c3bench never overwrites a database, choose another name");
-      return kExitUsage;
-    }
+  } catch (const c3::tracedb::OutputError& e) {
+    error_line(e.what());
+    return kExitUsage;
   }
+  c3::tracedb::install_output_cleanup();
 
   Plan plan;
   try {
@@ -228,30 +228,23 @@ int run(int argc, char** argv) {
   int rc = 0;
   if (lead && !o.json.empty()) {
     const std::string doc = to_json(info, results);
-    const std::string tmp = o.json + ".partial";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << doc;
-    out.close();
-    std::error_code ec;
-    if (!out) {
-      fs::remove(tmp, ec);
-      error_line("--json " + o.json + ": cannot write (check the folder exists and is writable)");
+    try {
+      c3::tracedb::OutputFile out("--json", o.json, rules);
+      out.write(doc);
+      out.commit();
+      std::printf("# results written to %s\n", o.json.c_str());
+    } catch (const c3::tracedb::OutputError& e) {
+      error_line(e.what());
       rc = kExitFailure;
-    } else {
-      fs::rename(tmp, o.json, ec);
-      if (ec) {
-        fs::remove(tmp, ec);
-        error_line("--json " + o.json + ": " + ec.message());
-        rc = kExitFailure;
-      } else {
-        std::printf("# results written to %s\n", o.json.c_str());
-      }
     }
   }
   if (lead && !o.db.empty()) {
     try {
-      write_db(o.db, info, results);
+      write_db(o.db, info, results, rules);
       std::printf("# results written to %s (tables bench_run, bench_result)\n", o.db.c_str());
+    } catch (const c3::tracedb::OutputError& e) {
+      error_line(e.what());
+      rc = kExitFailure;
     } catch (const std::exception& e) {
       error_line(std::string("--db: ") + e.what());
       rc = kExitFailure;
@@ -271,12 +264,23 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int rc = kExitFailure;
   try {
-    return run(argc, argv);
+    rc = run(argc, argv);
   } catch (const std::exception& e) {
     error_line(e.what());
   } catch (...) {
     error_line("unexpected error");
   }
-  return kExitFailure;
+  // Results that did not reach standard output (a full disk, /dev/full) are a failure.
+  std::cout.flush();
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int err = errno;
+  if (flush_failed || std::ferror(stdout) != 0 || !std::cout.good()) {
+    error_line(std::string("cannot write to standard output: ") +
+               (err != 0 ? std::strerror(err) : "a write failed (a full disk or a closed pipe?)"));
+    rc = kExitUsage;
+  }
+  return rc;
 }

@@ -163,6 +163,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--db", o.db,
                  "write the results into a new trace database (tables bench_run, bench_result); "
                  "under 'c3scope record' they also go into the process's own trace");
+  app.add_flag("--force", o.force,
+               "replace --json and --db files that exist (docs/outputs.md in the c3scope docs)");
   app.add_option("--store", o.store,
                  "multi-process mode: where ranks exchange the NCCL id, file:/shared/path or "
                  "tcp:HOST:PORT (default: $C3BENCH_STORE)");
@@ -247,8 +249,8 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
                 std::to_string(re.rank) + " of " + std::to_string(re.world_size) + " (" +
                 re.source + "): run one c3bench with --gpus " + std::to_string(re.world_size));
     }
-    if (o.gpus > 1) {
-      throw bad("--gpus " + std::to_string(o.gpus) + ": in multi-process mode (" + re.source +
+    if (o.gpus && *o.gpus != 1) {
+      throw bad("--gpus " + std::to_string(*o.gpus) + ": in multi-process mode (" + re.source +
                 ", " + std::to_string(re.world_size) + " ranks) each rank drives one GPU");
     }
     bo.rank = re.rank;
@@ -271,8 +273,9 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
                 "': only for multi-process runs (torchrun/mpirun/srun set the rank); this is a "
                 "single process");
     }
-    bo.gpus = o.gpus > 0 ? o.gpus : (sim ? 2 : 1);
-    if (o.gpus < 0) throw bad("--gpus " + std::to_string(o.gpus) + ": must be at least 1");
+    if (o.gpus && *o.gpus < 1)
+      throw bad("--gpus " + std::to_string(*o.gpus) + ": must be at least 1");
+    bo.gpus = o.gpus ? *o.gpus : (sim ? 2 : 1);
     if (sim && bo.gpus > kMaxSimGpus) {
       throw bad("--gpus " + std::to_string(bo.gpus) + ": the simulated node has 1 to " +
                 std::to_string(kMaxSimGpus) + " GPUs");
@@ -281,10 +284,10 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
 
   // Iterations and sizes.
   Sweep& s = p.sweep;
-  s.warmup = o.warmup >= 0 ? o.warmup : kDefaultWarmup;
-  s.iterations = o.iterations >= 0 ? o.iterations : kDefaultIterations;
-  if (o.warmup < -1)
-    throw bad("-w " + std::to_string(o.warmup) + ": warm-up iterations must be 0 or more");
+  s.warmup = o.warmup.value_or(kDefaultWarmup);
+  s.iterations = o.iterations.value_or(kDefaultIterations);
+  if (s.warmup < 0)
+    throw bad("-w " + std::to_string(s.warmup) + ": warm-up iterations must be 0 or more");
   if (s.iterations < 1)
     throw bad("-n " + std::to_string(s.iterations) + ": timed iterations must be at least 1");
   if (s.warmup > 100000 || s.iterations > 100000) throw bad("-w/-n: at most 100000 iterations");

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,13 @@ namespace c3::bench {
 struct Options {
   std::string backend = "auto";
   std::string preset = "h100";
-  int gpus = 0;  // 0: the backend's default (sim 2, cuda 1)
+  // Unset: the backend's default (sim 2 GPUs, cuda 1; 5 warm-up and 20 timed iterations). Given
+  // values are checked, never replaced by defaults (-n -1 and --gpus 0 are errors).
+  std::optional<int> gpus;
   std::vector<std::string> computes, comms;
   std::string begin, end;  // -b / -e
   int64_t factor = 2;      // -f
-  int warmup = -1, iterations = -1;
+  std::optional<int> warmup, iterations;
   std::string mode = "all";
   std::vector<std::string> priorities, orders;
   std::vector<int> nchannels;
@@ -30,6 +33,7 @@ struct Options {
   std::vector<std::string> schedules;
   std::string json, db, store;
   bool list_presets = false;
+  bool force = false;  // --force: replace existing --json / --db files
   bool verbose = false;
 };
 

@@ -7,6 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/metrics.h"
@@ -158,4 +161,32 @@ TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
   for (const auto& e : fs::directory_iterator(dir.path / "c"))
     left += e.path().extension() == ".c3cache" ? 1 : 0;
   EXPECT_EQ(left, 4);
+}
+
+// Issue 12: a snapshot with a negative name index was accepted (only upper bounds were checked),
+// and the metrics then indexed the name table with it. Every index is checked both ways.
+TEST(Cache, TamperedIndicesAreRefused) {
+  TempDir dir;
+  const std::vector<std::pair<const char*, std::function<void(Trace&)>>> tampers = {
+      {"negative name", [](Trace& t) { t.activities.name[3] = -5; }},
+      {"name past the table", [](Trace& t) { t.activities.name[3] = 99; }},
+      {"negative process", [](Trace& t) { t.activities.process[3] = -1; }},
+      {"collective below -1", [](Trace& t) { t.activities.collective[3] = -7; }},
+      {"collective past the table", [](Trace& t) { t.activities.collective[3] = 100000; }},
+      {"shape below -1", [](Trace& t) { t.activities.shape[3] = -9; }},
+      {"end before start", [](Trace& t) { t.activities.end[3] = t.activities.start[3] - 1; }},
+      {"range of no process", [](Trace& t) { t.ranges[0].process = 7; }},
+      {"device of no process", [](Trace& t) { t.devices[0].process = -2; }},
+  };
+  for (const auto& [what, tamper] : tampers) {
+    Trace t = sample();
+    tamper(t);
+    const std::string path = cache_path(dir.path.string(), what);
+    ASSERT_TRUE(save_cache(t, what, path)) << what;
+    EXPECT_FALSE(load_cache(path, what).has_value()) << what;
+  }
+  // The untampered sample still loads (the checks refuse only what is wrong).
+  const std::string path = cache_path(dir.path.string(), "clean");
+  ASSERT_TRUE(save_cache(sample(), "clean", path));
+  EXPECT_TRUE(load_cache(path, "clean").has_value());
 }

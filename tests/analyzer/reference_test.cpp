@@ -3,11 +3,13 @@
 // percentage point (overlap %, and span, idle, compute, non-compute as shares of the span); the
 // Nsight Systems sample's counts and sums must match exactly.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 
 #include "c3/analyzer/load.h"
 #include "c3/analyzer/metrics.h"
@@ -163,4 +165,57 @@ TEST(Reference, NsightSampleCountsAndSumsExactly) {
       1);
   EXPECT_EQ(one("SELECT COUNT(*) FROM gpu_activity"), 20)
       << "the same views as the collector's traces";
+}
+
+// Issue 12: the Nsight importer dropped kernels, copies and memsets that end before they start
+// but kept API calls and NVTX ranges that did. A tampered copy of the sample: every table's
+// impossible rows are rejected and counted per table, and reading the export creates nothing
+// next to it (it is opened immutable).
+TEST(Reference, NsightImpossibleTimesAreRejectedInEveryTable) {
+  const fs::path in = traces() / "nsys" / "pipit_saxpy_nsys.sqlite";
+  if (!fs::exists(in)) GTEST_SKIP() << "no " << in << " on this machine";
+  const fs::path dir = fs::temp_directory_path() / ("c3-nsys-times-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path copy = dir / "tampered.sqlite";
+  fs::copy_file(in, copy);
+  fs::permissions(copy, fs::perms::owner_write, fs::perm_options::add);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(copy.c_str(), &db), SQLITE_OK);
+    const char* sql =
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start - 1 WHERE rowid IN (SELECT rowid "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1);"
+        "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = -5 WHERE rowid IN (SELECT rowid FROM "
+        "CUPTI_ACTIVITY_KIND_MEMCPY LIMIT 2);"
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = start - 10 WHERE rowid IN (SELECT rowid "
+        "FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 3);"
+        "UPDATE NVTX_EVENTS SET \"end\" = start - 10 WHERE rowid IN (SELECT rowid FROM "
+        "NVTX_EVENTS WHERE eventType IN (59, 60) AND \"end\" IS NOT NULL LIMIT 1);";
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  const auto before = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  const std::string out = (dir / "out.sqlite").string();
+  const auto st = importer::import_files({copy.string()}, out);
+  EXPECT_EQ(st.rejected.at("kernel"), 1);
+  EXPECT_EQ(st.rejected.at("memcpy"), 2);
+  EXPECT_EQ(st.rejected.at("api_call"), 3);
+  EXPECT_EQ(st.rejected.at("nvtx_range"), 1);
+  EXPECT_EQ(st.kernels, 4);
+  auto r = tracedb::Reader::open(out);
+  for (const char* table : {"kernel", "memcpy", "memset", "api_call", "nvtx_range"}) {
+    auto q = r->query(std::string("SELECT COUNT(*) FROM ") + table +
+                      " WHERE start_ns < 0 OR end_ns < start_ns");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.i64(0), 0) << table;
+    auto s = r->query(std::string("SELECT COUNT(*) FROM stats WHERE name = 'import_rejected_") +
+                      table + "'");
+    ASSERT_TRUE(s.step());
+    EXPECT_EQ(s.i64(0), std::string(table) == "memset" ? 0 : 1) << table;
+  }
+  r.reset();
+  // The export and the new trace, nothing else (no -shm, -wal or temporaries).
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), before + 1);
+  fs::remove_all(dir);
 }

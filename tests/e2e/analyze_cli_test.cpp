@@ -103,7 +103,7 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
       {{"analyze", good, "--range", "(["}, "bad regular expression"},
       {{"analyze", good, "--range", "nothing-matches"}, "matches no"},
       {{"analyze", good, "--rules", dir.path() + "/none.rules"}, "cannot read"},
-      {{"analyze", good, "--json", dir.path() + "/no/such/dir/x.json"}, "cannot write"},
+      {{"analyze", good, "--json", dir.path() + "/no/such/dir/x.json"}, "does not exist"},
       {{"import", text, "-o", dir.path() + "/x.sqlite"}, "neither JSON"},
       {{"import", json, "-o", good}, "exists"},
       {{"import", dir.path() + "/missing.json", "-o", dir.path() + "/y.sqlite"}, "missing.json"},

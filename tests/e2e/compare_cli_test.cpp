@@ -122,7 +122,7 @@ TEST(CompareCli, IncomparableRunsAreSkippedAndBudgetsStillApply) {
   const std::string b = dir.path() + "/budgets.txt";
   std::ofstream(b) << "t_c3_us[gemm:2048x2048x2048:bf16 + allreduce:64M] <= 100\n"
                       "t_c3_ms[gemm:2048x2048x2048:bf16 + allreduce:16M] <= 1\n";
-  r = c3scope({"compare", baseline(), other, "--budget", b, "--junit", junit}, dir);
+  r = c3scope({"compare", baseline(), other, "--budget", b, "--junit", junit, "--force"}, dir);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   expect_valid_junit(junit, 17, 1, 15);
 }
@@ -143,7 +143,7 @@ TEST(CompareCli, UsageErrorsExitTwo) {
   std::ofstream(copy) << slurp(baseline());
   r = c3scope({"compare", baseline(), copy, "--json", copy}, dir);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("is an input"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is also an input"), std::string::npos) << r.err;
   EXPECT_EQ(slurp(copy), slurp(baseline())) << "the input is untouched";
   // A report (analyze --json) is not a run: save a summary.
   const std::string report = dir.path() + "/report.json";

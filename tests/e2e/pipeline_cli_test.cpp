@@ -73,9 +73,17 @@ TEST(PipelineCli, DamagedPytorchTraceIsReported) {
     const std::string whole = slurp(kineto("hta_nccl_data.json.gz"));
     std::ofstream(cut, std::ios::binary) << whole.substr(0, 100000);
   }
+  // Issue 12: a damaged compressed stream is an error naming the file and the byte, not a
+  // silent cut; --salvage keeps what precedes the damage, and says so.
   RunResult r = c3scope({"analyze", cut}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("'" + cut + "': damaged compressed data at byte 100000 of 100000"),
+            std::string::npos)
+      << r.err;
+  r = c3scope({"analyze", "--salvage", cut}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("row(s) skipped; the first: " + cut), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the file ends early"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the data ends at the damage"), std::string::npos) << r.out;
 }
 
 TEST(PipelineCli, NsightExportAndHtaRoundingDirectly) {

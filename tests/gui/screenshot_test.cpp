@@ -3,8 +3,10 @@
 // colours, the class colours of the timeline), and the app must report the expected rows.
 #include <QColor>
 #include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QTest>
 #include <set>
@@ -124,12 +126,41 @@ class ScreenshotTest : public QObject {
     QVERIFY(has_colour(tl, QColor(240, 150, 60)));  // communication, dark variant
   }
 
+  // Issue 12: without a display the GUI aborted with SIGABRT, even for --help; bad flags exited 1.
+  void noDisplayNeededForHelpAndErrors() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* v : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(v);
+    auto run_bare = [&](const QStringList& args, QString* out, QString* err) {
+      QProcess p;
+      p.setProcessEnvironment(env);
+      p.start(gui_binary(), args);
+      if (!p.waitForFinished(60000)) return -1;
+      *out = QString::fromLocal8Bit(p.readAllStandardOutput());
+      *err = QString::fromLocal8Bit(p.readAllStandardError());
+      return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    };
+    QString out, err;
+    QCOMPARE(run_bare({"--help"}, &out, &err), 0);
+    QVERIFY2(out.contains("--screenshot"), qPrintable(out));
+    QCOMPARE(run_bare({"--version"}, &out, &err), 0);
+    QVERIFY2(out.startsWith("c3scope-gui "), qPrintable(out));
+    QCOMPARE(run_bare({"--no-such-flag"}, &out, &err), 2);
+    QVERIFY2(err.startsWith("c3scope-gui: ") && err.count('\n') == 1, qPrintable(err));
+    QCOMPARE(run_bare({job_.front()}, &out, &err), 2);
+    QVERIFY2(err.contains("no display") && err.count('\n') == 1, qPrintable(err));
+    // --screenshot renders offscreen on its own, display or not.
+    QCOMPARE(run_bare({"--screenshot", dir_.filePath("bare"), job_.front()}, &out, &err), 0);
+    QVERIFY2(QFileInfo::exists(dir_.filePath("bare/timeline.png")), qPrintable(err));
+  }
+
   void badTraceFailsCleanly() {
     QProcess p;
     p.start(gui_binary(),
             {"--screenshot", dir_.filePath("bad"), dir_.filePath("nothing-here.sqlite")});
     QVERIFY(p.waitForFinished(60000));
-    QCOMPARE(p.exitCode(), 1);
+    QCOMPARE(p.exitCode(), 2);  // issue 12: a load error is exit 2, as in every tool
+    // The folder is made only once the traces loaded: a failed run leaves nothing behind.
+    QVERIFY(!QDir(dir_.filePath("bad")).exists());
     const QString err = QString::fromLocal8Bit(p.readAllStandardError());
     QVERIFY2(err.contains("nothing-here.sqlite"), qPrintable(err));
   }

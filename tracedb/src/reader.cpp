@@ -2,8 +2,10 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -60,6 +62,84 @@ bool Query::is_null(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+namespace {
+
+bool nonempty_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+// A path as an SQLite URI (file:...): '%', '?' and '#' would end or change it otherwise.
+std::string file_uri(const std::string& path) {
+  std::string out = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sqlite_failure(sqlite3* db, int rc, const std::string& path) {
+  const int ext = db != nullptr ? sqlite3_extended_errcode(db) : rc;
+  const std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (ext) {
+    case SQLITE_READONLY_ROLLBACK:
+      return "has a hot journal (" + path +
+             "-journal) left by a writer that was killed; open it once with write access to "
+             "roll it back (sqlite3 '" +
+             path + "' 'PRAGMA quick_check'), then read it again";
+    case SQLITE_READONLY_RECOVERY:
+    case SQLITE_READONLY_CANTINIT:
+    case SQLITE_READONLY_DIRECTORY:
+      return "has a write-ahead log (" + path +
+             "-wal) that cannot be read in a read-only folder; copy the trace and its -wal file "
+             "to a writable folder";
+    default:
+      break;
+  }
+  switch (ext & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "is locked by another process (a recording or an import still writing it?); try "
+             "again when it has finished";
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return "is damaged or not a database: " + msg;
+    case SQLITE_NOMEM:
+      return "out of memory while reading it";
+    case SQLITE_IOERR:
+      return "cannot be read: " + msg + " (" + std::strerror(sqlite3_system_errno(db)) + ")";
+    default:
+      return "cannot be read: " + msg;
+  }
+}
+
+sqlite3* open_read_only(const std::string& path) {
+  // Immutable: SQLite then takes no locks and creates no -shm or -wal next to the input. Only
+  // when a writer may be at work (a WAL file: a recording running or killed) or a killed writer
+  // left a hot journal is the file opened as a database others may change.
+  const bool writer_files =
+      ::access((path + "-wal").c_str(), F_OK) == 0 || nonempty_file(path + "-journal");
+  const std::string uri = file_uri(path) + (writer_files ? "?mode=ro" : "?immutable=1");
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string why = sqlite_failure(db, rc, path);
+    sqlite3_close(db);
+    throw ReadError(ReadError::Kind::corrupt, "'" + path + "' " + why);
+  }
+  sqlite3_busy_timeout(db, 2000);
+  return db;
+}
+
 std::unique_ptr<Reader> Reader::open(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -68,6 +148,10 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   }
   if (S_ISDIR(st.st_mode)) {
     throw ReadError(ReadError::Kind::missing, "'" + path + "' is a directory, not a trace file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw ReadError(ReadError::Kind::missing,
+                    "'" + path + "' is a pipe or a device, not a trace file (save it to a file)");
   }
   if (st.st_size == 0) {
     throw ReadError(ReadError::Kind::not_sqlite,
@@ -86,15 +170,8 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
                           "PyTorch or Nsight traces with 'c3scope import')");
     }
   }
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    throw ReadError(ReadError::Kind::corrupt, "cannot open '" + path + "': " + msg);
-  }
-  std::unique_ptr<Reader> r(new Reader(path, db));
-  sqlite3_busy_timeout(db, 2000);
+  std::unique_ptr<Reader> r(new Reader(path, open_read_only(path)));
+  sqlite3* db = r->db_;
   try {
     Query uv(db, "PRAGMA user_version");
     uv.step();
@@ -109,8 +186,9 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
     while (q.step()) r->meta_[q.text(0)] = q.text(1);
   } catch (const ReadError& e) {
     if (e.kind() != ReadError::Kind::corrupt) throw;
+    // The true reason (locked, hot journal, damaged), not the failed query's text.
     throw ReadError(ReadError::Kind::corrupt,
-                    "'" + path + "' is damaged or not a database: " + e.what());
+                    "'" + path + "' " + sqlite_failure(db, sqlite3_errcode(db), path));
   }
   auto it = r->meta_.find("schema_version");
   if (it == r->meta_.end()) {

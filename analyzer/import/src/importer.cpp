@@ -7,9 +7,21 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/writer.h"
 
 namespace c3::importer {
+
+namespace {
+// A writer's message names the temporary file; drops that name (the caller names the output).
+std::string without_path(std::string msg, const std::string& path) {
+  for (const std::string& p : {" '" + path + "'", "'" + path + "'", path}) {
+    for (size_t at = msg.find(p); at != std::string::npos; at = msg.find(p))
+      msg.erase(at, p.size());
+  }
+  return msg;
+}
+}  // namespace
 
 const char* format_name(Format f) {
   switch (f) {
@@ -24,6 +36,11 @@ const char* format_name(Format f) {
 }
 
 Format detect(const std::string& path, std::string* why) {
+  // Checked before opening: a FIFO would block the open until a writer comes.
+  if (std::string problem = tracedb::input_file_problem(path); !problem.empty()) {
+    *why = std::move(problem);
+    return Format::unknown;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *why = std::strerror(errno);
@@ -61,6 +78,30 @@ void Stats::add(const Stats& o) {
   rounded = rounded || o.rounded;
   if (malformed == 0 && o.malformed > 0) first_malformed = o.first_malformed;
   malformed += o.malformed;
+  for (const auto& [table, n] : o.rejected) {
+    if (rejected[table] == 0) first_rejected[table] = o.first_rejected.at(table);
+    rejected[table] += n;
+  }
+  if (!o.salvaged.empty()) salvaged += (salvaged.empty() ? "" : "; ") + o.salvaged;
+}
+
+void Stats::bad(const std::string& where) {
+  if (malformed++ == 0) first_malformed = where;
+}
+
+void Stats::reject(const std::string& table, const std::string& where) {
+  bad(where);
+  if (rejected[table]++ == 0) first_rejected[table] = where;
+}
+
+std::string check_times(int64_t start_ns, int64_t end_ns) {
+  if (start_ns < 0) return "starts at a negative time (" + std::to_string(start_ns) + " ns)";
+  if (end_ns < start_ns) {
+    return "ends before it starts (" + std::to_string(start_ns) + " to " + std::to_string(end_ns) +
+           " ns)";
+  }
+  if (end_ns > kMaxTimeNs) return "ends past 2^62 ns (" + std::to_string(end_ns) + " ns)";
+  return "";
 }
 
 Stats import_files(const std::vector<std::string>& inputs, const std::string& out,
@@ -83,21 +124,26 @@ Stats import_files(const std::vector<std::string>& inputs, const std::string& ou
       source = "mixed";
     }
   }
-  if (::access(out.c_str(), F_OK) == 0) {
-    throw std::invalid_argument("'" + out +
-                                "' exists; import never overwrites: choose another name");
-  }
+  tracedb::OutputRules rules;
+  rules.force = options.force;
+  rules.inputs = inputs;
+  // Written under a temporary name and moved into place at the end: `out` holds a whole import
+  // or nothing, and a signal removes the temporary (tracedb/output_file.h).
+  tracedb::OutputPath target("-o", out, rules);
   tracedb::WriterOptions wo;
   wo.source = "importer:" + source;
   wo.scratch = options.scratch;
   for (size_t i = 0; i < inputs.size(); ++i) wo.source_file += (i ? "," : "") + inputs[i];
-  // Written under a temporary name and linked into place at the end: `out` holds a whole
-  // import or nothing.
-  const std::string tmp = out + ".partial-" + std::to_string(::getpid());
-  ::unlink(tmp.c_str());
   Stats total;
-  try {
-    auto w = tracedb::Writer::create(tmp, wo);
+  {
+    std::unique_ptr<tracedb::Writer> w;
+    try {
+      w = tracedb::Writer::create(target.temp(), wo);
+    } catch (const tracedb::WriteError& e) {
+      // The writer names the temporary; the user named `out`.
+      throw tracedb::WriteError(
+          e.kind(), "-o " + tracedb::printable(out) + ": " + without_path(e.what(), target.temp()));
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Stats s = formats[i] == Format::kineto ? import_kineto(inputs[i], *w, options, progress)
                                                    : import_nsys(inputs[i], *w, progress);
@@ -106,15 +152,17 @@ Stats import_files(const std::vector<std::string>& inputs, const std::string& ou
     w->set_stat(std::nullopt, "import_events", total.events);
     w->set_stat(std::nullopt, "import_malformed", total.malformed,
                 total.malformed ? std::optional<std::string>(total.first_malformed) : std::nullopt);
-    w->close();
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
+    for (const auto& [table, n] : total.rejected)
+      w->set_stat(std::nullopt, "import_rejected_" + table, n, total.first_rejected.at(table));
+    if (!total.salvaged.empty()) w->set_stat(std::nullopt, "import_salvaged", 1, total.salvaged);
+    try {
+      w->close();
+    } catch (const tracedb::WriteError& e) {
+      throw tracedb::WriteError(
+          e.kind(), "-o " + tracedb::printable(out) + ": " + without_path(e.what(), target.temp()));
+    }
   }
-  const int rc = ::link(tmp.c_str(), out.c_str());
-  const int err = errno;
-  ::unlink(tmp.c_str());
-  if (rc != 0) throw std::invalid_argument("cannot create '" + out + "': " + std::strerror(err));
+  target.commit();
   return total;
 }
 

@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -107,7 +108,10 @@ JsonStream::JsonStream(const std::string& path) {
   file_size_ = static_cast<int64_t>(st.st_size);
   gz_ = gzopen(path.c_str(), "rb");
   if (gz_ == nullptr) throw std::invalid_argument("'" + path + "': cannot open");
-  gzbuffer(gz_, 256 * 1024);
+  // 32 KiB: reads of kPiece (twice that) then inflate straight into the chunk; a larger buffer
+  // would have zlib inflate ahead into its own, and lose all of that at a damaged stream.
+  gzbuffer(gz_, 32 * 1024);
+  path_ = path;
   try {
     reader_ = std::thread([this] { read_ahead(); });
   } catch (...) {  // no thread: nothing to read with (the destructor does not run)
@@ -132,29 +136,59 @@ int64_t JsonStream::compressed_read() const {
 
 void JsonStream::read_ahead() {
   constexpr size_t kAhead = 4;
+  // gzread() returns nothing of a call that ends in a damaged stream (a bad CRC or length in the
+  // trailer, corrupt deflate data), so a chunk is filled by small reads: at most one of them is
+  // lost at the damage, which --salvage can then keep everything before.
+  constexpr size_t kPiece = size_t{64} << 10;
   for (;;) {
     std::string chunk;
-    int n = 0;
+    size_t have = 0;
+    bool end = false;
+    std::string damage;
     try {
       chunk.resize(kChunk);
-      n = gzread(gz_, chunk.data(), static_cast<unsigned>(kChunk));
+      while (have < kChunk) {
+        const int n = gzread(gz_, chunk.data() + have,
+                             static_cast<unsigned>(std::min(kPiece, kChunk - have)));
+        if (n > 0) {
+          have += static_cast<size_t>(n);
+          continue;
+        }
+        end = true;
+        int code = Z_OK;
+        const char* msg = gzerror(gz_, &code);
+        // A stream cut short ends in Z_BUF_ERROR ("unexpected end of file") with no -1.
+        if (n < 0 || code == Z_BUF_ERROR || code == Z_DATA_ERROR || code == Z_ERRNO) {
+          damage = code == Z_ERRNO ? std::string(std::strerror(errno))
+                                   : std::string(msg != nullptr ? msg : "unknown zlib error");
+          // zlib's message starts with the path, which the caller's message names already.
+          if (damage.starts_with(path_ + ": ")) damage.erase(0, path_.size() + 2);
+          if (code == Z_BUF_ERROR) damage = "the compressed stream ends early (truncated)";
+        }
+        break;
+      }
     } catch (...) {  // no memory for a chunk: the input ends here, as at a read error
-      n = -1;
+      end = true;
+      damage = "out of memory";
     }
     compressed_read_.store(static_cast<int64_t>(gzoffset(gz_)), std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mu_);
-    if (n <= 0) {
-      input_done_ = true;
-      lock.unlock();
-      ready_.notify_one();
-      return;
+    if (!damage.empty()) {
+      input_error_ = damage;
+      input_error_at_ = static_cast<int64_t>(gzoffset(gz_));
     }
-    chunk.resize(static_cast<size_t>(n));
-    room_.wait(lock, [&] { return stop_ || chunks_.size() < kAhead; });
-    if (stop_) return;
-    try {
-      chunks_.push_back(std::move(chunk));
-    } catch (...) {  // no memory for the queue: the input ends here, as at a read error
+    if (have > 0) {
+      chunk.resize(have);
+      room_.wait(lock, [&] { return stop_ || chunks_.size() < kAhead; });
+      if (stop_) return;
+      try {
+        chunks_.push_back(std::move(chunk));
+      } catch (...) {  // no memory for the queue: the input ends here, as at a read error
+        end = true;
+        if (input_error_.empty()) input_error_ = "out of memory";
+      }
+    }
+    if (end) {
       input_done_ = true;
       lock.unlock();
       ready_.notify_one();
@@ -163,6 +197,12 @@ void JsonStream::read_ahead() {
     lock.unlock();
     ready_.notify_one();
   }
+}
+
+std::string JsonStream::input_error(int64_t* compressed_offset) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (compressed_offset != nullptr) *compressed_offset = input_error_at_;
+  return input_error_;
 }
 
 void JsonStream::compact() {

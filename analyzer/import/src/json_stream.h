@@ -44,6 +44,10 @@ class JsonStream {
   int64_t bytes_read() const { return consumed_base_ + static_cast<int64_t>(pos_); }
   int64_t compressed_size() const { return file_size_; }
   int64_t compressed_read() const;
+  // Why the input stopped before its end ("" when it did not): a damaged or truncated gzip
+  // stream, a read error. Sets *compressed_offset to the compressed byte where it was found.
+  // Meaningful once run() returned.
+  std::string input_error(int64_t* compressed_offset = nullptr);
 
  private:
   bool fill();                    // appends a chunk; false at end of input
@@ -56,12 +60,15 @@ class JsonStream {
   void read_ahead();  // the decompressing thread
 
   gzFile gz_ = nullptr;
+  std::string path_;
   int64_t file_size_ = 0;
   // Chunks decompressed ahead (at most kAhead), handed from the reading thread to fill().
   std::mutex mu_;
   std::condition_variable ready_, room_;
   std::deque<std::string> chunks_;
   bool input_done_ = false, stop_ = false;
+  std::string input_error_;  // under mu_
+  int64_t input_error_at_ = 0;
   std::atomic<int64_t> compressed_read_{0};
   std::thread reader_;
   std::string buf_;

@@ -467,12 +467,11 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   JsonStream js(path);
   simdjson::dom::parser parser;
   int64_t index = -1;
-  auto bad = [&](int64_t at, const std::string& why) {
-    if (st.malformed++ == 0) {
-      st.first_malformed =
-          path + ": event " + std::to_string(index) + " at byte " + std::to_string(at) + ": " + why;
-    }
+  auto where = [&](int64_t at, const std::string& why) {
+    return path + ": event " + std::to_string(index) + " at byte " + std::to_string(at) + ": " +
+           why;
   };
+  auto bad = [&](int64_t at, const std::string& why) { st.bad(where(at, why)); };
   auto on_member = [&](std::string_view key, std::string_view value) {
     element doc;
     if (parser.parse(value.data(), value.size()).get(doc) != simdjson::SUCCESS) return;
@@ -538,18 +537,47 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
     const std::string_view cat = e.cat;
     const std::string_view name = e.name;
-    int64_t start = 0, dur = 0;
-    if (!e.ts.is_number() || !to_ns(e.ts, &start, &fractional)) {
+    // The table the event becomes a row of (none: nothing the tables hold).
+    const char* table =
+        is(cat, "kernel")                                   ? "kernel"
+        : is(cat, "gpu_memcpy")                             ? "memcpy"
+        : is(cat, "gpu_memset")                             ? "memset"
+        : is(cat, "cuda_runtime") || is(cat, "cuda_driver") ? "api_call"
+        : is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep")
+            ? "nvtx_range"
+            : nullptr;
+    // Impossible times are rejected the same way for every table and counted per table.
+    auto reject = [&](const std::string& reason) {
+      if (table != nullptr) {
+        st.reject(table, where(at, reason));
+      } else {
+        bad(at, reason);
+      }
+    };
+    if (!e.ts.is_number()) {
       bad(at, "'X' event without a numeric ts");
       return;
     }
-    if (!e.dur.is_number() || !to_ns(e.dur, &dur, &fractional) || dur < 0) {
-      bad(at, "'X' event without a non-negative dur");
+    if (!e.dur.is_number()) {
+      bad(at, "'X' event without a numeric dur");
       return;
     }
-    int64_t end = 0;
+    int64_t start = 0, dur = 0, end = 0;
+    if (!to_ns(e.ts, &start, &fractional) || !to_ns(e.dur, &dur, &fractional)) {
+      reject("a ts or dur past what int64 nanoseconds hold");
+      return;
+    }
+    if (dur < 0) {
+      reject("a negative dur");
+      return;
+    }
     if (__builtin_add_overflow(start, dur, &end)) {
-      bad(at, "'X' event whose ts + dur is past what int64 nanoseconds hold");
+      reject("ts + dur past what int64 nanoseconds hold");
+      return;
+    }
+    if (const std::string impossible = check_times(start, end);
+        table != nullptr && !impossible.empty()) {
+      reject(impossible);
       return;
     }
     int64_t pid = 0, tid = 0;
@@ -648,7 +676,23 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     }
   };
   std::string error;
-  if (!js.run("traceEvents", on_member, on_event, &error)) {
+  const bool whole = js.run("traceEvents", on_member, on_event, &error);
+  int64_t damage_at = 0;
+  if (const std::string damage = js.input_error(&damage_at); !damage.empty()) {
+    // A damaged compressed stream drops what follows the damage: an error unless --salvage, and
+    // then a warning saying how much was kept.
+    const std::string what = "'" + path + "': damaged compressed data at byte " +
+                             std::to_string(damage_at) + " of " +
+                             std::to_string(js.compressed_size()) + ": " + damage;
+    if (!options.salvage) {
+      throw std::invalid_argument(what +
+                                  "; nothing imported ('gzip -t' checks it; --salvage "
+                                  "keeps the events before the damage)");
+    }
+    st.salvaged = what + "; kept " + std::to_string(index + 1) + " events (" +
+                  std::to_string(js.bytes_read()) + " bytes of JSON) before it";
+    if (!whole) bad(js.bytes_read(), "the data ends at the damage (" + error + ")");
+  } else if (!whole) {
     if (index < 0)
       throw std::invalid_argument("'" + path + "' is not a Chrome-trace JSON object: " + error);
     // A truncated file: keep what was read, and say so.

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "c3/importer/importer.h"
+#include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 
 namespace c3::importer {
@@ -16,11 +17,11 @@ namespace {
 class Db {
  public:
   explicit Db(const std::string& path) : path_(path) {
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      throw std::invalid_argument("'" + path + "': " + msg);
+    // Read-only and immutable: nothing (-shm, -wal) is created next to the export.
+    try {
+      db_ = tracedb::open_read_only(path);
+    } catch (const tracedb::ReadError& e) {
+      throw std::invalid_argument(e.what());
     }
   }
   ~Db() { sqlite3_close(db_); }
@@ -346,8 +347,9 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
           tracedb::KernelRow k;
           k.start_ns = i64(s, 0);
           k.end_ns = i64(s, 1);
-          if (k.end_ns < k.start_ns) {
-            if (st.malformed++ == 0) st.first_malformed = path + ": kernel ending before it starts";
+          if (const std::string why = check_times(k.start_ns, k.end_ns); !why.empty()) {
+            st.reject("kernel", path + ": CUPTI_ACTIVITY_KIND_KERNEL event " +
+                                    std::to_string(st.events) + ": " + why);
             return;
           }
           k.process_id = process_of(i64(s, 2));
@@ -391,9 +393,9 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
               tracedb::MemcpyRow m;
               m.start_ns = i64(s, 0);
               m.end_ns = i64(s, 1);
-              if (m.end_ns < m.start_ns) {
-                if (st.malformed++ == 0)
-                  st.first_malformed = path + ": memcpy ending before it starts";
+              if (const std::string why = check_times(m.start_ns, m.end_ns); !why.empty()) {
+                st.reject("memcpy", path + ": CUPTI_ACTIVITY_KIND_MEMCPY event " +
+                                        std::to_string(st.events) + ": " + why);
                 return;
               }
               m.process_id = process_of(i64(s, 2));
@@ -425,9 +427,9 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
               tracedb::MemsetRow m;
               m.start_ns = i64(s, 0);
               m.end_ns = i64(s, 1);
-              if (m.end_ns < m.start_ns) {
-                if (st.malformed++ == 0)
-                  st.first_malformed = path + ": memset ending before it starts";
+              if (const std::string why = check_times(m.start_ns, m.end_ns); !why.empty()) {
+                st.reject("memset", path + ": CUPTI_ACTIVITY_KIND_MEMSET event " +
+                                        std::to_string(st.events) + ": " + why);
                 return;
               }
               m.process_id = process_of(i64(s, 2));
@@ -456,6 +458,11 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
               tracedb::ApiCallRow a;
               a.start_ns = i64(s, 0);
               a.end_ns = i64(s, 1);
+              if (const std::string why = check_times(a.start_ns, a.end_ns); !why.empty()) {
+                st.reject("api_call", path + ": CUPTI_ACTIVITY_KIND_RUNTIME event " +
+                                          std::to_string(st.events) + ": " + why);
+                return;
+              }
               a.process_id = process_of(i64(s, 2));
               a.thread_id = i64(s, 2) & 0xFFFFFF;
               a.correlation_id = i64(s, 3);
@@ -501,6 +508,11 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
               r.name = text(s, 6);
               r.start_ns = i64(s, 1);
               r.end_ns = null(s, 2) ? r.start_ns : i64(s, 2);
+              if (const std::string why = check_times(r.start_ns, r.end_ns); !why.empty()) {
+                st.reject("nvtx_range",
+                          path + ": NVTX_EVENTS event " + std::to_string(st.events) + ": " + why);
+                return;
+              }
               if (!null(s, 7)) r.category = i64(s, 7);
               if (!null(s, 8)) r.color = i64(s, 8);
               if (!null(s, 9)) r.payload_int = i64(s, 9);

@@ -297,9 +297,12 @@ Trace read_trace(In& in) {
   const auto nc = static_cast<int64_t>(t.collectives.size());
   const auto ns = static_cast<int64_t>(t.shapes.size());
   for (size_t i = 0; i < n; ++i) {
-    if (a.process[i] < 0 || a.process[i] >= np || a.name[i] >= nn || a.collective[i] >= nc ||
+    // Issue 12: a negative name index passed (only the upper bounds were checked); every index
+    // has both bounds, and times their order.
+    if (a.process[i] < 0 || a.process[i] >= np || a.name[i] < 0 || a.name[i] >= nn ||
+        a.collective[i] < -1 || a.collective[i] >= nc || a.shape[i] < -1 ||
         static_cast<uint8_t>(a.kind[i]) > 2 || static_cast<uint8_t>(a.cls[i]) >= kClasses ||
-        (a.kind[i] == Kind::kernel && (a.shape[i] >= ns || a.shape[i] < -1))) {
+        (a.kind[i] == Kind::kernel && a.shape[i] >= ns) || a.end[i] < a.start[i]) {
       throw Damaged{};
     }
   }

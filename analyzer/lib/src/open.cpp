@@ -15,6 +15,7 @@
 #include "c3/analyzer/cache.h"
 #include "c3/analyzer/load.h"
 #include "c3/importer/importer.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 
 namespace c3::analyzer {
@@ -132,8 +133,9 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
       size_t found = 0;
       for (const std::string& f : names) {
         // Leftovers of an interrupted write are not inputs.
-        if (f.find(".partial") != std::string::npos || f.ends_with("-wal") || f.ends_with("-shm") ||
-            f.ends_with("-journal"))
+        if (f.find(".partial") != std::string::npos ||
+            fs::path(f).filename().string().starts_with(".c3scope-") || f.ends_with("-wal") ||
+            f.ends_with("-shm") || f.ends_with("-journal"))
           continue;
         Input in{f};
         std::string why;
@@ -149,6 +151,8 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
                                     "or Nsight Systems files) or summaries");
       }
     } else if (fs::exists(p, ec)) {
+      if (const std::string why = tracedb::input_file_problem(p); !why.empty())
+        throw std::invalid_argument("'" + tracedb::printable(p) + "' " + why);
       Input in{p};
       std::string why;
       const Sniff s = sniff(p, &in.format, &why, /*strict_json=*/false);
@@ -204,6 +208,7 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
         out.temp->path() + "/import-" + std::to_string(out.files.size()) + ".sqlite";
     importer::Options io;
     io.hta_rounding = o.hta_rounding;
+    io.salvage = o.salvage;
     io.scratch = o.read_once;
     io.api_calls = !o.read_once;  // the analysis reads none
     const std::string name = fs::path(in.path).filename().string();
@@ -277,6 +282,8 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
                          TraceSink sink(b);
                          importer::Options io;
                          io.hta_rounding = o.hta_rounding;
+                         io.salvage = o.salvage;
+                         io.salvage = o.salvage;
                          io.api_calls = false;  // the analysis reads none
                          direct_stats[i] = importer::import_kineto(inputs[i].path, sink, io,
                                                                    [&](int64_t, int64_t) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/writer.h"
 #include "c3scope/trace_append.h"
 
@@ -237,33 +238,19 @@ void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Re
   }
 }
 
-void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results) {
-  // Written under a temporary name and linked into place when complete: the path holds the
-  // whole run or nothing, and an existing file is never replaced.
-  if (::access(path.c_str(), F_OK) == 0) {
-    throw tracedb::WriteError(
-        tracedb::WriteError::Kind::exists,
-        "'" + path + "' exists; c3bench never overwrites: choose another name");
-  }
-  const std::string tmp = path + ".partial-" + std::to_string(::getpid());
-  ::unlink(tmp.c_str());
+void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results,
+              const tracedb::OutputRules& rules) {
+  // Written under a temporary name and moved into place when complete: the path holds the whole
+  // run or nothing; an existing file only with --force (tracedb/output_file.h).
+  tracedb::OutputPath target("--db", path, rules);
   tracedb::WriterOptions wo;
   wo.source = "c3bench";
-  try {
-    auto w = tracedb::Writer::create(tmp, wo);
+  {
+    auto w = tracedb::Writer::create(target.temp(), wo);
     write_tables(*w, info, results);
     w->close();
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
   }
-  const int rc = ::link(tmp.c_str(), path.c_str());
-  const int err = errno;
-  ::unlink(tmp.c_str());
-  if (rc != 0) {
-    throw tracedb::WriteError(tracedb::WriteError::Kind::io,
-                              "cannot create '" + path + "': " + std::strerror(err));
-  }
+  target.commit();
 }
 
 namespace {

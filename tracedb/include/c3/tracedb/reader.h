@@ -49,6 +49,16 @@ class Query {
   std::string sql_;
 };
 
+// Opens any SQLite file (a trace, an Nsight Systems export) for reading without creating
+// anything next to it: immutable when no writer can be at work on it (no -wal file, no hot
+// -journal), read-only otherwise. Throws ReadError with one line naming the file and the true
+// reason (locked by a writer, a hot journal left by a killed writer, a read-only folder that a
+// WAL file needs, damaged). The caller closes the connection.
+sqlite3* open_read_only(const std::string& path);
+
+// The one-line reason an SQLite call on `db` failed with `rc`, for a message about `path`.
+std::string sqlite_failure(sqlite3* db, int rc, const std::string& path);
+
 class Reader {
  public:
   // Opens read-only and validates; throws ReadError.

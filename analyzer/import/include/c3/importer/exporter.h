@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <string>
 
+namespace c3::tracedb {
+class OutputFile;
+}
+
 namespace c3::importer {
 
 struct ExportStats {
@@ -12,8 +16,9 @@ struct ExportStats {
 
 // Chrome trace JSON for ui.perfetto.dev / chrome://tracing: process, GPU and stream tracks,
 // NVTX ranges and marks, CUDA API calls, NCCL calls with their arguments, flow arrows from API
-// calls and NCCL calls to their GPU work. Written to a temporary file renamed into place.
-// Throws tracedb::ReadError for a bad trace, std::invalid_argument when `out` cannot be written.
-ExportStats export_perfetto(const std::string& trace, const std::string& out);
+// calls and NCCL calls to their GPU work. Written into `out` and committed (moved into place)
+// at the end. Throws tracedb::ReadError for a bad trace, tracedb::OutputError when `out` cannot
+// be written.
+ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out);
 
 }  // namespace c3::importer

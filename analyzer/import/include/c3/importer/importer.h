@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,17 @@ struct Stats {
   bool rounded = false;   // hta_rounding applied (the file had fractional timestamps)
   int64_t malformed = 0;  // events that could not be used, counted in stats as import_malformed
   std::string first_malformed;  // where the first one was ("file: event N at byte B: why")
+  // Of those, rows rejected for impossible times (negative, ending before they start, past
+  // int64 nanoseconds), per table: stats import_rejected_<table>, the first one as its detail.
+  std::map<std::string, int64_t> rejected;
+  std::map<std::string, std::string> first_rejected;
+  // --salvage: what a damaged compressed stream kept ("" when it was whole).
+  std::string salvaged;
   void add(const Stats& o);
+  // Counts one unusable event; `where` says which and why.
+  void bad(const std::string& where);
+  // Counts one row of `table` rejected for its times; `where` names the file and the record.
+  void reject(const std::string& table, const std::string& where);
 };
 
 using Progress = std::function<void(int64_t done_bytes, int64_t total_bytes)>;
@@ -46,6 +57,11 @@ struct Options {
   // get their host start from them while importing either way); the GUI's details and the
   // Perfetto export do.
   bool api_calls = true;
+  // A damaged or truncated gzip stream: keep the events before the damage (counted in stats,
+  // with how much was kept) instead of failing. Off: the import fails and writes nothing.
+  bool salvage = false;
+  // import_files: replace an existing output file (never an input; tracedb/output_file.h).
+  bool force = false;
 };
 
 // PyTorch profiler / Kineto Chrome-trace JSON, plain or gzip: one process per file (rank from
@@ -60,8 +76,14 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
 // Tables and columns missing in a given nsys version are skipped.
 Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress& progress = {});
 
-// Imports each input in turn into a new trace database at `out` (never overwritten) and
-// records the totals in its stats table.
+// Why an interval cannot be a row ("" when it can): a negative time, an end before the start, or
+// a time past kMaxTimeNs. Every importer checks every timed row with it.
+inline constexpr int64_t kMaxTimeNs = int64_t{1} << 62;  // about 146 years past the epoch
+std::string check_times(int64_t start_ns, int64_t end_ns);
+
+// Imports each input in turn into a new trace database at `out` (an existing file only with
+// options.force, never an input: tracedb/output_file.h) and records the totals in its stats
+// table. Throws std::invalid_argument or tracedb::OutputError with one line.
 Stats import_files(const std::vector<std::string>& inputs, const std::string& out,
                    const Options& options = {}, const Progress& progress = {});
 

@@ -36,6 +36,7 @@ struct OpenOptions {
   Rules rules = Rules::defaults();
   std::string rules_tag = "default";  // names `rules` in snapshot keys
   bool hta_rounding = false;          // importer option for Kineto files (docs/analyze.md)
+  bool salvage = false;  // importer option: keep what precedes damage in a compressed file
   // (fraction done 0..1, what is happening); called often enough for a progress bar.
   std::function<void(double, const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "c3/bench/runner.h"
+#include "c3/tracedb/output_file.h"
 
 namespace c3::tracedb {
 class Writer;
@@ -60,8 +61,10 @@ struct AppendResult {
 };
 AppendResult append_to_trace(const RunInfo& info, const std::vector<Result>& results);
 
-// Writes the run into `path` (created, never overwritten): a trace database holding the
-// bench tables. Throws tracedb::WriteError.
-void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results);
+// Writes the run into `path`, a trace database holding the bench tables, under the output
+// policy (an existing file only with rules.force). Throws tracedb::WriteError or
+// tracedb::OutputError.
+void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results,
+              const tracedb::OutputRules& rules = {});
 
 }  // namespace c3::bench

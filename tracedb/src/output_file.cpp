@@ -1,0 +1,381 @@
+#include "c3/tracedb/output_file.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+namespace c3::tracedb {
+
+namespace fs = std::filesystem;
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// ---- Temporaries removed by the signal handler ----------------------------------------------
+// Fixed slots, so the handler touches no allocator: a slot is claimed (1), filled, then published
+// (2); the handler removes only published ones.
+constexpr size_t kSlots = 32;
+constexpr size_t kPathMax = 4096;
+struct Slot {
+  std::atomic<int> state{0};
+  std::array<char, kPathMax> path{};
+};
+std::array<Slot, kSlots> g_slots;
+std::atomic<std::atomic<bool>*> g_cancel{nullptr};
+std::atomic<int> g_signals{0};
+
+void unlink_with_suffix(const char* path, const char* suffix) {
+  // Async-signal-safe: no allocation, only memcpy and unlink.
+  std::array<char, kPathMax + 16> buf{};
+  const size_t n = std::strlen(path);
+  const size_t m = std::strlen(suffix);
+  if (n + m + 1 > buf.size()) return;
+  std::memcpy(buf.data(), path, n);
+  std::memcpy(buf.data() + n, suffix, m + 1);
+  ::unlink(buf.data());
+}
+
+void remove_temporaries() {
+  for (auto& s : g_slots) {
+    if (s.state.load() != 2) continue;
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+      unlink_with_suffix(s.path.data(), suffix);
+  }
+}
+
+void on_signal(int sig) {
+  std::atomic<bool>* cancel = g_cancel.load();
+  if (cancel != nullptr && g_signals.fetch_add(1) == 0) {
+    cancel->store(true);  // the command stops at its next check and removes what it wrote
+    return;
+  }
+  remove_temporaries();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+}
+
+std::string strerr(int err) {
+  return std::strerror(err);
+}
+
+std::string where(const std::string& flag, const std::string& path) {
+  return (flag.empty() ? "" : flag + " ") + printable(path);
+}
+
+// The folder a temporary for `target` goes in: the output's own, so the final move is a rename
+// within one file system.
+std::string folder_of(const std::string& target) {
+  const fs::path p(target);
+  const fs::path parent = p.parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// A fresh hidden name in the output's folder: short whatever the output's name (a 250-byte name
+// plus a suffix would pass the 255-byte limit of a file name).
+std::string temp_name(const std::string& target) {
+  static std::atomic<unsigned> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<uint64_t>(::getpid())
+                                                                << 32};
+  char name[64];
+  std::snprintf(name, sizeof name, ".c3scope-%d-%u-%08llx.tmp", static_cast<int>(::getpid()),
+                counter.fetch_add(1), static_cast<unsigned long long>(rng() & 0xffffffffULL));
+  return folder_of(target) + "/" + name;
+}
+
+// Resolves what a path names for writing: a symbolic link's target.
+std::string resolve_target(const std::string& flag, const std::string& path) {
+  struct stat ls {};
+  if (::lstat(path.c_str(), &ls) != 0 || !S_ISLNK(ls.st_mode)) return path;
+  std::error_code ec;
+  const fs::path t = fs::canonical(path, ec);
+  if (ec) {
+    throw OutputError(where(flag, path) +
+                      ": is a symbolic link to nothing; remove it or name another file");
+  }
+  return t.string();
+}
+
+void write_error(const std::string& flag, const std::string& path, int err) {
+  std::string why = strerr(err);
+  if (err == EFBIG) why += " (a file size limit: see 'ulimit -f')";
+  if (err == ENOSPC) why += " (the disk is full)";
+  throw OutputError(where(flag, path) + ": cannot write: " + why + "; nothing was written");
+}
+
+// Moves a finished temporary onto `target`: linked when nothing may be there (so a file that
+// appeared meanwhile is not replaced), renamed over a regular file with --force.
+void move_into_place(const std::string& flag, const std::string& path, const std::string& tmp,
+                     const std::string& target, OutputKind kind) {
+  if (kind == OutputKind::replace) {
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      throw OutputError(where(flag, path) + ": is no longer a regular file; nothing was replaced");
+    }
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+      const int err = errno;
+      throw OutputError(where(flag, path) + ": cannot replace: " + strerr(err));
+    }
+    return;
+  }
+  if (::link(tmp.c_str(), target.c_str()) == 0) {
+    ::unlink(tmp.c_str());
+    return;
+  }
+  int err = errno;
+  if (err == EPERM || err == ENOTSUP || err == EOPNOTSUPP) {
+    // File systems without hard links (FAT, some FUSE): check and rename.
+    if (::access(target.c_str(), F_OK) != 0 && ::rename(tmp.c_str(), target.c_str()) == 0) return;
+    err = errno == 0 ? EEXIST : errno;
+  }
+  if (err == EEXIST) {
+    throw OutputError(where(flag, path) +
+                      ": appeared while this command ran; nothing was replaced (add --force to "
+                      "replace it)");
+  }
+  throw OutputError(where(flag, path) + ": cannot create: " + strerr(err));
+}
+
+}  // namespace
+
+std::string input_file_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return strerr(errno);
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a folder";
+  if (S_ISFIFO(st.st_mode)) return "is a pipe (FIFO), not a file; save it to a file first";
+  return "is a device or a socket, not a file";
+}
+
+void register_temporary(const std::string& path) {
+  if (path.size() >= kPathMax) return;
+  for (auto& s : g_slots) {
+    int free = 0;
+    if (!s.state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(s.path.data(), path.c_str(), path.size() + 1);
+    s.state.store(2);
+    return;
+  }
+}
+
+void forget_temporary(const std::string& path) {
+  for (auto& s : g_slots) {
+    if (s.state.load() == 2 && path == s.path.data()) {
+      s.state.store(0);
+      return;
+    }
+  }
+}
+
+std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel) {
+  g_cancel.store(cancel);
+  g_signals.store(0);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, reported as such, instead of
+  // the signal killing the process with a half-written temporary left behind.
+  ::signal(SIGXFSZ, SIG_IGN);
+  return cancel;
+}
+
+OutputKind check_output(const std::string& flag, const std::string& path,
+                        const OutputRules& rules) {
+  if (path.empty()) throw OutputError(where(flag, path) + "'': an empty path; name a file");
+  if (path.back() == '/') {
+    throw OutputError(where(flag, path) + ": names a folder; name a file (e.g. " + printable(path) +
+                      "out)");
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err != ENOENT) throw OutputError(where(flag, path) + ": " + strerr(err));
+    struct stat ds {};
+    const std::string dir = folder_of(resolve_target(flag, path));
+    if (::stat(dir.c_str(), &ds) != 0 || !S_ISDIR(ds.st_mode)) {
+      throw OutputError(where(flag, path) + ": the folder " + printable(dir) +
+                        " does not exist; create it first");
+    }
+    return OutputKind::create;
+  }
+  for (const auto& in : rules.inputs) {
+    struct stat is {};
+    if (::stat(in.c_str(), &is) == 0 && is.st_dev == st.st_dev && is.st_ino == st.st_ino) {
+      throw OutputError(where(flag, path) +
+                        ": is also an input of this command; write the output elsewhere");
+    }
+  }
+  if (S_ISDIR(st.st_mode)) {
+    throw OutputError(where(flag, path) + ": is a folder; name a file (e.g. " + printable(path) +
+                      "/out)");
+  }
+  if (S_ISREG(st.st_mode)) {
+    if (!rules.force) {
+      throw OutputError(where(flag, path) +
+                        ": exists; add --force to replace it, or choose another name");
+    }
+    return OutputKind::replace;
+  }
+  if (rules.database) {
+    throw OutputError(where(flag, path) +
+                      ": is not a regular file (a device or a pipe); a database output must be a "
+                      "file");
+  }
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return OutputKind::in_place;
+  throw OutputError(where(flag, path) +
+                    ": is a block device or a socket; name a file, a character device or a pipe");
+}
+
+// ---- OutputFile --------------------------------------------------------------------------------
+
+OutputFile::OutputFile(std::string flag, std::string path, const OutputRules& rules)
+    : flag_(std::move(flag)), path_(std::move(path)) {
+  kind_ = check_output(flag_, path_, rules);
+  target_ = resolve_target(flag_, path_);
+  if (kind_ == OutputKind::in_place) {
+    // No O_CREAT, no O_TRUNC: a device or pipe is written as it is (a pipe waits for a reader,
+    // as any program writing to it would).
+    const int fd = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      throw OutputError(where(flag_, path_) + ": cannot open: " + strerr(err));
+    }
+    f_ = ::fdopen(fd, "wb");
+    if (f_ == nullptr) {
+      ::close(fd);
+      throw OutputError(where(flag_, path_) + ": cannot open: out of memory");
+    }
+    return;
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp_ = temp_name(target_);
+    const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EEXIST) continue;
+      tmp_.clear();
+      std::string why = strerr(err);
+      if (err == EACCES || err == EROFS) why += " (the folder is not writable)";
+      throw OutputError(where(flag_, path_) + ": cannot write: " + why);
+    }
+    register_temporary(tmp_);
+    f_ = ::fdopen(fd, "wb");
+    if (f_ == nullptr) {
+      ::close(fd);
+      ::unlink(tmp_.c_str());
+      forget_temporary(tmp_);
+      throw OutputError(where(flag_, path_) + ": cannot open: out of memory");
+    }
+    return;
+  }
+  throw OutputError(where(flag_, path_) + ": cannot find a free temporary name");
+}
+
+OutputFile::~OutputFile() {
+  if (f_ != nullptr) std::fclose(f_);
+  if (!committed_ && !tmp_.empty()) {
+    ::unlink(tmp_.c_str());
+    forget_temporary(tmp_);
+  }
+}
+
+void OutputFile::write(std::string_view bytes) {
+  if (f_ == nullptr || bytes.empty()) return;
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size() && err_ == 0) {
+    err_ = errno != 0 ? errno : EIO;  // the first failure's reason (ENOSPC, EFBIG)
+  }
+}
+
+void OutputFile::commit() {
+  if (committed_ || f_ == nullptr) return;
+  errno = 0;
+  const bool flush_failed = std::fflush(f_) != 0;
+  int err = err_ != 0 ? err_ : errno;
+  const bool failed = flush_failed || std::ferror(f_) != 0;
+  FILE* f = f_;
+  f_ = nullptr;
+  const bool close_failed = std::fclose(f) != 0;
+  if (!failed && close_failed) err = errno;
+  auto drop = [&] {
+    if (!tmp_.empty()) {
+      ::unlink(tmp_.c_str());
+      forget_temporary(tmp_);
+      tmp_.clear();
+    }
+  };
+  if (failed || close_failed) {
+    drop();
+    write_error(flag_, path_, err == 0 ? EIO : err);
+  }
+  if (kind_ == OutputKind::in_place) {
+    committed_ = true;
+    return;
+  }
+  try {
+    move_into_place(flag_, path_, tmp_, target_, kind_);
+  } catch (...) {
+    drop();
+    throw;
+  }
+  forget_temporary(tmp_);
+  committed_ = true;
+}
+
+// ---- OutputPath --------------------------------------------------------------------------------
+
+OutputPath::OutputPath(std::string flag, std::string path, OutputRules rules)
+    : flag_(std::move(flag)), path_(std::move(path)) {
+  rules.database = true;
+  kind_ = check_output(flag_, path_, rules);
+  target_ = resolve_target(flag_, path_);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    tmp_ = temp_name(target_);
+    struct stat st {};
+    if (::lstat(tmp_.c_str(), &st) != 0 && errno == ENOENT) break;
+  }
+  register_temporary(tmp_);
+}
+
+OutputPath::~OutputPath() {
+  if (!committed_) {
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) ::unlink((tmp_ + suffix).c_str());
+  }
+  forget_temporary(tmp_);
+}
+
+void OutputPath::commit() {
+  if (committed_) return;
+  move_into_place(flag_, path_, tmp_, target_, kind_);
+  committed_ = true;
+}
+
+}  // namespace c3::tracedb
