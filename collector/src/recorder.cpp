@@ -112,6 +112,8 @@ struct Recorder::State {
   CuptiStatus cupti_status;
   std::string trace_path;
   int64_t trace_rows = 0;
+  int64_t trace_write_errors = 0;  // and the rows they cost (TraceWriter::dropped_rows)
+  int64_t trace_dropped_rows = 0;
   ProcessFacts facts;
   int64_t start_ns = 0;
   ClockAnchor start_anchor;
@@ -264,8 +266,16 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     }
     blocks.clear();
   };
-  auto fail = [&](const std::string& why) {
-    warn("%s; the job continues, untraced from here on", why.c_str());
+  auto fail = [&](const std::string& why, bool final) {
+    // The file may not be able to say it (a full disk): this line is the record of the loss.
+    std::string loss;
+    if (tw && tw->write_errors() > 0) {
+      loss = "; " + std::to_string(tw->write_errors()) + " write error(s) cost " +
+             std::to_string(tw->dropped_rows()) +
+             " row(s), the trace holds what was committed before";
+    }
+    warn("%s%s; %s", why.c_str(), loss.c_str(),
+         final ? "the trace could not be finished" : "the job continues, untraced from here on");
     {
       std::lock_guard<std::mutex> io(s->io_mu);
       tw.reset();
@@ -291,7 +301,7 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     std::lock_guard<std::mutex> lock(s->mu);
     s->trace_path = tw->path();
   } catch (const std::exception& e) {
-    fail(e.what());
+    fail(e.what(), false);
     return;
   }
   debug("writing trace %s", tw->path().c_str());
@@ -362,7 +372,7 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     } catch (const std::exception& e) {
       io.unlock();
       release_all(batch);
-      fail(e.what());
+      fail(e.what(), final);
       return;
     }
     io.unlock();
@@ -377,7 +387,15 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     std::lock_guard<std::mutex> io(s->io_mu);
     std::lock_guard<std::mutex> lock(s->mu);
     s->trace_rows = tw->rows();
+    s->trace_write_errors = tw->write_errors();
+    s->trace_dropped_rows = tw->dropped_rows();
+    const std::string wal = tw->path() + "-wal";
     tw.reset();
+    // Complete, but in two files when the WAL could not be folded in (a full disk).
+    if (::access(wal.c_str(), F_OK) == 0) {
+      warn("%s is complete but could not be folded into one file; keep it next to the trace",
+           wal.c_str());
+    }
     s->writer_done = true;
   }
   s->writer_done_cv.notify_all();
@@ -452,8 +470,17 @@ void Recorder::finalize(const char* why) {
   }
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->trace_path.empty() && s->get_phase() == Phase::finalized) {
-    info("trace written to %s (%lld rows)", s->trace_path.c_str(),
-         static_cast<long long>(s->trace_rows));
+    if (s->trace_write_errors > 0) {
+      warn(
+          "trace written to %s (%lld rows); %lld write error(s) cost %lld row(s) (stats "
+          "write_errors, write_dropped_rows)",
+          s->trace_path.c_str(), static_cast<long long>(s->trace_rows),
+          static_cast<long long>(s->trace_write_errors),
+          static_cast<long long>(s->trace_dropped_rows));
+    } else {
+      info("trace written to %s (%lld rows)", s->trace_path.c_str(),
+           static_cast<long long>(s->trace_rows));
+    }
   }
 }
 
@@ -464,6 +491,8 @@ void Recorder::restart_after_failed_exec() {
   s->set_phase(Phase::idle);
   s->trace_path.clear();
   s->trace_rows = 0;
+  s->trace_write_errors = 0;
+  s->trace_dropped_rows = 0;
   ++s->exec_generation;
 }
 
@@ -548,6 +577,8 @@ void Recorder::on_fork_child() {
   s->flush_requested = false;
   s->trace_path.clear();
   s->trace_rows = 0;
+  s->trace_write_errors = 0;
+  s->trace_dropped_rows = 0;
   reset_tid_after_fork();
   s->owner_pid = getpid();
   s->facts = read_process_facts(process_env());

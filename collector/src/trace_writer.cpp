@@ -83,8 +83,33 @@ TraceWriter::TraceWriter(const std::string& path, const ProcessFacts& facts, int
   p.anchor_start_trace_ns = a.trace_ns;
   p.anchor_start_realtime_ns = a.realtime_ns;
   p.anchor_start_monotonic_ns = a.monotonic_ns;
-  writer_->insert(p);
-  writer_->commit();
+  // Retried: without its process row a trace means little. A lost attempt loses no other row.
+  for (;;) {
+    try {
+      writer_->insert(p);
+      writer_->commit();
+      committed();
+      return;
+    } catch (const tracedb::WriteError& e) {
+      recover(e, 0);
+    }
+  }
+}
+
+void TraceWriter::committed() {
+  undo_.clear();
+  consecutive_errors_ = 0;
+}
+
+void TraceWriter::recover(const tracedb::WriteError& e, int64_t lost_rows) {
+  ++write_errors_;
+  dropped_rows_ += lost_rows;
+  if (first_error_.empty()) first_error_ = e.what();
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
+  undo_.clear();
+  // Rolled back even when giving up, so the file holds exactly what the counters say.
+  writer_->rollback();
+  if (++consecutive_errors_ >= kMaxConsecutiveErrors) throw e;
 }
 
 int64_t TraceWriter::kernel_name_id(const char* mangled, std::optional<int64_t>* mangled_id) {
@@ -103,6 +128,7 @@ int64_t TraceWriter::kernel_name_id(const char* mangled, std::optional<int64_t>*
   *mangled_id = e.mangled_id;
   int64_t id = e.name_id;
   kernel_names_[mangled] = std::move(e);
+  undo_.push_back([this, mangled] { kernel_names_.erase(mangled); });
   return id;
 }
 
@@ -113,6 +139,7 @@ void TraceWriter::upsert_stream(const tracedb::StreamRow& row, const std::string
     r.process_id = kProcessId;
     if (name) r.name = *name;
     stream_rows_[row.stream_id] = writer_->insert(r);
+    undo_.push_back([this, id = row.stream_id] { stream_rows_.erase(id); });
     return;
   }
   // A name can come before or after CUPTI's stream record: merge into one row.
@@ -160,6 +187,7 @@ void TraceWriter::write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api
               name = n;
             }
             it = api_names_.emplace(key, writer_->intern(name)).first;
+            undo_.push_back([this, key] { api_names_.erase(key); });
           }
           v.row.name_id = it->second;
           writer_->insert(v.row);
@@ -171,6 +199,7 @@ void TraceWriter::write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api
             if (!bus.empty()) v.row.pci_bus_id = bus;
           }
           device_rows_[v.row.device_id] = writer_->insert(v.row);
+          undo_.push_back([this, id = v.row.device_id] { device_rows_.erase(id); });
         } else if constexpr (std::is_same_v<T, tracedb::StreamRow>) {
           upsert_stream(v, nullptr);
         } else {
@@ -196,7 +225,11 @@ void TraceWriter::write_cupti_buffer(const uint8_t* data, size_t valid, const Cu
     size_t size = r == CUPTI_SUCCESS ? static_cast<size_t>(reinterpret_cast<uint8_t*>(next) - begin)
                                      : static_cast<size_t>(data + valid - begin);
     Decoded d = decode_record(record, size, decode_);
-    write_row(d, keep_api_calls, &api, rec);
+    try {
+      write_row(d, keep_api_calls, &api, rec);
+    } catch (const tracedb::WriteError& e) {
+      recover(e, writer_->rows_pending() + 1);  // and go on with the buffer's next record
+    }
     ++n;
     if (r != CUPTI_SUCCESS) break;
     record = next;
@@ -205,10 +238,33 @@ void TraceWriter::write_cupti_buffer(const uint8_t* data, size_t valid, const Cu
 }
 
 void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Recorder& rec) {
+  if (auto* b = std::get_if<CuptiBuffer>(&event)) {
+    // Return the buffer to the pool even when writing fails. Write errors are handled per
+    // record, inside.
+    struct Release {
+      BufferPool* pool;
+      uint8_t* data;
+      ~Release() {
+        if (pool) pool->release(data);
+      }
+    } release{pool, b->data};
+    if (cupti) {
+      write_cupti_buffer(b->data, b->valid, cupti->api(), cupti->records_api_calls(), &rec);
+    }
+    return;
+  }
+  try {
+    write_event(event);
+  } catch (const tracedb::WriteError& e) {
+    recover(e, writer_->rows_pending() + 1);
+  }
+}
+
+void TraceWriter::write_event(Event& event) {
   std::visit(
       [&](auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
+        if constexpr (std::is_same_v<T, std::monostate> || std::is_same_v<T, CuptiBuffer>) {
           return;
         } else if constexpr (std::is_same_v<T, TraceClock>) {
           char* q = sqlite3_mprintf("UPDATE process SET trace_clock = %Q WHERE id = %lld",
@@ -216,21 +272,10 @@ void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Rec
           std::string sql = q;
           sqlite3_free(q);
           writer_->exec(sql);
-        } else if constexpr (std::is_same_v<T, CuptiBuffer>) {
-          // Return the buffer to the pool even when writing fails.
-          struct Release {
-            BufferPool* pool;
-            uint8_t* data;
-            ~Release() {
-              if (pool) pool->release(data);
-            }
-          } release{pool, v.data};
-          if (cupti) {
-            write_cupti_buffer(v.data, v.valid, cupti->api(), cupti->records_api_calls(), &rec);
-          }
         } else if constexpr (std::is_same_v<T, tracedb::CommunicatorRow>) {
           v.process_id = kProcessId;
           comm_rows_[v.comm_handle] = writer_->insert(v);
+          undo_.push_back([this, h = v.comm_handle] { comm_rows_.erase(h); });
         } else if constexpr (std::is_same_v<T, CommEnd>) {
           auto it = comm_rows_.find(v.comm_handle);
           if (it == comm_rows_.end()) return;
@@ -257,22 +302,43 @@ void TraceWriter::write_stats(const Recorder& rec, const CuptiStatus& cupti) {
   }
   writer_->set_stat(kProcessId, "cupti_status", cupti.ok ? 1 : 0,
                     cupti.detail.empty() ? std::nullopt : std::optional<std::string>(cupti.detail));
+  writer_->set_stat(kProcessId, "write_errors", write_errors_,
+                    first_error_.empty() ? std::nullopt : std::optional<std::string>(first_error_));
+  writer_->set_stat(kProcessId, "write_dropped_rows", dropped_rows_);
   writer_->set_stat(kProcessId, "rows_written", writer_->rows_written());
 }
 
 void TraceWriter::commit(const Recorder& rec, const CuptiStatus& cupti) {
-  write_stats(rec, cupti);
-  writer_->commit();
+  const int64_t data_rows = writer_->rows_pending();  // not counting the stats rows
+  try {
+    write_stats(rec, cupti);
+    writer_->commit();
+    committed();
+  } catch (const tracedb::WriteError& e) {
+    recover(e, data_rows);
+  }
 }
 
 void TraceWriter::finish(const Recorder& rec, const CuptiStatus& cupti, const ClockAnchor& a) {
-  writer_->exec("UPDATE process SET end_ns = " + std::to_string(a.trace_ns) +
-                ", anchor_end_trace_ns = " + std::to_string(a.trace_ns) +
-                ", anchor_end_realtime_ns = " + std::to_string(a.realtime_ns) +
-                ", anchor_end_monotonic_ns = " + std::to_string(a.monotonic_ns) +
-                " WHERE id = " + std::to_string(kProcessId));
-  write_stats(rec, cupti);
-  writer_->close();
+  // A failed final commit loses the last transaction's rows; a second attempt records that loss
+  // (after a transient error). When it fails too, only the caller's log line can tell.
+  for (int attempt = 0;; ++attempt) {
+    const int64_t data_rows = writer_->rows_pending();
+    try {
+      writer_->exec("UPDATE process SET end_ns = " + std::to_string(a.trace_ns) +
+                    ", anchor_end_trace_ns = " + std::to_string(a.trace_ns) +
+                    ", anchor_end_realtime_ns = " + std::to_string(a.realtime_ns) +
+                    ", anchor_end_monotonic_ns = " + std::to_string(a.monotonic_ns) +
+                    " WHERE id = " + std::to_string(kProcessId));
+      write_stats(rec, cupti);
+      writer_->close();
+      committed();
+      return;
+    } catch (const tracedb::WriteError& e) {
+      recover(e, data_rows);
+      if (attempt > 0) throw;
+    }
+  }
 }
 
 }  // namespace c3::collector

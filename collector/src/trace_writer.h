@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "c3/tracedb/writer.h"
 #include "cupti_api.h"
@@ -40,10 +42,21 @@ class TraceWriter {
               const ClockAnchor& start_anchor);
 
   // Writes one event; CUPTI buffers are decoded with `cupti` and returned to `pool`.
+  //
+  // Write errors (a failing or full disk): the open transaction is rolled back, its rows are
+  // counted as lost (stats write_errors, write_dropped_rows, written with the next commit) and
+  // writing goes on. write(), commit() and finish() throw tracedb::WriteError only when errors
+  // persist (kMaxConsecutiveErrors without a successful commit) or the final commit fails
+  // twice; the trace then holds what was committed before, and the caller stops writing.
   void write(Event& event, CuptiSession* cupti, BufferPool* pool, Recorder& rec);
   void commit(const Recorder& rec, const CuptiStatus& cupti);
   // Process end, end anchor, final counters, indexes; leaves a single clean file.
   void finish(const Recorder& rec, const CuptiStatus& cupti, const ClockAnchor& end_anchor);
+
+  static constexpr int kMaxConsecutiveErrors = 3;
+  int64_t write_errors() const { return write_errors_; }
+  // Rows of transactions that could not be committed.
+  int64_t dropped_rows() const { return dropped_rows_; }
 
   const std::string& path() const { return writer_->path(); }
   int64_t rows() const { return writer_->rows_written(); }
@@ -57,10 +70,15 @@ class TraceWriter {
 
  private:
   static constexpr int64_t kProcessId = 1;
+  void write_event(Event& event);  // everything but CUPTI buffers
   void write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api, Recorder* rec);
   int64_t kernel_name_id(const char* mangled, std::optional<int64_t>* mangled_id);
   void write_stats(const Recorder& rec, const CuptiStatus& cupti);
   void upsert_stream(const tracedb::StreamRow& row, const std::string* name);
+  // Rolls back the open transaction after `e` and counts `lost_rows`; rethrows `e` when the
+  // errors persist. Cached row ids inserted since the last commit are forgotten (undo_).
+  void recover(const tracedb::WriteError& e, int64_t lost_rows);
+  void committed();
 
   std::unique_ptr<tracedb::Writer> writer_;
   DecodeContext decode_;
@@ -74,6 +92,13 @@ class TraceWriter {
   std::map<int64_t, int64_t> comm_rows_;    // ncclComm_t value -> communicator row id
   std::map<int64_t, int64_t> stream_rows_;  // CUPTI stream id -> stream row id
   std::map<int64_t, int64_t> device_rows_;  // device id -> device row id
+  // Forgets the cache entries above that point at rows of the open transaction (run on
+  // rollback, cleared on commit).
+  std::vector<std::function<void()>> undo_;
+  int64_t write_errors_ = 0;
+  int64_t dropped_rows_ = 0;
+  int consecutive_errors_ = 0;
+  std::string first_error_;
 };
 
 // "0000:18:00.0" for a GPU UUID, from /proc/driver/nvidia/gpus/*/information ("" if unknown).

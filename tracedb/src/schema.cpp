@@ -131,6 +131,11 @@ const CounterDesc kCounters[] = {
     {"queue_dropped_rows",
      "Events dropped because the in-memory queue was full (the writer fell behind by more than "
      "its bound) or arrived after the final flush"},
+    {"write_errors",
+     "Inserts or commits that failed (a failing or full disk), each rolling back the open "
+     "transaction; detail is the first error (docs/collector.md, Robustness)"},
+    {"write_dropped_rows",
+     "Rows of the transactions those errors rolled back: lost, at most one flush period each"},
     {"collector_overhead_ns",
      "Host time spent in c3scope code on the application's threads (callbacks, wrappers)"},
     {"writer_ns", "Time the background writer spent decoding and writing"},

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -195,6 +196,11 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
     throw;
   }
   sqlite3_close(mem);
+  // Published already in WAL mode (file format bytes 18-19 = 2): switching a fresh file to WAL
+  // after it is named rewrites page 1 through a rollback journal on disk, and a job killed then
+  // (or a disk failing then) left a hot journal that made the trace unreadable without write
+  // access (tests/fault/kill_test.cpp).
+  if (!options.scratch && image_size > 19) image[18] = image[19] = 2;
   try {
     publish_image(path, image, static_cast<size_t>(image_size));
   } catch (...) {
@@ -302,6 +308,7 @@ int64_t Writer::intern(std::string_view value) {
   row.value = key;
   int64_t id = insert(row);
   strings_.emplace(std::move(key), id);
+  last_string_id_ = std::max(last_string_id_, id);
   return id;
 }
 
@@ -344,6 +351,23 @@ void Writer::commit() {
     exec("COMMIT;");
     in_txn_ = false;
   }
+  rows_committed_ = rows_;
+  committed_string_id_ = last_string_id_;
+  exec("BEGIN;");
+  in_txn_ = true;
+}
+
+void Writer::rollback() {
+  if (!owned_)
+    throw WriteError(WriteError::Kind::other,
+                     "trace '" + path_ + "': a borrowed connection is rolled back by its owner");
+  if (closed_) return;
+  // SQLite ends the transaction itself on I/O errors and a full disk; otherwise it is still open.
+  if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK;");
+  in_txn_ = false;
+  std::erase_if(strings_, [&](const auto& kv) { return kv.second > committed_string_id_; });
+  last_string_id_ = committed_string_id_;
+  rows_ = rows_committed_;
   exec("BEGIN;");
   in_txn_ = true;
 }
@@ -357,9 +381,19 @@ void Writer::close() {
   set_meta("clean_close", "1");
   exec("COMMIT;");
   in_txn_ = false;
-  // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.
-  if (!scratch_) exec("PRAGMA journal_mode=DELETE;");
+  rows_committed_ = rows_;
+  committed_string_id_ = last_string_id_;
   closed_ = true;
+  // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.
+  // Best effort: a failure (a full disk) loses nothing committed (see writer.h). Through an
+  // in-memory journal: leaving WAL rewrites the header of page 1, and a disk journal that could
+  // not be played back (a full copy-on-write disk) would be hot, and the trace unreadable
+  // without write access. A torn header write is harmless: the page is otherwise unchanged.
+  // Tried twice, for a transient error.
+  for (int attempt = 0; !scratch_ && attempt < 2; ++attempt) {
+    if (sqlite3_exec(db_, "PRAGMA journal_mode=MEMORY;", nullptr, nullptr, nullptr) == SQLITE_OK)
+      break;
+  }
 }
 
 }  // namespace c3::tracedb

@@ -74,7 +74,17 @@ class Writer final : public RowSink {
 
   // Ends the open transaction and starts the next one.
   void commit();
+  // After a failed insert or commit: discards the open transaction (every row since the last
+  // commit; SQLite may have rolled it back already) and starts the next one. Strings interned
+  // since the last commit are forgotten, so later rows never point at a discarded string row.
+  void rollback();
+  // Rows inserted since the last commit (what a failed commit loses).
+  int64_t rows_pending() const {
+    return rows_ - rows_committed_;
+  }
   // Commits, creates indexes, marks the file cleanly closed and leaves a single file (no -wal).
+  // Once the commit succeeded nothing is thrown: if the WAL cannot be folded into the file, the
+  // pair stays readable and SQLite folds it when the connection closes or at the next open.
   void close();
 
   const std::string& path() const {
@@ -106,6 +116,9 @@ class Writer final : public RowSink {
   bool scratch_ = false;
   bool owned_ = true;
   int64_t rows_ = 0;
+  int64_t rows_committed_ = 0;
+  int64_t last_string_id_ = 0;       // the newest string row
+  int64_t committed_string_id_ = 0;  // the newest string row of the last commit
 };
 
 }  // namespace c3::tracedb
