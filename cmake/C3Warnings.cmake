@@ -13,4 +13,9 @@ if(C3_SANITIZE)
                       $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=undefined>)
   add_link_options(-fsanitize=address,undefined)
+  # libFuzzer's coverage feedback in everything the harnesses link; only the harnesses link
+  # libFuzzer itself (fuzz/CMakeLists.txt).
+  if(C3_BUILD_FUZZ)
+    add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link>)
+  endif()
 endif()

@@ -1,6 +1,8 @@
 #include "decode.h"
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace c3::collector {
 namespace {
@@ -9,8 +11,10 @@ namespace {
 #define C3_HAS(rec, size, field) \
   (offsetof(std::remove_cvref_t<decltype(*(rec))>, field) + sizeof((rec)->field) <= (size))
 
+// In unsigned arithmetic, which wraps: a garbage timestamp must not be signed overflow (found by
+// fuzz/cupti_decode_fuzz.cpp).
 int64_t ts(uint64_t cupti_ns, const DecodeContext& ctx) {
-  return static_cast<int64_t>(cupti_ns) - ctx.clock_offset_ns;
+  return static_cast<int64_t>(cupti_ns - static_cast<uint64_t>(ctx.clock_offset_ns));
 }
 
 tracedb::OptI64 opt_ts(uint64_t cupti_ns, const DecodeContext& ctx) {
@@ -21,6 +25,21 @@ tracedb::OptI64 opt_ts(uint64_t cupti_ns, const DecodeContext& ctx) {
 tracedb::OptI64 nonzero(uint64_t v) {
   if (v == 0) return std::nullopt;
   return static_cast<int64_t>(v);
+}
+
+// The bits of an enum-typed record field. A damaged buffer (or a newer CUPTI) may hold a value
+// the enum type cannot represent, and loading the field as the enum would be undefined (found by
+// fuzz/cupti_decode_fuzz.cpp: fuzz/regressions/cupti_decode/stream-flag-invalid-enum).
+template <class E>
+uint32_t raw(const E& field) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(uint32_t));
+  uint32_t v = 0;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+template <class E>
+constexpr uint32_t u32(E e) {
+  return static_cast<uint32_t>(e);
 }
 
 // CUPTI marks activities whose timestamps it could not collect with start == end == 0.
@@ -72,7 +91,7 @@ Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const Decode
     r.graph_node_id = nonzero(k->graphNodeId);
     r.graph_id = nonzero(k->graphId);
   }
-  if (C3_HAS(k, size, channelType) && k->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+  if (C3_HAS(k, size, channelType) && raw(k->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = k->channelID;
   }
   if (C3_HAS(k, size, clusterZ)) {
@@ -99,9 +118,10 @@ tracedb::MemcpyRow copy_row(const Rec* m, size_t size, const DecodeContext& ctx)
     r.graph_node_id = nonzero(m->graphNodeId);
     r.graph_id = nonzero(m->graphId);
   }
-  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+  if (C3_HAS(m, size, channelType) && raw(m->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = m->channelID;
-    r.channel_type = m->channelType == CUPTI_CHANNEL_TYPE_COMPUTE ? "compute" : "async_memcpy";
+    r.channel_type =
+        raw(m->channelType) == u32(CUPTI_CHANNEL_TYPE_COMPUTE) ? "compute" : "async_memcpy";
   }
   return r;
 }
@@ -148,7 +168,7 @@ Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeC
     r.graph_node_id = nonzero(m->graphNodeId);
     r.graph_id = nonzero(m->graphId);
   }
-  if (C3_HAS(m, size, channelType) && m->channelType != CUPTI_CHANNEL_TYPE_INVALID) {
+  if (C3_HAS(m, size, channelType) && raw(m->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = m->channelID;
   }
   return r;
@@ -168,7 +188,7 @@ Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size,
   r.correlation_id = s->correlationId;
   r.start_ns = ts(s->start, ctx);
   r.end_ns = ts(s->end, ctx);
-  r.type = sync_type_name(static_cast<uint32_t>(s->type));
+  r.type = sync_type_name(raw(s->type));
   if (s->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) r.cuda_event_id = s->cudaEventId;
   return r;
 }
@@ -184,13 +204,17 @@ Decoded decode_device(const CUpti_ActivityDevice5* d, size_t size) {
   r.cc_major = d->computeCapabilityMajor;
   r.cc_minor = d->computeCapabilityMinor;
   r.memory_bytes = static_cast<int64_t>(d->globalMemorySize);
-  // CUPTI reports KB/s.
-  r.memory_bandwidth_bytes_per_s = static_cast<int64_t>(d->globalMemoryBandwidth) * 1000;
+  // CUPTI reports KB/s; a value whose bytes/s do not fit in int64 is garbage, left unknown.
+  if (d->globalMemoryBandwidth <= static_cast<uint64_t>(INT64_MAX) / 1000) {
+    r.memory_bandwidth_bytes_per_s = static_cast<int64_t>(d->globalMemoryBandwidth) * 1000;
+  }
   r.l2_bytes = d->l2CacheSize;
   r.core_clock_khz = d->coreClockRate;
   r.copy_engines = d->numMemcpyEngines;
   r.warp_size = d->numThreadsPerWarp;
-  r.max_threads_per_sm = static_cast<int64_t>(d->maxWarpsPerMultiprocessor) * d->numThreadsPerWarp;
+  // Two 32-bit factors: their product always fits in 64 unsigned bits.
+  r.max_threads_per_sm =
+      static_cast<int64_t>(uint64_t{d->maxWarpsPerMultiprocessor} * d->numThreadsPerWarp);
   r.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
   r.max_registers_per_sm = d->maxRegistersPerMultiprocessor;
   r.max_shared_memory_per_sm = d->maxSharedMemoryPerMultiprocessor;
@@ -222,19 +246,17 @@ Decoded decode_stream(const CUpti_ActivityStream* s, size_t size, const DecodeCo
   r.context_id = s->contextId;
   r.stream_id = s->streamId;
   r.priority = static_cast<int32_t>(s->priority);
-  switch (s->flag) {
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING:
+  switch (raw(s->flag)) {
+    case u32(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING):
       r.flags = "non_blocking";
       break;
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT:
+    case u32(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT):
       r.flags = "default";
       break;
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL:
+    case u32(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL):
       r.flags = "null";
       break;
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_UNKNOWN:
-    case CUPTI_ACTIVITY_STREAM_CREATE_MASK:
-    case CUPTI_ACTIVITY_STREAM_CREATE_FLAG_FORCE_INT:
+    default:  // unknown, or another CUPTI's flags: no flags column
       break;
   }
   return r;
@@ -243,7 +265,7 @@ Decoded decode_stream(const CUpti_ActivityStream* s, size_t size, const DecodeCo
 Decoded decode_external(const CUpti_ActivityExternalCorrelation* e, size_t size) {
   if (!C3_HAS(e, size, correlationId)) return skip(Skipped::Why::invalid, e->kind);
   tracedb::ExternalCorrelationRow r;
-  r.external_kind = external_kind_name(static_cast<uint32_t>(e->externalKind));
+  r.external_kind = external_kind_name(raw(e->externalKind));
   r.external_id = static_cast<int64_t>(e->externalId);
   r.correlation_id = e->correlationId;
   return r;
@@ -275,31 +297,33 @@ const T* as(const CUpti_Activity* r) {
 
 Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& ctx) {
   if (size < sizeof(CUpti_Activity)) return Skipped{Skipped::Why::invalid, 0};
-  switch (record->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  // The kind is read as bits: the decoders below get only records of a kind they know.
+  const uint32_t kind = raw(record->kind);
+  switch (kind) {
+    case u32(CUPTI_ACTIVITY_KIND_KERNEL):
+    case u32(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL):
       return decode_kernel(as<CUpti_ActivityKernel10>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case u32(CUPTI_ACTIVITY_KIND_MEMCPY):
       return decode_memcpy(as<CUpti_ActivityMemcpy6>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+    case u32(CUPTI_ACTIVITY_KIND_MEMCPY2):
       return decode_p2p(as<CUpti_ActivityMemcpyPtoP4>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
+    case u32(CUPTI_ACTIVITY_KIND_MEMSET):
       return decode_memset(as<CUpti_ActivityMemset4>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+    case u32(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION):
       return decode_sync(as<CUpti_ActivitySynchronization2>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_DEVICE:
+    case u32(CUPTI_ACTIVITY_KIND_DEVICE):
       return decode_device(as<CUpti_ActivityDevice5>(record), size);
-    case CUPTI_ACTIVITY_KIND_CONTEXT:
+    case u32(CUPTI_ACTIVITY_KIND_CONTEXT):
       return decode_context(as<CUpti_ActivityContext3>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_STREAM:
+    case u32(CUPTI_ACTIVITY_KIND_STREAM):
       return decode_stream(as<CUpti_ActivityStream>(record), size, ctx);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+    case u32(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION):
       return decode_external(as<CUpti_ActivityExternalCorrelation>(record), size);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case u32(CUPTI_ACTIVITY_KIND_RUNTIME):
+    case u32(CUPTI_ACTIVITY_KIND_DRIVER):
       return decode_api(as<CUpti_ActivityAPI>(record), size, ctx);
     default:
-      return Skipped{Skipped::Why::unknown_kind, static_cast<int>(record->kind)};
+      return Skipped{Skipped::Why::unknown_kind, static_cast<int>(kind)};
   }
 }
 
@@ -356,6 +380,8 @@ const char* memory_kind_name(uint16_t memory_kind) {
 }
 
 const char* launch_type_name(uint8_t launch_type) {
+  // The enum's values are 0..3 (no FORCE_INT): a larger number is no value of it.
+  if (launch_type > u32(CUPTI_ACTIVITY_LAUNCH_TYPE_CBL_COMMANDLIST)) return "unknown";
   switch (static_cast<CUpti_ActivityLaunchType>(launch_type)) {
     case CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR:
       return "regular";
@@ -370,6 +396,7 @@ const char* launch_type_name(uint8_t launch_type) {
 }
 
 const char* sync_type_name(uint32_t type) {
+  if (type > u32(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_FORCE_INT)) return "unknown";  // no enum value
   switch (static_cast<CUpti_ActivitySynchronizationType>(type)) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
       return "event_synchronize";
@@ -387,6 +414,7 @@ const char* sync_type_name(uint32_t type) {
 }
 
 const char* external_kind_name(uint32_t kind) {
+  if (kind > u32(CUPTI_EXTERNAL_CORRELATION_KIND_FORCE_INT)) return "invalid";  // no enum value
   switch (static_cast<CUpti_ExternalCorrelationKind>(kind)) {
     case CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN:
       return "unknown";

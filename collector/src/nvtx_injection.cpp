@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "cupti_session.h"
+#include "nvtx_attributes.h"
 #include "nvtx_tracker.h"
 #include "recorder.h"
 
@@ -113,7 +114,9 @@ Handle to_handle(uint64_t v) {
   return reinterpret_cast<Handle>(static_cast<uintptr_t>(v));  // NOLINT(performance-no-int-to-ptr)
 }
 
-NvtxAttributes attributes(const nvtxEventAttributes_t* a) {
+}  // namespace
+
+NvtxAttributes decode_attributes(const nvtxEventAttributes_t* a) {
   NvtxAttributes out;
   if (a == nullptr) return out;
   // Fields past `size` were not written by the caller; read only what it declared.
@@ -179,6 +182,8 @@ NvtxAttributes attributes(const nvtxEventAttributes_t* a) {
   return out;
 }
 
+namespace {
+
 std::string text(const char* s) {
   return s != nullptr ? std::string(s) : std::string();
 }
@@ -215,7 +220,7 @@ constexpr uint64_t kDefault = NvtxTracker::kDefaultDomain;
 // ---- CORE ----------------------------------------------------------------------------------
 
 void mark_ex(const nvtxEventAttributes_t* a) {
-  run([&](int64_t t) { tracker().mark(kDefault, os_tid(), t, attributes(a)); });
+  run([&](int64_t t) { tracker().mark(kDefault, os_tid(), t, decode_attributes(a)); });
 }
 void mark_a(const char* m) {
   run([&](int64_t t) { tracker().mark(kDefault, os_tid(), t, NvtxAttributes::text(m)); });
@@ -225,7 +230,7 @@ void mark_w(const wchar_t* m) {
 }
 nvtxRangeId_t range_start_ex(const nvtxEventAttributes_t* a) {
   return run_returning(nvtxRangeId_t{0}, [&](int64_t t) {
-    return tracker().start(kDefault, os_tid(), t, attributes(a));
+    return tracker().start(kDefault, os_tid(), t, decode_attributes(a));
   });
 }
 nvtxRangeId_t range_start_a(const char* m) {
@@ -243,7 +248,7 @@ void range_end(nvtxRangeId_t id) {
 }
 int range_push_ex(const nvtxEventAttributes_t* a) {
   return run_returning(NvtxTracker::kError, [&](int64_t t) {
-    return tracker().push(kDefault, os_tid(), t, attributes(a));
+    return tracker().push(kDefault, os_tid(), t, decode_attributes(a));
   });
 }
 int range_push_a(const char* m) {
@@ -270,11 +275,11 @@ void name_category_w(uint32_t category, const wchar_t* name) {
 // ---- CORE2 (domains) -----------------------------------------------------------------------
 
 void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  run([&](int64_t t) { tracker().mark(from_handle(d), os_tid(), t, attributes(a)); });
+  run([&](int64_t t) { tracker().mark(from_handle(d), os_tid(), t, decode_attributes(a)); });
 }
 nvtxRangeId_t domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return run_returning(nvtxRangeId_t{0}, [&](int64_t t) {
-    return tracker().start(from_handle(d), os_tid(), t, attributes(a));
+    return tracker().start(from_handle(d), os_tid(), t, decode_attributes(a));
   });
 }
 // Range ids are unique across domains, so the domain adds nothing to an end.
@@ -283,7 +288,7 @@ void domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) {
 }
 int domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   return run_returning(NvtxTracker::kError, [&](int64_t t) {
-    return tracker().push(from_handle(d), os_tid(), t, attributes(a));
+    return tracker().push(from_handle(d), os_tid(), t, decode_attributes(a));
   });
 }
 int domain_range_pop(nvtxDomainHandle_t d) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 using namespace c3::collector;
@@ -243,6 +244,29 @@ TEST(Decode, DeviceRecordLimits) {
   EXPECT_EQ(r->row.max_threads_per_sm, 2048);
   EXPECT_EQ(r->row.memory_bandwidth_bytes_per_s, 4'800'000'000'000LL);
   EXPECT_EQ(r->row.sm_count, 132);
+}
+
+// Regression (fuzz/regressions/cupti_decode/device-bandwidth-overflow, timestamp-offset-overflow):
+// garbage in a record made signed overflow (UB) in the bandwidth's KB/s -> B/s, the threads per
+// SM and the clock offset; now the bandwidth is left unknown and the rest wraps.
+TEST(Decode, GarbageValuesAreNotSignedOverflow) {
+  DecodeContext ctx;
+  ctx.clock_offset_ns = INT64_MIN + 5;
+  auto d = zeroed<CUpti_ActivityDevice5>();
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.globalMemoryBandwidth = 4452782398957944832ULL;
+  d.maxWarpsPerMultiprocessor = 0xffffffffu;
+  d.numThreadsPerWarp = 0xffffffffu;
+  Decoded dd = decode_record(reinterpret_cast<CUpti_Activity*>(&d), sizeof d, ctx);
+  auto* r = std::get_if<DecodedDevice>(&dd);
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(r->row.memory_bandwidth_bytes_per_s.has_value());
+
+  auto k = kernel_record();
+  k.start = 0x7fffffffffffff00ULL;
+  k.end = 0x8000000000000100ULL;
+  Decoded dk = decode_record(reinterpret_cast<CUpti_Activity*>(&k), sizeof k, ctx);
+  EXPECT_NE(std::get_if<DecodedKernel>(&dk), nullptr);
 }
 
 TEST(Decode, ExternalCorrelationApiStreamAndUnknown) {

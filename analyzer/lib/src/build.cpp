@@ -27,11 +27,23 @@ int32_t Shapes::id(const KernelShape& s) {
 }
 
 uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
-  if (main && correlation >= 0 && correlation < kDenseLimit) {
+  ++entries_;
+  if (main && correlation >= 0) {
+    const auto i = static_cast<uint64_t>(correlation);
+    const uint64_t bound = std::max(kDenseFloor, 16 * entries_);
+    if (i < dense_.size() || i < bound) {
+      if (main_in_sparse_) {  // an id that went to the hash before the vector reached it
+        auto it = sparse_.find({process, correlation});
+        if (it != sparse_.end()) return it->second;
+      }
+      main_process_ = process;
+      if (dense_.size() <= i) {
+        dense_.resize(std::max<size_t>(i + 1, std::min<uint64_t>(dense_.size() * 2, bound)), 0);
+      }
+      return dense_[i];
+    }
     main_process_ = process;
-    const auto i = static_cast<size_t>(correlation);
-    if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2), 0);
-    return dense_[i];
+    main_in_sparse_ = true;
   }
   return sparse_[{process, correlation}];
 }
@@ -39,7 +51,8 @@ uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
 uint32_t LinkTable::find(int64_t process, int64_t correlation) const {
   if (process == main_process_ && correlation >= 0 &&
       static_cast<size_t>(correlation) < dense_.size()) {
-    return dense_[static_cast<size_t>(correlation)];
+    const uint32_t v = dense_[static_cast<size_t>(correlation)];
+    if (v != 0 || !main_in_sparse_) return v;
   }
   if (sparse_.empty()) return 0;
   auto it = sparse_.find({process, correlation});
@@ -110,6 +123,13 @@ void TraceBuilder::meta(std::string_view key, std::string_view value) {
 void TraceBuilder::device(int64_t process_db, Device d) {
   const int p = process_index(process_db);
   if (p < 0) return;
+  // An impossible device fact is unknown (0), as summaries hold it
+  // (fuzz/regressions/nsys/summary-device-limit-out-of-range).
+  for (int* x : {&d.sm_count, &d.max_threads_per_sm, &d.max_blocks_per_sm, &d.max_registers_per_sm})
+    *x = std::max(*x, 0);
+  for (int64_t* x : {&d.max_shared_per_sm, &d.memory_bandwidth}) {
+    if (*x < 0 || *x > kAmountLimit) *x = 0;
+  }
   d.process = static_cast<int16_t>(p);
   t_.devices.push_back(std::move(d));
 }
@@ -229,6 +249,14 @@ size_t TraceBuilder::memset(int64_t row, int64_t process_db, int64_t device, int
 void TraceBuilder::range(int64_t process_db, Range g) {
   const int p = process_index(process_db);
   if (p < 0) return;
+  if (!in_time_limit(g.start, g.end)) {
+    skip(t_, source_ + ": a range with a time beyond +-2^61 ns");
+    return;
+  }
+  if (g.end > g.start && !in_duration_limit(g.start, g.end)) {
+    skip(t_, source_ + ": a range that lasts longer than 2^50 ns (13 days)");
+    return;
+  }
   g.process = static_cast<int16_t>(p);
   t_.ranges.push_back(std::move(g));
 }
@@ -351,6 +379,43 @@ int64_t TraceSink::insert(const tracedb::NvtxRangeRow& row) {
   g.thread = row.thread_id;
   b_.range(row.process_id, std::move(g));
   return id;
+}
+
+void check_time_span(const Trace& t, const std::string& source) {
+  struct Span {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    int64_t busy = 0;  // sum of activity durations, capped just above the limit
+  };
+  std::vector<Span> spans(t.processes.size());
+  auto widen = [](Span& s, int64_t start, int64_t end) {
+    s.first = std::min(s.first, start);
+    s.last = std::max(s.last, end);
+  };
+  const Activities& a = t.activities;
+  for (size_t i = 0; i < a.size(); ++i) {
+    Span& s = spans[static_cast<size_t>(a.process[i])];
+    widen(s, a.start[i], a.end[i]);
+    // Each duration is at most kAmountLimit: the sum stays below 2^51 before it is capped.
+    s.busy = std::min(s.busy + (a.end[i] - a.start[i]), kAmountLimit + 1);
+  }
+  for (const Range& g : t.ranges) {
+    if (g.end >= g.start) widen(spans[static_cast<size_t>(g.process)], g.start, g.end);
+  }
+  for (size_t p = 0; p < spans.size(); ++p) {
+    const Span& s = spans[p];
+    if (s.first > s.last) continue;
+    const std::string who = source + ": " + t.processes[p].label();
+    if (s.last - s.first > kAmountLimit) {
+      throw std::invalid_argument(who + " has times from " + std::to_string(s.first) + " to " +
+                                  std::to_string(s.last) +
+                                  " ns, more than 2^50 ns (13 days) apart: they are not of one "
+                                  "recording (mixed clocks or damaged times)");
+    }
+    if (s.busy > kAmountLimit) {
+      throw std::invalid_argument(
+          who + ": its GPU activities add up to more than 2^50 ns (13 days): damaged times");
+    }
+  }
 }
 
 void finish_trace(Trace& t, const Rules& rules) {

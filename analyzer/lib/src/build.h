@@ -22,6 +22,7 @@
 #include "c3/analyzer/trace.h"
 #include "c3/tracedb/sink.h"
 #include "c3/tracedb/string_ids.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 
@@ -57,15 +58,20 @@ class Shapes {
 };
 
 // (process, correlation id) -> a 1-based slot (0: none). Correlation ids of one process are dense
-// and small, so the main process's live in a plain vector; other processes' in a hash.
+// and small, so the main process's live in a plain vector; other processes' in a hash. The vector
+// grows only as far as the entries justify (16 ids per entry, at least 2^20), so a hostile id
+// cannot make it large: such ids go to the hash too (a single id near 2^28 grew it to 1 GiB).
 class LinkTable {
  public:
   uint32_t& slot(int64_t process, int64_t correlation, bool main);
   uint32_t find(int64_t process, int64_t correlation) const;
+  size_t dense_size() const { return dense_.size(); }
 
  private:
-  static constexpr int64_t kDenseLimit = int64_t{1} << 28;
+  static constexpr uint64_t kDenseFloor = uint64_t{1} << 20;
   int64_t main_process_ = INT64_MIN;
+  uint64_t entries_ = 0;         // slot() calls: what the vector's length may grow with
+  bool main_in_sparse_ = false;  // some of the main process's ids are in the hash
   std::vector<uint32_t> dense_;
   std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> sparse_;
 };
@@ -75,6 +81,22 @@ void skip(Trace& t, const std::string& what);
 
 // GPU rows between two calls of `tick`.
 constexpr int64_t kTickRows = 1 << 16;
+// Activities and ranges must lie within +-2^61 ns and last at most 2^50 ns (time_limits.h), so that
+// every length, sum and difference the analysis makes fits in int64. Regression:
+// fuzz/regressions/trace/activity-time-overflow (a kernel from -5.4e18 to 4.1e18 ns overflowed
+// Interval::length).
+inline bool in_time_limit(int64_t start, int64_t end) {
+  return stamp_in_limit(start) && stamp_in_limit(end);
+}
+inline bool in_duration_limit(int64_t start, int64_t end) {
+  return end - start <= kAmountLimit;  // end >= start, both within +-2^61: no overflow
+}
+
+// Throws std::invalid_argument naming `source` when one of `t`'s processes spans more than
+// kAmountLimit ns (first start to last end of its activities and ranges) or its activities'
+// durations add up to more: its times are not of one recording, and the sums the analysis
+// makes would not fit (fuzz/regressions/snapshot/activity-time-sum-overflow).
+void check_time_span(const Trace& t, const std::string& source);
 
 class TraceBuilder {
  public:
@@ -163,6 +185,14 @@ inline bool TraceBuilder::check(int64_t row, int p, int64_t s, int64_t e, const 
   }
   if (e < s) {
     skip_row(row, table, "ends before it starts");
+    return false;
+  }
+  if (!in_time_limit(s, e)) {
+    skip_row(row, table, "has a time beyond +-2^61 ns");
+    return false;
+  }
+  if (!in_duration_limit(s, e)) {
+    skip_row(row, table, "lasts longer than 2^50 ns (13 days)");
     return false;
   }
   return true;

@@ -15,6 +15,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "build.h"
+
 namespace fs = std::filesystem;
 
 namespace c3::analyzer {
@@ -302,7 +304,8 @@ Trace read_trace(In& in) {
     if (a.process[i] < 0 || a.process[i] >= np || a.name[i] < 0 || a.name[i] >= nn ||
         a.collective[i] < -1 || a.collective[i] >= nc || a.shape[i] < -1 ||
         static_cast<uint8_t>(a.kind[i]) > 2 || static_cast<uint8_t>(a.cls[i]) >= kClasses ||
-        (a.kind[i] == Kind::kernel && a.shape[i] >= ns) || a.end[i] < a.start[i]) {
+        (a.kind[i] == Kind::kernel && a.shape[i] >= ns) || a.end[i] < a.start[i] ||
+        !in_time_limit(a.start[i], a.end[i]) || !in_duration_limit(a.start[i], a.end[i])) {
       throw Damaged{};
     }
   }
@@ -310,16 +313,31 @@ Trace read_trace(In& in) {
     if (c.process < 0 || c.process >= np) throw Damaged{};
   }
   for (const Range& g : t.ranges) {
-    if (g.process < 0 || g.process >= np) throw Damaged{};
+    if (g.process < 0 || g.process >= np || !in_time_limit(g.start, g.end) ||
+        (g.end > g.start && !in_duration_limit(g.start, g.end))) {
+      throw Damaged{};
+    }
   }
   for (const Device& d : t.devices) {
-    if (d.process < 0 || d.process >= np) throw Damaged{};
+    if (d.process < 0 || d.process >= np || d.sm_count < 0 || d.max_threads_per_sm < 0 ||
+        d.max_blocks_per_sm < 0 || d.max_registers_per_sm < 0 || d.max_shared_per_sm < 0 ||
+        d.max_shared_per_sm > kAmountLimit || d.memory_bandwidth < 0 ||
+        d.memory_bandwidth > kAmountLimit) {
+      throw Damaged{};
+    }
   }
   for (const LaunchDelay& l : t.launch_delays) {
     if (l.process < 0 || l.process >= np) throw Damaged{};
   }
   for (const BenchResult& b : t.bench) {
     if (b.process < 0 || b.process >= np) throw Damaged{};
+  }
+  // What the loader refuses (a process's times not of one recording) is damage here: the
+  // snapshot was written from a trace that loaded (fuzz/regressions/snapshot/).
+  try {
+    check_time_span(t, "snapshot");
+  } catch (const std::invalid_argument&) {
+    throw Damaged{};
   }
   return t;
 }

@@ -539,6 +539,7 @@ Trace load_sources(const std::vector<Source>& sources, const LoadOptions& option
                      load_file(sources[f].path, parts[f], options.defer_kernel_shapes, tick);
                    }
                    parts[f].activities.sort();
+                   check_time_span(parts[f], sources[f].path);
                  });
   Trace t;
   if (parts.size() == 1) {

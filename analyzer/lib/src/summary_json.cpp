@@ -10,6 +10,7 @@
 
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/summary.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
@@ -42,8 +43,6 @@ ojson breakdown_out(const Breakdown& b) {
 // the reduce makes within int64 (a hostile file that is valid JSON must not overflow):
 // timestamps within +-2^61 ns, a rank's durations and counts within [0, 2^50] (13 days of ns;
 // sums over 8,192 ranks still fit).
-constexpr int64_t kStampLimit = int64_t{1} << 61;
-constexpr int64_t kAmountLimit = int64_t{1} << 50;
 
 int64_t whole(const json& v, const std::string& what, int64_t lo, int64_t hi) {
   if (!v.is_number_integer()) throw std::invalid_argument(what + " is not a whole number");

@@ -1,0 +1,21 @@
+#pragma once
+// The ranges within which the analysis keeps every length, sum and difference it makes in int64,
+// whatever a hostile input holds. The loader (build.cpp), the snapshot reader (cache.cpp) and the
+// summary reader (summary_json.cpp) refuse what lies outside them, so that what one part accepts
+// the others accept too (analyze --summary writes only what summaries_from_json reads back).
+#include <cstdint>
+
+namespace c3::analyzer {
+
+// A timestamp: within +-2^61 ns (about 73 years around the trace clock's zero).
+constexpr int64_t kStampLimit = int64_t{1} << 61;
+// A rank's durations, its span (first start to last end), the sum of its activities' and ranges'
+// durations, counts and device facts: within [0, 2^50] (13 days of ns). Sums over 8,192 ranks
+// still fit in int64.
+constexpr int64_t kAmountLimit = int64_t{1} << 50;
+
+inline bool stamp_in_limit(int64_t t) {
+  return t >= -kStampLimit && t <= kStampLimit;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,108 @@
+// The loader's limits (analyzer/lib/src/time_limits.h, build.h): what it accepts keeps every
+// length, sum and difference of the analysis in int64 and its memory bounded by the rows, whatever
+// the input holds. Regressions: fuzz/regressions/trace/activity-time-overflow,
+// fuzz/regressions/snapshot/activity-time-sum-overflow, fuzz/regressions/kineto/
+// summary-span-out-of-range, fuzz/regressions/nsys/summary-device-limit-out-of-range; and a
+// hostile correlation id that grew the link table to 1 GiB (issue 12).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "build.h"
+#include "c3/analyzer/summary.h"
+#include "time_limits.h"
+
+using namespace c3::analyzer;
+
+namespace {
+
+// A trace of one process through the builder, as load_sources() makes it from `fill`.
+Trace build(const std::function<void(TraceBuilder&)>& fill) {
+  return load_sources({{"hostile.sqlite",
+                        [&](TraceBuilder& b) {
+                          Process p;
+                          p.pid = 42;
+                          b.process(1, p);
+                          fill(b);
+                        }}},
+                      {});
+}
+
+}  // namespace
+
+TEST(LinkTable, AHostileIdDoesNotGrowTheVector) {
+  LinkTable t;
+  t.slot(1, (int64_t{1} << 28) - 1, true) = 7;
+  EXPECT_LE(t.dense_size(), size_t{1} << 20);
+  EXPECT_EQ(t.find(1, (int64_t{1} << 28) - 1), 7u);
+  EXPECT_EQ(t.find(1, 5), 0u);
+  // Ids that came in the hash stay there once the vector reaches them: slot() and find() see
+  // the same entry.
+  t.slot(1, 3'000'001, true) = 9;  // beyond 2^20: the hash
+  for (int64_t c = 0; c < 200'000; ++c) t.slot(1, 16 * c, true) = static_cast<uint32_t>(c % 5 + 1);
+  EXPECT_GT(t.dense_size(), size_t{3'000'000});  // 200,000 entries justify 3.2M ids
+  EXPECT_EQ(t.find(1, 3'000'001), 9u);
+  EXPECT_EQ(t.slot(1, 3'000'001, true), 9u);
+  EXPECT_EQ(t.find(1, 16 * 199'999), 199'999u % 5 + 1);
+  EXPECT_EQ(t.find(1, 16 * 199'999 + 1), 0u);
+  EXPECT_EQ(t.find(1, (int64_t{1} << 28) - 1), 7u);
+  EXPECT_EQ(t.find(2, 3), 0u);  // another process
+}
+
+TEST(LoaderLimits, ImpossibleRowsAreSkippedAndCounted) {
+  const Trace t = build([](TraceBuilder& b) {
+    const int32_t k = b.name("k");
+    b.kernel(1, 1, 0, 7, 100, 200, k, 1);
+    b.kernel(2, 1, 0, 7, -(int64_t{1} << 62), 0, k, 2);             // before -2^61
+    b.kernel(3, 1, 0, 7, 300, 300 + (int64_t{1} << 50) + 1, k, 3);  // longer than 13 days
+    Range g;
+    g.name = "long";
+    g.start = 0;
+    g.end = (int64_t{1} << 50) + 1;
+    b.range(1, g);
+    Device d;
+    d.device = 0;
+    d.sm_count = -3;
+    d.max_shared_per_sm = int64_t{1} << 55;
+    d.memory_bandwidth = -1;
+    b.device(1, d);
+  });
+  ASSERT_EQ(t.activities.size(), 1u);
+  EXPECT_EQ(t.skipped, 3);
+  EXPECT_NE(t.first_skipped.find("beyond +-2^61 ns"), std::string::npos) << t.first_skipped;
+  EXPECT_TRUE(t.ranges.empty());
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].sm_count, 0);
+  EXPECT_EQ(t.devices[0].max_shared_per_sm, 0);
+  EXPECT_EQ(t.devices[0].memory_bandwidth, 0);
+}
+
+TEST(LoaderLimits, TimesNotOfOneRecordingAreRefused) {
+  try {
+    build([](TraceBuilder& b) {
+      const int32_t k = b.name("k");
+      b.kernel(1, 1, 0, 7, 0, 10, k, 1);
+      b.kernel(2, 1, 0, 7, int64_t{1} << 51, (int64_t{1} << 51) + 10, k, 2);
+    });
+    FAIL() << "a process spanning 2^51 ns was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("hostile.sqlite"), std::string::npos) << m;
+    EXPECT_NE(m.find("13 days"), std::string::npos) << m;
+  }
+  // Within the span but adding up to more than 2^50 ns: 20 overlapping kernels of 2^47 ns.
+  EXPECT_THROW(build([](TraceBuilder& b) {
+                 const int32_t k = b.name("k");
+                 for (int i = 0; i < 20; ++i) b.kernel(i, 1, 0, i, 0, int64_t{1} << 47, k, i);
+               }),
+               std::invalid_argument);
+  // Just within both: the summary of what loads reads back (what analyze --summary writes).
+  const Trace ok = build([](TraceBuilder& b) {
+    const int32_t k = b.name("k");
+    for (int i = 0; i < 8; ++i) b.kernel(i, 1, 0, i, 0, int64_t{1} << 47, k, i);
+  });
+  SummaryOptions o;
+  const std::vector<RankSummary> s = summarize(ok, o);
+  EXPECT_NO_THROW(summaries_from_json(summaries_to_json(s, o), "a summary"));
+}
