@@ -81,6 +81,35 @@ TEST_F(ImportTest, KinetoRowsAndLinks) {
   EXPECT_EQ(r->meta().at("source_file"), in);
 }
 
+// NCCL kernels sharing one correlation id (one CUDA graph launch; 20,000 of them in issue 12): each
+// call owns its own kernel only, keeps the launch's host time, and the link is not quadratic.
+TEST_F(ImportTest, NcclKernelsSharingACorrelationIdEachOwnTheirKernel) {
+  std::string json = R"json({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 55, "tid": 56, "ts": 900,
+   "dur": 5, "args": {"correlation": 7}})json";
+  for (int i = 0; i < 3; ++i) {
+    json += R"json(, {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+     "pid": 0, "tid": 8, "ts": )json" +
+            std::to_string(1000 + 100 * i) +
+            R"json(, "dur": 10, "args": {"device": 0, "stream": 8, "correlation": 7,
+     "Collective name": "allreduce", "In msg nelems": 1024, "dtype": "Float"}})json";
+  }
+  json += "]}";
+  importer::import_files({write("graph.json", json)}, out("graph.sqlite"));
+  const analyzer::Trace t = analyzer::load({out("graph.sqlite")});
+  ASSERT_EQ(t.collectives.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto s = static_cast<int64_t>(1000 + 100 * i) * 1000;
+    EXPECT_EQ(t.collectives[i].gpu_start, s) << i;
+    EXPECT_EQ(t.collectives[i].gpu_end, s + 10'000) << i << ": its own kernel only";
+    EXPECT_EQ(t.collectives[i].host_start, 900'000) << i << ": the graph launch's time";
+  }
+  auto r = tracedb::Reader::open(out("graph.sqlite"));
+  auto q = r->query("SELECT MAX(kernel_count) FROM collective_gpu");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 1);
+}
+
 TEST_F(ImportTest, GzipIsReadTheSame) {
   const std::string gz = (dir / "good.json.gz").string();
   gzFile f = gzopen(gz.c_str(), "wb");

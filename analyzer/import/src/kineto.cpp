@@ -448,6 +448,7 @@ struct Pending {
     size_t kernel = 0;  // kernels index
     std::string op, dtype, group;
     int64_t in_nelems = -1, group_size = 0;
+    std::optional<int64_t> launch;  // the kernel's correlation id in the file (its launch)
   };
   std::vector<Coll> colls;
   std::vector<tracedb::DeviceRow> devices;
@@ -818,9 +819,20 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     for (const auto& m : p.memcpys) top = std::max(top, m.correlation_id.value_or(0));
     for (const auto& m : p.memsets) top = std::max(top, m.correlation_id.value_or(0));
     for (const auto& a : p.api) top = std::max(top, a.correlation_id);
+    // So does one whose correlation id other NCCL kernels share (the kernels of one CUDA graph
+    // launch, or a hostile file): linked through the shared id, every call would own every
+    // kernel of it, each call's GPU span would cover them all, and linking would grow with the
+    // square of their number (issue 12: 20,000 such kernels). The launching call still gives
+    // the call its host time.
+    std::unordered_map<int64_t, int> nccl_per_id;
     for (const auto& c : p.colls) {
+      if (const auto& id = p.kernels[c.kernel].correlation_id) ++nccl_per_id[*id];
+    }
+    for (auto& c : p.colls) {
       auto& k = p.kernels[c.kernel];
-      if (!k.correlation_id && top < INT64_MAX) k.correlation_id = ++top;
+      c.launch = k.correlation_id;
+      const bool shared = k.correlation_id && nccl_per_id[*k.correlation_id] > 1;
+      if ((!k.correlation_id || shared) && top < INT64_MAX) k.correlation_id = ++top;
     }
   }
   std::stable_sort(p.colls.begin(), p.colls.end(), [&](const auto& a, const auto& b) {
@@ -851,7 +863,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
     }
     row.seq = seq[group]++;
     row.external_id = ext;
-    auto it = k.correlation_id ? launch_at.find(*k.correlation_id) : launch_at.end();
+    auto it = c.launch ? launch_at.find(*c.launch) : launch_at.end();
     row.host_start_ns = it != launch_at.end() ? it->second : k.start_ns;
     row.host_end_ns = row.host_start_ns;
     row.result = 0;

@@ -21,6 +21,15 @@
 namespace c3::importer {
 namespace {
 
+// (process row, correlation or external id).
+using Key = std::pair<int64_t, int64_t>;
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL ^
+                                 static_cast<uint64_t>(k.second));
+  }
+};
+
 class Out {
  public:
   explicit Out(FILE* f) : f_(f) {}
@@ -90,19 +99,37 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
     };
     std::map<int64_t, int64_t> pid;  // process row -> OS pid
     // Correlations that have a launching API call in the trace: only those get flow arrows.
-    std::unordered_set<int64_t> launched;
+    std::unordered_set<Key, KeyHash> launched;
     {
       auto q = r->query("SELECT process_id, correlation_id FROM api_call");
-      while (q.step()) launched.insert(q.i64(0) * 1'000'000'000'000 + q.i64(1));
+      while (q.step()) launched.insert({q.i64(0), q.i64(1)});
     }
     // ... and GPU work that has them: an API call starts a flow only when something ends it.
-    std::unordered_set<int64_t> worked;
+    // With the first start of each correlation's work, where NCCL calls' flows end.
+    std::unordered_map<Key, int64_t, KeyHash> first_work;
     {
       auto q = r->query(
-          "SELECT process_id, correlation_id FROM kernel WHERE correlation_id IS NOT NULL UNION "
-          "SELECT process_id, correlation_id FROM memcpy WHERE correlation_id IS NOT NULL UNION "
-          "SELECT process_id, correlation_id FROM memset WHERE correlation_id IS NOT NULL");
-      while (q.step()) worked.insert(q.i64(0) * 1'000'000'000'000 + q.i64(1));
+          "SELECT process_id, correlation_id, MIN(start_ns) FROM (SELECT process_id, "
+          "correlation_id, start_ns FROM kernel UNION ALL SELECT process_id, correlation_id, "
+          "start_ns FROM memcpy UNION ALL SELECT process_id, correlation_id, start_ns FROM "
+          "memset) WHERE correlation_id IS NOT NULL GROUP BY process_id, correlation_id");
+      while (q.step()) first_work.emplace(Key{q.i64(0), q.i64(1)}, q.i64(2));
+    }
+    // Each NCCL call's first GPU work: what collective_gpu's start_ns says, from the external
+    // correlations and first_work above instead of the view, whose row per (call, linked
+    // activity) made 20,000 kernels sharing one correlation id 400 million rows and took 43 s
+    // (issue 12; bench/export_bench.cpp).
+    std::unordered_map<Key, int64_t, KeyHash> call_work;  // (process, external id) -> start
+    {
+      auto q = r->query(
+          "SELECT process_id, external_id, correlation_id FROM external_correlation WHERE "
+          "external_kind = 'custom0'");
+      while (q.step()) {
+        const auto w = first_work.find({q.i64(0), q.i64(2)});
+        if (w == first_work.end()) continue;
+        auto [it, fresh] = call_work.emplace(Key{q.i64(0), q.i64(1)}, w->second);
+        if (!fresh) it->second = std::min(it->second, w->second);
+      }
     }
     o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
     {
@@ -173,7 +200,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.str(q.text(7));
         o.raw("}}");
         ++st.gpu_events;
-        if (auto c = q.opt_i64(6); c && launched.count(p * 1'000'000'000'000 + *c)) {
+        if (auto c = q.opt_i64(6); c && launched.count({p, *c})) {
           // Flow end, bound to this slice.
           o.begin();
           std::fprintf(f,
@@ -211,7 +238,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.str(q.text(7));
         o.raw("}}");
         ++st.gpu_events;
-        if (auto c = q.opt_i64(6); c && launched.count(p * 1'000'000'000'000 + *c)) {
+        if (auto c = q.opt_i64(6); c && launched.count({p, *c})) {
           o.begin();
           std::fprintf(f,
                        "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
@@ -246,7 +273,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.ts(q.i64(4) - q.i64(3));
         std::fprintf(f, ", \"args\": {\"correlation\": %" PRId64 "}}", q.i64(5));
         ++st.cpu_events;
-        if (!worked.count(p * 1'000'000'000'000 + q.i64(5))) continue;
+        if (!first_work.count({p, q.i64(5)})) continue;
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"s\", \"cat\": \"launch\", \"name\": \"launch\", \"id\": %" PRId64
@@ -260,15 +287,8 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
     {
       auto q = r->query(
           "SELECT c.process_id, c.thread_id, c.op, c.host_start_ns, c.host_end_ns, "
-          "IFNULL(c.comm_id, ''), c.seq, "
-          "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.datatype, g.start_ns, c.device_id, "
-          "c.stream_id, c.id "
-          // The first GPU work of each call, grouped before the join: a join on collective_gpu
-          // itself gave a row per linked kernel, and with no index on collective_id (a scratch
-          // conversion has none) scanned the whole table per call, so 20,000 kernels of one
-          // correlation took 43 s (issue 12). SQLite indexes the grouped subquery for the join.
-          "FROM collective c LEFT JOIN (SELECT collective_id, MIN(start_ns) AS start_ns FROM "
-          "collective_gpu GROUP BY collective_id) g ON g.collective_id = c.id ORDER BY "
+          "IFNULL(c.comm_id, ''), c.seq, c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), "
+          "c.datatype, c.external_id, c.device_id, c.stream_id, c.id FROM collective c ORDER BY "
           "c.host_start_ns");
       while (q.step()) {
         const int64_t p = q.i64(0);
@@ -288,8 +308,13 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.str(q.text(10));
         o.raw("}}");
         ++st.cpu_events;
-        if (auto gs = q.opt_i64(11); gs && !q.is_null(12)) {
-          const int64_t id = -(p * 1'000'000'000 + q.i64(14));
+        const auto ext = q.opt_i64(11);
+        const auto work = ext ? call_work.find({p, *ext}) : call_work.end();
+        if (work != call_work.end() && !q.is_null(12)) {
+          const int64_t* gs = &work->second;
+          // Negative, apart from the API calls' flow ids; wraps rather than overflows.
+          const auto id = static_cast<int64_t>(
+              0 - (static_cast<uint64_t>(p) * 1'000'000'000u + static_cast<uint64_t>(q.i64(14))));
           o.begin();
           std::fprintf(f,
                        "{\"ph\": \"s\", \"cat\": \"nccl\", \"name\": \"nccl\", \"id\": %" PRId64
