@@ -140,6 +140,17 @@ const CounterDesc kCounters[] = {
      "Host time spent in c3scope code on the application's threads (callbacks, wrappers)"},
     {"writer_ns", "Time the background writer spent decoding and writing"},
     {"flushes", "Periodic commits (C3SCOPE_FLUSH_MS)"},
+    {"import_events", "Imported traces: events read from the input files"},
+    {"import_malformed",
+     "Imported traces: events that could not be used (bad JSON, a missing field); detail is the "
+     "first, with its position"},
+    {"import_rejected_<table>",
+     "Imported traces: rows of <table> (kernel, memcpy, memset, api_call, nvtx_range, ...) "
+     "rejected for impossible times (a start before 0, an end before the start, a time past 2^62 "
+     "ns); detail is the first, naming the file and the record"},
+    {"import_salvaged",
+     "Imported traces, import --salvage: 1 when a damaged or truncated gzip was cut at the "
+     "damage; detail says where and how much was kept"},
 };
 
 constexpr std::string_view kV2Tables[] = {"bench_run", "bench_result"};

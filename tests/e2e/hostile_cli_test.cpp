@@ -1,0 +1,304 @@
+// The command-line abuses of issue 12, each a regression test naming what went wrong: outputs
+// that replaced inputs or device nodes, exit codes and messages, leftovers and hangs.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.h"
+
+namespace fs = std::filesystem;
+using namespace c3::e2e;
+
+namespace {
+
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (const char c : s) n += c == '\n';
+  return n;
+}
+
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+// A small PyTorch trace imported into a c3scope trace in `dir`; returns the trace's path.
+std::string make_trace(const TempDir& dir) {
+  const std::string json = dir.path() + "/small.json";
+  std::ofstream(json) << R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+     "args": {"device": 0, "stream": 7, "correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0,
+     "tid": 8, "ts": 12, "dur": 5, "args": {"device": 0, "stream": 8, "correlation": 2}}]})json";
+  const std::string db = dir.path() + "/small.sqlite";
+  EXPECT_EQ(c3scope({"import", json, "-o", db}, dir).exit_code, 0);
+  return db;
+}
+
+// A shell command line run in `dir` (for redirections such as > /dev/full).
+RunResult shell(const std::string& line, const TempDir& dir) {
+  return run({"/bin/sh", "-c", line}, dir.path(), injected(Inject::none));
+}
+
+}  // namespace
+
+// `export T -o T` and `analyze T --json T` replaced the input trace with JSON (exit 0).
+TEST(HostileCli, OutputsNeverReplaceInputs) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string before = slurp(db);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"export", db, "-o", db},
+                                               {"export", db, "-o", db, "--force"},
+                                               {"analyze", db, "--json", db, "--force"},
+                                               {"analyze", dir.path(), "--summary", db, "--force"},
+                                               {"import", db, "-o", db, "--force"}}) {
+    RunResult r = c3scope(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_EQ(slurp(db), before) << args[0] << ": the input is untouched";
+  }
+}
+
+// `export` overwrote existing files while `import` refused: one policy, --force to replace.
+TEST(HostileCli, ExistingOutputsNeedForce) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string out = dir.path() + "/out.json";
+  std::ofstream(out) << "keep me";
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"export", db, "-o", out},
+                                               {"analyze", db, "--json", out},
+                                               {"analyze", db, "--csv", out}}) {
+    RunResult r = c3scope(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("exists; add --force"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(out), "keep me");
+  }
+  EXPECT_EQ(c3scope({"export", db, "-o", out, "--force"}, dir).exit_code, 0);
+  EXPECT_NE(slurp(out).find("traceEvents"), std::string::npos);
+  const std::string bench = dir.path() + "/bench.json";
+  std::ofstream(bench) << "keep me";
+  RunResult r = run({c3bench_path(), "--backend", "sim", "-b", "1M", "-e", "1M", "-n", "1", "-w",
+                     "0", "--json", bench},
+                    dir.path(), injected(Inject::none));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(slurp(bench), "keep me");
+}
+
+// An output naming a device node was replaced by a regular file (OUT.partial renamed onto it).
+// A device or pipe is written in place; a trace output refuses it.
+TEST(HostileCli, DevicesAreWrittenInPlaceNeverReplaced) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  RunResult r = c3scope({"export", db, "-o", "/dev/null"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // /dev/full: in place, and the write error is exit 2 naming the reason.
+  r = c3scope({"export", db, "-o", "/dev/full"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  r = c3scope({"import", dir.path() + "/small.json", "-o", "/dev/null", "--force"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a regular file"), std::string::npos) << r.err;
+  // A folder is named as one.
+  r = c3scope({"analyze", db, "--json", dir.path()}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Success"), std::string::npos) << r.err;
+}
+
+// Names of 240-249 characters failed: the temporary suffix passed the 255-byte limit.
+TEST(HostileCli, LongOutputNamesWork) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  for (const size_t n : {240u, 249u, 255u}) {
+    const std::string name = std::string(n - 5, 'x') + ".json";
+    RunResult r = c3scope({"export", db, "-o", dir.path() + "/" + name}, dir);
+    EXPECT_EQ(r.exit_code, 0) << n << r.err;
+    EXPECT_TRUE(fs::exists(dir.path() + "/" + name)) << n;
+    const std::string trace = std::string(n - 7, 'y') + ".sqlite";
+    r = c3scope({"import", dir.path() + "/small.json", "-o", dir.path() + "/" + trace}, dir);
+    EXPECT_EQ(r.exit_code, 0) << n << r.err;
+  }
+}
+
+// `import -o X -- -x.json` could not take a file named with a leading dash; a path with a
+// newline gave a two-line error.
+TEST(HostileCli, OddFileNames) {
+  TempDir dir;
+  make_trace(dir);
+  fs::copy_file(dir.path() + "/small.json", dir.path() + "/-x.json");
+  RunResult r = shell(
+      "cd '" + dir.path() + "' && '" + c3scope_path() + "' import -o dash.sqlite -- -x.json", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() + "/dash.sqlite"));
+  r = c3scope({"analyze", dir.path() + "/two\nlines.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("two\\nlines"), std::string::npos) << r.err;
+}
+
+// Commands exited 0 when standard output was /dev/full.
+TEST(HostileCli, StdoutWriteErrorsExitTwo) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  for (const std::string& cmd :
+       {"'" + c3scope_path() + "' info '" + db + "'",
+        "'" + c3scope_path() + "' analyze '" + db + "'", "'" + c3scope_path() + "' --help",
+        "'" + c3bench_path() + "' --list-presets"}) {
+    RunResult r = shell(cmd + " > /dev/full", dir);
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.err;
+    EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << r.err;
+  }
+}
+
+// `import FIFO` blocked forever in open(); so did analyze and info.
+TEST(HostileCli, FifosAreRefusedNotWaitedOn) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"import", fifo, "-o", dir.path() + "/x.sqlite"},
+        {"analyze", fifo},
+        {"info", fifo},
+        {"export", fifo, "-o", dir.path() + "/x.json"}}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = c3scope(args, dir);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << args[0];
+    EXPECT_EQ(r.exit_code, 2) << args[0] << r.err;
+    EXPECT_NE(r.err.find("pipe"), std::string::npos) << r.err;
+  }
+}
+
+// Reading a WAL-mode trace created -shm and -wal next to the input.
+TEST(HostileCli, ReadingCreatesNothingNextToTheInput) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    sqlite3_exec(h, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr);
+    sqlite3_close(h);
+  }
+  const auto before = names_in(dir.path());
+  EXPECT_EQ(c3scope({"info", db}, dir).exit_code, 0);
+  EXPECT_EQ(c3scope({"analyze", db}, dir).exit_code, 0);
+  EXPECT_EQ(names_in(dir.path()), before);
+}
+
+// A locked trace said "is damaged or not a database: database is locked"; a hot journal
+// "attempt to write a readonly database".
+TEST(HostileCli, LockedAndHotJournalSayWhy) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string copy = dir.path() + "/copy.sqlite";
+  fs::copy_file(db, copy);
+  {
+    // An exclusive lock held by another process (a writer in the middle of a commit).
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    // A cache of 2 pages: the transaction spills pages into the file, which syncs the journal's
+    // header first, so the journal is hot for a reader that finds it without the lock.
+    sqlite3_exec(h,
+                 "PRAGMA journal_mode=DELETE; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=2;"
+                 "BEGIN EXCLUSIVE;",
+                 nullptr, nullptr, nullptr);
+    for (int i = 0; i < 2000; ++i) {
+      const std::string insert = "INSERT INTO meta (key, value) VALUES ('k" + std::to_string(i) +
+                                 "', '" + std::string(100, 'v') + "');";
+      ASSERT_EQ(sqlite3_exec(h, insert.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    }
+    RunResult r = c3scope({"info", db}, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("is locked by another process"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    // The hot journal a killed writer leaves: a copy of the file and its journal mid-commit.
+    fs::copy_file(db, copy, fs::copy_options::overwrite_existing);
+    fs::copy_file(db + "-journal", copy + "-journal");
+    sqlite3_close(h);
+  }
+  RunResult r = c3scope({"info", copy}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("hot journal"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("readonly database"), std::string::npos) << r.err;
+}
+
+// SIGTERM during import left OUT.partial-PID, -wal and -shm behind.
+TEST(HostileCli, SigtermLeavesNothingBehind) {
+  TempDir dir;
+  const std::string json = dir.path() + "/big.json";
+  {
+    std::ofstream f(json);
+    f << R"({"traceEvents": [)";
+    for (int i = 0; i < 400000; ++i) {
+      f << (i ? "," : "")
+        << R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )"
+        << 1000 + i * 10 << R"(, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": )" << i
+        << "}}";
+    }
+    f << "]}";
+  }
+  const auto before = names_in(dir.path());
+  int killed = 0;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      const std::string out = dir.path() + "/out.sqlite";
+      ::execl(c3scope_path().c_str(), "c3scope", "import", json.c_str(), "-o", out.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 100 * attempt));
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) {
+      ++killed;
+      EXPECT_EQ(names_in(dir.path()), before) << "leftovers after SIGTERM";
+    } else {
+      fs::remove(dir.path() + "/out.sqlite");  // it finished first: no kill to check
+    }
+  }
+  EXPECT_GT(killed, 0) << "the import always finished before the signal";
+}
+
+// c3bench -n -1 and --gpus 0 ran with the defaults instead of refusing.
+TEST(HostileCli, BenchRefusesImpossibleCounts) {
+  TempDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-n", "-1"}, {"-n", "0"}, {"--gpus", "0"}, {"-w", "-1"}}) {
+    std::vector<std::string> cmd{c3bench_path(), "--backend", "sim"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    RunResult r = run(cmd, dir.path(), injected(Inject::none));
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << r.out << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+  }
+}
+
+// `record -- missing-program` exited 127 with no line of ours.
+TEST(HostileCli, RecordNamesAMissingProgram) {
+  TempDir dir;
+  RunResult r = c3scope({"record", "-o", dir.path() + "/", "--", "no-such-program-c3"}, dir);
+  EXPECT_EQ(r.exit_code, 127);  // as env(1) and timeout(1): the command was not found
+  EXPECT_NE(r.err.find("c3scope: record: cannot run 'no-such-program-c3'"), std::string::npos)
+      << r.err;
+}
