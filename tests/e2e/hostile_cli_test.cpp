@@ -171,19 +171,27 @@ TEST(HostileCli, StdoutWriteErrorsExitTwo) {
 // `import FIFO` blocked forever in open(); so did analyze and info.
 TEST(HostileCli, FifosAreRefusedNotWaitedOn) {
   TempDir dir;
+  const std::string db = make_trace(dir);
   const std::string fifo = dir.path() + "/pipe.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // --rules FIFO also waited forever (found by the closing probes), and --rules FOLDER ran with
+  // no rules.
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"import", fifo, "-o", dir.path() + "/x.sqlite"},
         {"analyze", fifo},
         {"info", fifo},
-        {"export", fifo, "-o", dir.path() + "/x.json"}}) {
+        {"export", fifo, "-o", dir.path() + "/x.json"},
+        {"analyze", db, "--rules", fifo},
+        {"compare", db, db, "--rules", fifo}}) {
     const auto t0 = std::chrono::steady_clock::now();
     RunResult r = c3scope(args, dir);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << args[0];
     EXPECT_EQ(r.exit_code, 2) << args[0] << r.err;
     EXPECT_NE(r.err.find("pipe"), std::string::npos) << r.err;
   }
+  RunResult r = c3scope({"analyze", db, "--rules", dir.path()}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
 }
 
 // Reading a WAL-mode trace created -shm and -wal next to the input.

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "c3/tracedb/output_file.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -112,8 +114,11 @@ Rules Rules::parse(const std::string& text, const std::string& where) {
 }
 
 Rules Rules::from_file(const std::string& path) {
+  // Checked before opening: a folder read as empty rules, and a FIFO waited for a writer forever.
+  if (const std::string why = tracedb::input_file_problem(path); !why.empty())
+    throw std::invalid_argument("--rules " + tracedb::printable(path) + ": " + why);
   std::ifstream in(path);
-  if (!in) throw std::invalid_argument("--rules " + path + ": cannot read the file");
+  if (!in) throw std::invalid_argument("--rules " + tracedb::printable(path) + ": cannot read the file");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse(ss.str(), path);
