@@ -200,4 +200,14 @@ TEST(CrossRank, WallClockAnchorsWhenNoCollectiveIsShared) {
   // realtime - trace: rank 1's clock reads 2000 - 4000 = -2000 ns relative to rank 0's.
   EXPECT_EQ(clocks[1].offset_ns, -2000);
   EXPECT_EQ(t.processes[1].offset_ns, -2000);
+  // Anchors at the loader's bounds, 2^63 apart: not aligned, and no overflow (UBSan).
+  const int64_t limit = int64_t{1} << 61;
+  t.processes[0].anchor_trace_ns = -limit;
+  t.processes[0].anchor_realtime_ns = limit;
+  t.processes[1].anchor_trace_ns = limit;
+  t.processes[1].anchor_realtime_ns = -limit;
+  t.processes[1].offset_ns = 0;
+  const auto far = align_clocks(t);
+  EXPECT_EQ(far[1].offset_ns, 0);
+  EXPECT_NE(far[1].how.find("not aligned"), std::string::npos) << far[1].how;
 }

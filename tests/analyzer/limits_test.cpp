@@ -106,3 +106,27 @@ TEST(LoaderLimits, TimesNotOfOneRecordingAreRefused) {
   const std::vector<RankSummary> s = summarize(ok, o);
   EXPECT_NO_THROW(summaries_from_json(summaries_to_json(s, o), "a summary"));
 }
+
+// Process facts beyond what a summary holds are unknown (a Kineto baseTimeNanoseconds near 2^63
+// made a summary that did not read back: fuzz/regressions/kineto/summary-anchor-out-of-range).
+TEST(LoaderLimits, ImpossibleProcessFactsAreUnknown) {
+  Trace t = load_sources({{"hostile.sqlite", [](TraceBuilder& b) {
+                             Process p;
+                             p.pid = int64_t{1} << 62;
+                             p.rank = -(int64_t{1} << 62);
+                             p.world_size = 8;
+                             p.anchor_trace_ns = 5;
+                             p.anchor_realtime_ns = (int64_t{1} << 62) + 1;
+                             b.process(1, p);
+                             b.kernel(1, 1, 0, 7, 100, 200, b.name("k"), 1);
+                           }}},
+                         {});
+  ASSERT_EQ(t.processes.size(), 1u);
+  EXPECT_EQ(t.processes[0].pid, 0);
+  EXPECT_FALSE(t.processes[0].rank);
+  EXPECT_EQ(t.processes[0].world_size, 8);
+  EXPECT_EQ(t.processes[0].anchor_trace_ns, 0);
+  EXPECT_EQ(t.processes[0].anchor_realtime_ns, 0);
+  SummaryOptions o;
+  EXPECT_NO_THROW(summaries_from_json(summaries_to_json(summarize(t, o), o), "a summary"));
+}

@@ -117,8 +117,11 @@ void publish_image(const std::string& path, const unsigned char* image, size_t s
     return true;
   };
   auto fail = [&](int err) {
+    std::string why = std::strerror(err);
+    if (err == EFBIG) why += " (a file size limit: see 'ulimit -f')";
+    if (err == ENOSPC) why += " (the disk is full)";
     throw WriteError(err == EEXIST ? WriteError::Kind::exists : WriteError::Kind::io,
-                     "cannot create trace '" + path + "': " + std::strerror(err));
+                     "cannot create trace '" + path + "': " + why);
   };
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
   if (fd >= 0) {

@@ -85,6 +85,15 @@ void TraceBuilder::process(int64_t db_id, Process p) {
   }
   p.source = source_;
   p.db_id = db_id;
+  // Facts beyond what a summary holds (+-2^61) are garbage: unknown, as a summary would say
+  // (fuzz/regressions/kineto/summary-anchor-out-of-range).
+  if (!stamp_in_limit(p.anchor_trace_ns) || !stamp_in_limit(p.anchor_realtime_ns)) {
+    p.anchor_trace_ns = 0;
+    p.anchor_realtime_ns = 0;
+  }
+  if (!stamp_in_limit(p.pid)) p.pid = 0;
+  if (p.rank && !stamp_in_limit(*p.rank)) p.rank.reset();
+  if (p.world_size && !stamp_in_limit(*p.world_size)) p.world_size.reset();
   if (proc_.empty() || db_id < proc_.begin()->first) main_process_ = db_id;
   proc_[db_id] = static_cast<int16_t>(t_.processes.size());
   last_id_ = INT64_MIN;

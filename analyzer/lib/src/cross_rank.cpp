@@ -10,9 +10,13 @@
 #include <unordered_map>
 
 #include "c3/analyzer/distribution.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
+
+// The largest clock offset between two processes that aligns them (time_limits.h).
+constexpr int64_t kOffsetLimit = kStampLimit;
 
 bool matchable(const CollectiveRecord& r) {
   return r.comm >= 0 && r.seq >= 0;
@@ -206,16 +210,21 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
         for (size_t i = group[g]; i < group[g + 1]; ++i) {
           const End& other = ends[i];
           if (other.domain != d && offset[static_cast<size_t>(other.domain)]) {
-            diffs.push_back(static_cast<double>(
-                other.end + *offset[static_cast<size_t>(other.domain)] - mine->end));
+            // In double: ends and offsets of hostile traces may be far apart.
+            diffs.push_back(static_cast<double>(other.end) +
+                            static_cast<double>(*offset[static_cast<size_t>(other.domain)]) -
+                            static_cast<double>(mine->end));
             break;
           }
         }
       }
       if (diffs.empty()) continue;
-      matched[static_cast<size_t>(d)] = static_cast<int64_t>(diffs.size());
-      offset[static_cast<size_t>(d)] =
-          static_cast<int64_t>(std::llround(exact_median(std::move(diffs))));
+      const auto samples = static_cast<int64_t>(diffs.size());
+      const double median = exact_median(std::move(diffs));
+      // An offset of more than 2^61 ns (73 years) aligns nothing: such clocks are not aligned.
+      if (!(std::fabs(median) <= static_cast<double>(kOffsetLimit))) continue;
+      matched[static_cast<size_t>(d)] = samples;
+      offset[static_cast<size_t>(d)] = static_cast<int64_t>(std::llround(median));
       grew = true;
     }
   }
@@ -233,9 +242,18 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
       // No collective in common: the wall-clock anchors (trace clock <-> CLOCK_REALTIME at start).
       const Process& me = processes[p];
       const Process& rp = processes[ref];
-      o.offset_ns = (me.anchor_realtime_ns - me.anchor_trace_ns) -
-                    (rp.anchor_realtime_ns - rp.anchor_trace_ns);
-      o.how = "wall-clock anchors (no matched collective)";
+      // Anchors are within +-2^61 (the loader's bound), so each side's difference fits; their
+      // difference is checked, and an offset beyond 2^61 aligns nothing.
+      const int64_t mine = me.anchor_realtime_ns - me.anchor_trace_ns;
+      const int64_t theirs = rp.anchor_realtime_ns - rp.anchor_trace_ns;
+      int64_t off = 0;
+      if (!__builtin_sub_overflow(mine, theirs, &off) && off >= -kOffsetLimit &&
+          off <= kOffsetLimit) {
+        o.offset_ns = off;
+        o.how = "wall-clock anchors (no matched collective)";
+      } else {
+        o.how = "wall-clock anchors more than 2^61 ns apart: not aligned";
+      }
     } else {
       o.how = "no matched collective and no wall-clock anchor: not aligned";
     }
