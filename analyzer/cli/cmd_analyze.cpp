@@ -87,6 +87,10 @@ Action add_analyze(CLI::App& app) {
     po.open.hta_rounding = o->hta_rounding;
     po.open.salvage = o->salvage;
     po.analyze.hta_rounding = o->hta_rounding;
+    // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
+    // partial outputs are removed on the way out. Installed before any output is opened, so no
+    // signal finds a temporary that nothing removes.
+    po.open.cancel = stop_on_signals();
     // Outputs are opened (as temporaries) before the work, so a refused path fails at once.
     tracedb::OutputRules rules;
     rules.force = o->force;
@@ -101,9 +105,6 @@ Action add_analyze(CLI::App& app) {
       *out = open_output("analyze", flag, *path, rules);
       if (!*out) return kExitUsage;
     }
-    // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
-    // partial outputs are removed on the way out.
-    po.open.cancel = stop_on_signals();
     po.analyze.range = o->range;
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;
@@ -140,6 +141,10 @@ Action add_analyze(CLI::App& app) {
     }
     const analyzer::Report r = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs),
                                                 po.analyze, po.analyze.align);
+    if (po.open.cancel->load()) {  // a signal after the map: nothing is written either
+      error_line("analyze: interrupted; nothing was written");
+      return 130;
+    }
     if (!o->range.empty() && r.matching_ranges == 0) {
       error_line("analyze: --range '" + o->range +
                  "' matches no NVTX or annotation range in these traces");
@@ -152,7 +157,11 @@ Action add_analyze(CLI::App& app) {
     }
     analyzer::PrintOptions print;
     print.steps = o->steps;
-    analyzer::print_text(stdout, r, print);
+    // The text report only when no output file is standard output (--json /dev/stdout | jq).
+    bool file_on_stdout = false;
+    for (const auto* out : {&json_out, &summary_out, &csv})
+      file_on_stdout = file_on_stdout || (*out && (*out)->to_stdout());
+    if (!file_on_stdout) analyzer::print_text(stdout, r, print);
     int rc = kExitOk;
     if (json_out) {
       json_out->write(analyzer::to_json(r));

@@ -164,11 +164,22 @@ Action add_compare(CLI::App& app) {
     po.open.hta_rounding = o->hta_rounding;
     po.analyze.hta_rounding = o->hta_rounding;
     po.analyze.step = o->step;
+    // Installed before any output is opened, so no signal finds a temporary nothing removes.
+    po.open.cancel = stop_on_signals();
     tracedb::OutputRules rules;
     rules.force = o->force;
     rules.inputs = o->runs;
     for (const std::string* in : {&o->budget, &o->rules}) {
       if (!in->empty()) rules.inputs.push_back(*in);
+    }
+    // The files inside folders given as runs are inputs too (never replaced, even with --force);
+    // a run that does not resolve is reported when it is opened.
+    for (const std::string& run : o->runs) {
+      try {
+        for (const analyzer::Input& in : analyzer::resolve_inputs({run}))
+          rules.inputs.push_back(in.path);
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+      }
     }
     std::vector<std::unique_ptr<tracedb::OutputFile>> outs;
     tracedb::OutputFile *md = nullptr, *junit = nullptr, *json = nullptr;
@@ -180,7 +191,6 @@ Action add_compare(CLI::App& app) {
       if (!outs.back()) return kExitUsage;
       *slot = outs.back().get();
     }
-    po.open.cancel = stop_on_signals();
     std::unique_ptr<analyzer::JobRun> baseline;
     analyzer::JobRun candidate;
     try {
@@ -210,6 +220,10 @@ Action add_compare(CLI::App& app) {
       }
     }
     const analyzer::Comparison c = analyzer::compare(baseline.get(), candidate, co);
+    if (po.open.cancel->load()) {  // a signal after the runs were opened: nothing is written
+      error_line("compare: interrupted; nothing was written");
+      return 130;
+    }
     const bool color = ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
     const std::string text = analyzer::compare_text(c, color);
     std::fwrite(text.data(), 1, text.size(), stdout);

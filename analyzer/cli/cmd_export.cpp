@@ -48,8 +48,10 @@ Action add_export(CLI::App& app) {
       tracedb::OutputFile file("-o", *out, rules);
       const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
       const auto st = importer::export_perfetto(tf.files.front(), file);
-      std::cout << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
-                << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
+      // On stderr when the JSON itself went to standard output (export -o /dev/stdout | jq).
+      std::ostream& said = file.to_stdout() ? std::cerr : std::cout;
+      said << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
+           << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
     } catch (const tracedb::ReadError& e) {
       error_line(std::string("export: ") + e.what());
       return kExitUsage;

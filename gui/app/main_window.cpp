@@ -684,7 +684,9 @@ void MainWindow::select_collective(size_t c) {
 void MainWindow::show_error(const QString& message) {
   last_error_ = message;
   if (quiet_errors_) {
-    fprintf(stderr, "c3scope-gui: %s\n", message.toLocal8Bit().constData());
+    // One line, whatever the message quotes (a file name with a newline in it).
+    fprintf(stderr, "c3scope-gui: %s\n",
+            QString(message).replace('\n', "\\n").toLocal8Bit().constData());
     return;
   }
   QMessageBox::warning(this, tr("c3scope"), message);

@@ -205,10 +205,13 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
 
-  TablePrinter table(stdout, info);
+  // --json /dev/stdout (| jq): the table and the notes go to stderr, so stdout is the JSON alone.
+  const bool json_on_stdout = !o.json.empty() && c3::tracedb::is_stdout(o.json);
+  FILE* said = json_on_stdout ? stderr : stdout;
+  TablePrinter table(said, info);
   if (lead) {
     table.header();
-    std::fflush(stdout);
+    std::fflush(said);
   }
   std::vector<Result> results;
   try {
@@ -216,7 +219,7 @@ int run(int argc, char** argv) {
     results = runner.run([&](const Result& r) {
       if (lead) {
         table.row(r);
-        std::fflush(stdout);
+        std::fflush(said);
       }
     });
   } catch (const std::exception& e) {
@@ -232,22 +235,23 @@ int run(int argc, char** argv) {
       c3::tracedb::OutputFile out("--json", o.json, rules);
       out.write(doc);
       out.commit();
-      std::printf("# results written to %s\n", o.json.c_str());
+      std::fprintf(said, "# results written to %s\n", o.json.c_str());
     } catch (const c3::tracedb::OutputError& e) {
       error_line(e.what());
-      rc = kExitFailure;
+      rc = kExitUsage;  // an output not written: 2, as every c3scope tool (docs/outputs.md)
     }
   }
   if (lead && !o.db.empty()) {
     try {
       write_db(o.db, info, results, rules);
-      std::printf("# results written to %s (tables bench_run, bench_result)\n", o.db.c_str());
+      std::fprintf(said, "# results written to %s (tables bench_run, bench_result)\n",
+                   o.db.c_str());
     } catch (const c3::tracedb::OutputError& e) {
       error_line(e.what());
-      rc = kExitFailure;
+      rc = kExitUsage;
     } catch (const std::exception& e) {
       error_line(std::string("--db: ") + e.what());
-      rc = kExitFailure;
+      rc = kExitUsage;
     }
   }
   // Under `c3scope record`: the results go into this process's own trace too.
@@ -255,9 +259,10 @@ int run(int argc, char** argv) {
   if (a.recorded && !a.appended) {
     error_line("results not added to the trace: " + a.error);
   } else if (a.appended && lead) {
-    std::printf("# results added to this process's trace (tables bench_run, bench_result)\n");
+    std::fprintf(said,
+                 "# results added to this process's trace (tables bench_run, bench_result)\n");
   }
-  std::fflush(stdout);
+  std::fflush(said);
   return rc;
 }
 

@@ -94,6 +94,12 @@ TEST_F(ImportTest, NcclKernelsSharingACorrelationIdEachOwnTheirKernel) {
             R"json(, "dur": 10, "args": {"device": 0, "stream": 8, "correlation": 7,
      "Collective name": "allreduce", "In msg nelems": 1024, "dtype": "Float"}})json";
   }
+  // A compute kernel of the same launch, and a hostile id at INT64_MAX: the fresh ids never
+  // depend on the file's largest.
+  json += R"json(, {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 9, "ts": 1500,
+     "dur": 10, "args": {"device": 0, "stream": 9, "correlation": 7}},
+     {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 9, "ts": 1600,
+     "dur": 10, "args": {"device": 0, "stream": 9, "correlation": 9223372036854775807}})json";
   json += "]}";
   importer::import_files({write("graph.json", json)}, out("graph.sqlite"));
   const analyzer::Trace t = analyzer::load({out("graph.sqlite")});

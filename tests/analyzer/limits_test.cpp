@@ -110,7 +110,8 @@ TEST(LoaderLimits, TimesNotOfOneRecordingAreRefused) {
 // Process facts beyond what a summary holds are unknown (a Kineto baseTimeNanoseconds near 2^63
 // made a summary that did not read back: fuzz/regressions/kineto/summary-anchor-out-of-range).
 TEST(LoaderLimits, ImpossibleProcessFactsAreUnknown) {
-  Trace t = load_sources({{"hostile.sqlite", [](TraceBuilder& b) {
+  Trace t = load_sources({{"hostile.sqlite",
+                           [](TraceBuilder& b) {
                              Process p;
                              p.pid = int64_t{1} << 62;
                              p.rank = -(int64_t{1} << 62);

@@ -310,3 +310,65 @@ TEST(HostileCli, RecordNamesAMissingProgram) {
   EXPECT_NE(r.err.find("c3scope: record: cannot run 'no-such-program-c3'"), std::string::npos)
       << r.err;
 }
+
+// Found in review: /dev/stdout redirected to a file was taken for an existing file (refused, or
+// renamed over the shell's target with --force), and export's status line went into the JSON.
+TEST(HostileCli, StandardOutputIsWrittenThroughNotReplaced) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string q = "'" + c3scope_path() + "' ";
+  RunResult r = shell(
+      "cd '" + dir.path() + "' && " + q + "export small.sqlite -o /dev/stdout > out.json", dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("wrote /dev/stdout"), std::string::npos) << r.err;
+  const std::string json = slurp(dir.path() + "/out.json");
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_EQ(json.find("wrote"), std::string::npos) << "the status line is not in the JSON";
+  // >> appends: what was there stays.
+  std::ofstream(dir.path() + "/log.txt") << "before\n";
+  r = shell(
+      "cd '" + dir.path() + "' && " + q + "analyze small.sqlite --json /dev/stdout >> log.txt",
+      dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string log = slurp(dir.path() + "/log.txt");
+  EXPECT_EQ(log.rfind("before\n{", 0), 0u) << log.substr(0, 80);
+  EXPECT_EQ(log.find("Time breakdown"), std::string::npos) << "no text report in the JSON";
+  // A database output refuses standard output.
+  r = shell("cd '" + dir.path() + "' && " + q + "import small.json -o /dev/stdout > db.out", dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+// Found in review: a -wal or -journal left at a database output's name was taken by SQLite for
+// the new file's; and compare --force could replace a trace inside a folder given as a run.
+TEST(HostileCli, LeftoverJournalsAndFolderRunsAreRespected) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  std::ofstream(dir.path() + "/new.sqlite-wal") << "stale frames";
+  RunResult r =
+      c3scope({"import", dir.path() + "/small.json", "-o", dir.path() + "/new.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("new.sqlite-wal exists"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/new.sqlite"));
+  fs::create_directories(dir.path() + "/runs");
+  fs::copy_file(db, dir.path() + "/runs/rank0.sqlite");
+  const std::string before = slurp(dir.path() + "/runs/rank0.sqlite");
+  r = c3scope({"compare", dir.path() + "/runs", dir.path() + "/runs", "--json",
+               dir.path() + "/runs/rank0.sqlite", "--force"},
+              dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is also an input"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(dir.path() + "/runs/rank0.sqlite"), before);
+}
+
+// Found in review: the cleanup handlers replaced an ignored SIGHUP (nohup) with their own, so
+// the command died of it.
+TEST(HostileCli, IgnoredSignalsStayIgnored) {
+  TempDir dir;
+  make_trace(dir);
+  RunResult r = shell("cd '" + dir.path() + "' && trap '' HUP && '" + c3scope_path() +
+                          "' import small.json -o hup.sqlite & pid=$!; kill -HUP $pid; wait $pid",
+                      dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path() + "/hup.sqlite"));
+}

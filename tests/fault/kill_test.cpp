@@ -6,9 +6,9 @@
 //
 //   C3_KILL_COUNT      kills (default 200: about a minute on a 2-core machine)
 //   C3_KILL_SEED       the random moments (default: from the clock; printed, to replay a failure)
-//   C3_KILL_MAX_MS     kills land uniformly in [0, this] ms after the job starts (default 450),
+//   C3_KILL_MAX_MS     kills land uniformly in [0, this] ms after the job starts (default 800),
 //                      one in four in its first 15 ms (start-up, the trace being created)
-//   C3_KILL_MARGIN_MS  scheduling margin on top of the 50 ms flush window (default 250)
+//   C3_KILL_MARGIN_MS  scheduling margin on top of the 50 ms flush window (default 500)
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -126,8 +126,10 @@ KilledRun run_and_kill(const std::string& dir, int64_t delay_us) {
 
 TEST(KillTest, EveryTraceOpensAndKeepsWhatIsOlderThanTheFlushWindow) {
   const int64_t kills = env_int("C3_KILL_COUNT", 200);
-  const int64_t max_ms = env_int("C3_KILL_MAX_MS", 450);
-  const int64_t window_us = (kFlushMs + env_int("C3_KILL_MARGIN_MS", 250)) * 1000;
+  // A margin wide enough for a writer thread delayed on a loaded machine (CI runs this under
+  // ASan with other tests beside it); kills late enough that many steps are older than it.
+  const int64_t max_ms = env_int("C3_KILL_MAX_MS", 800);
+  const int64_t window_us = (kFlushMs + env_int("C3_KILL_MARGIN_MS", 500)) * 1000;
   const auto seed = static_cast<uint64_t>(
       env_int("C3_KILL_SEED", std::chrono::system_clock::now().time_since_epoch().count()));
   std::printf("[kill test] %lld kills, seed %llu (C3_KILL_SEED replays it)\n",
@@ -153,7 +155,8 @@ TEST(KillTest, EveryTraceOpensAndKeepsWhatIsOlderThanTheFlushWindow) {
     std::vector<std::string> found;
     for (const auto& e : fs::directory_iterator(dir)) {
       const std::string name = e.path().filename().string();
-      EXPECT_EQ(name.find(".partial"), std::string::npos) << name;
+      // The collector writes its trace in place; nothing else (no temporary) may be left.
+      EXPECT_EQ(name.find(".c3scope-"), std::string::npos) << name;
       if (e.path().extension() == ".sqlite") found.push_back(e.path().string());
     }
     ASSERT_LE(found.size(), 1u);
@@ -178,7 +181,9 @@ TEST(KillTest, EveryTraceOpensAndKeepsWhatIsOlderThanTheFlushWindow) {
     EXPECT_GE(t->count("kernel"), 3 * old);
     EXPECT_GE(t->count("memcpy"), old);
     // Killed between the file's creation and its first commit: the schema, no rows yet.
-    EXPECT_EQ(t->count("process"), old > 0 ? 1 : t->count("process"));
+    if (old > 0) {
+      EXPECT_EQ(t->count("process"), 1);
+    }
     checked_steps += old;
     if (present < static_cast<int64_t>(run.step_seen_us.size())) {
       oldest_missing_us =

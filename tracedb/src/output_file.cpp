@@ -51,6 +51,18 @@ struct Slot {
 std::array<Slot, kSlots> g_slots;
 std::atomic<std::atomic<bool>*> g_cancel{nullptr};
 std::atomic<int> g_signals{0};
+// What each signal did before install_output_cleanup(): restored and re-raised after the
+// cleanup, so an earlier handler (the collector's final flush under `c3scope record`) still runs.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::array<struct sigaction, 3> g_old{};
+std::atomic<bool> g_installed{false};
+
+const struct sigaction* old_action(int sig) {
+  for (size_t i = 0; i < g_old.size(); ++i) {
+    if (kSignals[i] == sig) return &g_old[i];
+  }
+  return nullptr;
+}
 
 void unlink_with_suffix(const char* path, const char* suffix) {
   // Async-signal-safe: no allocation, only memcpy and unlink.
@@ -78,8 +90,14 @@ void on_signal(int sig) {
     return;
   }
   remove_temporaries();
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+  // The earlier action (or the default), delivered when this handler returns: the process ends
+  // as the signal says, after any handler that was there before.
+  if (const struct sigaction* old = old_action(sig)) {
+    ::sigaction(sig, old, nullptr);
+  } else {
+    ::signal(sig, SIG_DFL);
+  }
+  ::raise(sig);
 }
 
 std::string strerr(int err) {
@@ -123,11 +141,12 @@ std::string resolve_target(const std::string& flag, const std::string& path) {
   return t.string();
 }
 
-void write_error(const std::string& flag, const std::string& path, int err) {
+void write_error(const std::string& flag, const std::string& path, int err, bool in_place) {
   std::string why = strerr(err);
   if (err == EFBIG) why += " (a file size limit: see 'ulimit -f')";
   if (err == ENOSPC) why += " (the disk is full)";
-  throw OutputError(where(flag, path) + ": cannot write: " + why + "; nothing was written");
+  throw OutputError(where(flag, path) + ": cannot write: " + why +
+                    (in_place ? "; what it received is incomplete" : "; nothing was written"));
 }
 
 // Moves a finished temporary onto `target`: linked when nothing may be there (so a file that
@@ -151,9 +170,11 @@ void move_into_place(const std::string& flag, const std::string& path, const std
   }
   int err = errno;
   if (err == EPERM || err == ENOTSUP || err == EOPNOTSUPP) {
-    // File systems without hard links (FAT, some FUSE): check and rename.
-    if (::access(target.c_str(), F_OK) != 0 && ::rename(tmp.c_str(), target.c_str()) == 0) return;
-    err = errno == 0 ? EEXIST : errno;
+    // File systems without hard links (FAT, some FUSE): a rename that never replaces.
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
+      return;
+    }
+    err = errno;
   }
   if (err == EEXIST) {
     throw OutputError(where(flag, path) +
@@ -161,6 +182,17 @@ void move_into_place(const std::string& flag, const std::string& path, const std
                       "replace it)");
   }
   throw OutputError(where(flag, path) + ": cannot create: " + strerr(err));
+}
+
+// The standard stream (STDOUT_FILENO or STDERR_FILENO) that `path` names, -1 when none.
+int std_stream_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat fs {};
+    if (::fstat(fd, &fs) == 0 && fs.st_dev == st.st_dev && fs.st_ino == st.st_ino) return fd;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -197,14 +229,24 @@ void forget_temporary(const std::string& path) {
 std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel) {
   g_cancel.store(cancel);
   g_signals.store(0);
+  if (g_installed.exchange(true)) return cancel;  // once: g_old must not become our own handler
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  for (size_t i = 0; i < g_old.size(); ++i) {
+    sigaction(kSignals[i], nullptr, &g_old[i]);
+    // A signal the caller ignores (nohup, a background job) stays ignored.
+    if (g_old[i].sa_handler == SIG_IGN) continue;
+    sigaction(kSignals[i], &sa, nullptr);
+  }
   // Past a file size limit (ulimit -f) a write fails with EFBIG, reported as such, instead of
   // the signal killing the process with a half-written temporary left behind.
   ::signal(SIGXFSZ, SIG_IGN);
   return cancel;
+}
+
+bool is_stdout(const std::string& path) {
+  return std_stream_of(path) == STDOUT_FILENO;
 }
 
 OutputKind check_output(const std::string& flag, const std::string& path,
@@ -213,6 +255,17 @@ OutputKind check_output(const std::string& flag, const std::string& path,
   if (path.back() == '/') {
     throw OutputError(where(flag, path) + ": names a folder; name a file (e.g. " + printable(path) +
                       "out)");
+  }
+  if (rules.database) {
+    // SQLite would take a -wal or hot -journal left at the target's name for the new file's.
+    for (const char* suffix : {"-wal", "-journal"}) {
+      struct stat js {};
+      if (::stat((path + suffix).c_str(), &js) == 0) {
+        throw OutputError(where(flag, path) + ": " + printable(path + suffix) +
+                          " exists (a recording still writing it, or one that was killed); "
+                          "choose another name");
+      }
+    }
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
@@ -236,6 +289,16 @@ OutputKind check_output(const std::string& flag, const std::string& path,
   if (S_ISDIR(st.st_mode)) {
     throw OutputError(where(flag, path) + ": is a folder; name a file (e.g. " + printable(path) +
                       "/out)");
+  }
+  // /dev/stdout (or any name of the command's standard output or error) redirected to a file:
+  // written through the stream as the shell set it up, never renamed over or truncated.
+  if (std_stream_of(path) >= 0) {
+    if (rules.database) {
+      throw OutputError(where(flag, path) +
+                        ": is the command's standard output; a database output must be a file "
+                        "of its own");
+    }
+    return OutputKind::in_place;
   }
   if (S_ISREG(st.st_mode)) {
     if (!rules.force) {
@@ -263,7 +326,10 @@ OutputFile::OutputFile(std::string flag, std::string path, const OutputRules& ru
   if (kind_ == OutputKind::in_place) {
     // No O_CREAT, no O_TRUNC: a device or pipe is written as it is (a pipe waits for a reader,
     // as any program writing to it would).
-    const int fd = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    const int stream = std_stream_of(target_);
+    const int fd = stream >= 0 ? ::fcntl(stream, F_DUPFD_CLOEXEC, 0)
+                               : ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    to_stdout_ = stream == STDOUT_FILENO;
     if (fd < 0) {
       const int err = errno;
       throw OutputError(where(flag_, path_) + ": cannot open: " + strerr(err));
@@ -334,7 +400,7 @@ void OutputFile::commit() {
   };
   if (failed || close_failed) {
     drop();
-    write_error(flag_, path_, err == 0 ? EIO : err);
+    write_error(flag_, path_, err == 0 ? EIO : err, kind_ == OutputKind::in_place);
   }
   if (kind_ == OutputKind::in_place) {
     committed_ = true;
@@ -374,6 +440,16 @@ OutputPath::~OutputPath() {
 
 void OutputPath::commit() {
   if (committed_) return;
+  // The writer closed the database out of WAL mode: a -wal or -journal left beside it holds
+  // committed pages that the file alone lacks (a checkpoint that failed on a full disk).
+  for (const char* suffix : {"-wal", "-journal"}) {
+    struct stat st {};
+    if (::stat((tmp_ + suffix).c_str(), &st) == 0 && st.st_size > 0) {
+      throw OutputError(where(flag_, path_) +
+                        ": cannot finish the database: its journal could not be merged (a full "
+                        "disk?); nothing was written");
+    }
+  }
   move_into_place(flag_, path_, tmp_, target_, kind_);
   committed_ = true;
 }

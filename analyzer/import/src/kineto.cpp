@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
@@ -812,27 +813,35 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   // Collectives: one per NCCL kernel, in order per process group (the matching key across
   // ranks of imported traces), linked to its kernel through an external correlation.
   {
-    // An NCCL kernel without a correlation id still links to its own collective: it gets one
-    // past every id of the file (and no launching call).
-    int64_t top = 0;
-    for (const auto& k : p.kernels) top = std::max(top, k.correlation_id.value_or(0));
-    for (const auto& m : p.memcpys) top = std::max(top, m.correlation_id.value_or(0));
-    for (const auto& m : p.memsets) top = std::max(top, m.correlation_id.value_or(0));
-    for (const auto& a : p.api) top = std::max(top, a.correlation_id);
-    // So does one whose correlation id other NCCL kernels share (the kernels of one CUDA graph
-    // launch, or a hostile file): linked through the shared id, every call would own every
-    // kernel of it, each call's GPU span would cover them all, and linking would grow with the
-    // square of their number (issue 12: 20,000 such kernels). The launching call still gives
-    // the call its host time.
-    std::unordered_map<int64_t, int> nccl_per_id;
-    for (const auto& c : p.colls) {
-      if (const auto& id = p.kernels[c.kernel].correlation_id) ++nccl_per_id[*id];
-    }
+    // An NCCL kernel without a correlation id still links to its own collective: it gets an id
+    // no row of the file uses (and no launching call). So does one whose id other GPU work
+    // shares (the kernels and copies of one CUDA graph launch, or a hostile file): linked
+    // through the shared id, the call would own all that work, its GPU span would cover it, and
+    // linking would grow with the square of the number of such calls (issue 12: 20,000 NCCL
+    // kernels of one id). The launching call still gives the call its host time.
+    std::unordered_map<int64_t, int> rows_per_id;
+    std::unordered_set<int64_t> used;
+    auto count = [&](const std::optional<int64_t>& id) {
+      if (id) {
+        ++rows_per_id[*id];
+        used.insert(*id);
+      }
+    };
+    for (const auto& k : p.kernels) count(k.correlation_id);
+    for (const auto& m : p.memcpys) count(m.correlation_id);
+    for (const auto& m : p.memsets) count(m.correlation_id);
+    for (const auto& a : p.api) used.insert(a.correlation_id);
+    int64_t next = 0;  // the smallest ids no row uses, whatever the file's largest is
+    auto fresh = [&] {
+      do {
+        ++next;
+      } while (used.count(next) != 0);
+      return next;
+    };
     for (auto& c : p.colls) {
       auto& k = p.kernels[c.kernel];
       c.launch = k.correlation_id;
-      const bool shared = k.correlation_id && nccl_per_id[*k.correlation_id] > 1;
-      if ((!k.correlation_id || shared) && top < INT64_MAX) k.correlation_id = ++top;
+      if (!k.correlation_id || rows_per_id[*k.correlation_id] > 1) k.correlation_id = fresh();
     }
   }
   std::stable_sort(p.colls.begin(), p.colls.end(), [&](const auto& a, const auto& b) {

@@ -21,6 +21,21 @@
 namespace c3::importer {
 namespace {
 
+// Ids and durations from a trace's columns, in arithmetic that wraps or clamps: the export reads
+// the file as it is (no loader bounds), and a hostile trace must not overflow int64.
+int64_t wrap(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+int64_t flow_id(int64_t process_row, int64_t correlation) {
+  return wrap(static_cast<uint64_t>(process_row) * 1'000'000'000'000u +
+              static_cast<uint64_t>(correlation));
+}
+int64_t duration(int64_t start, int64_t end) {
+  int64_t d = 0;
+  if (end <= start || __builtin_sub_overflow(end, start, &d)) return 0;
+  return d;
+}
+
 // (process row, correlation or external id).
 using Key = std::pair<int64_t, int64_t>;
 struct KeyHash {
@@ -65,7 +80,8 @@ class Out {
   }
   void ts(int64_t ns) {
     const bool neg = ns < 0;
-    const uint64_t a = neg ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
+    // In unsigned arithmetic: INT64_MIN has no positive int64 (a hostile trace may hold it).
+    const uint64_t a = neg ? uint64_t{0} - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
     std::fprintf(f_, "%s%" PRIu64 ".%03" PRIu64, neg ? "-" : "", a / 1000, a % 1000);
   }
   // Starts an event object (comma-separated from the previous one).
@@ -148,7 +164,8 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
       }
     }
     auto gpu_pid = [&](int64_t process_row, int64_t device) {
-      return 1000000 + 1000 * process_row + device;
+      return wrap(1000000u + 1000u * static_cast<uint64_t>(process_row) +
+                  static_cast<uint64_t>(device));
     };
     {
       auto q = r->query("SELECT process_id, device_id, name FROM device");
@@ -192,7 +209,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
                      stream);
         o.ts(q.i64(3));
         o.raw(", \"dur\": ");
-        o.ts(q.i64(4) - q.i64(3));
+        o.ts(duration(q.i64(3), q.i64(4)));
         o.raw(", \"args\": {");
         std::fprintf(f, "\"device\": %" PRId64 ", \"stream\": %" PRId64, dev, stream);
         if (auto c = q.opt_i64(6)) std::fprintf(f, ", \"correlation\": %" PRId64, *c);
@@ -206,7 +223,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
           std::fprintf(f,
                        "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
                        "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       p * 1'000'000'000'000 + *c, gpu_pid(p, dev), stream);
+                       flow_id(p, *c), gpu_pid(p, dev), stream);
           o.ts(q.i64(3));
           o.raw("}");
           ++st.flows;
@@ -231,7 +248,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
                      stream);
         o.ts(q.i64(3));
         o.raw(", \"dur\": ");
-        o.ts(q.i64(4) - q.i64(3));
+        o.ts(duration(q.i64(3), q.i64(4)));
         std::fprintf(f, ", \"args\": {\"device\": %" PRId64 ", \"stream\": %" PRId64, dev, stream);
         if (auto c = q.opt_i64(6)) std::fprintf(f, ", \"correlation\": %" PRId64, *c);
         o.raw(", \"detail\": ");
@@ -243,7 +260,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
           std::fprintf(f,
                        "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
                        "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       p * 1'000'000'000'000 + *c, gpu_pid(p, dev), stream);
+                       flow_id(p, *c), gpu_pid(p, dev), stream);
           o.ts(q.i64(3));
           o.raw("}");
           ++st.flows;
@@ -270,7 +287,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
         o.ts(q.i64(3));
         o.raw(", \"dur\": ");
-        o.ts(q.i64(4) - q.i64(3));
+        o.ts(duration(q.i64(3), q.i64(4)));
         std::fprintf(f, ", \"args\": {\"correlation\": %" PRId64 "}}", q.i64(5));
         ++st.cpu_events;
         if (!first_work.count({p, q.i64(5)})) continue;
@@ -278,7 +295,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         std::fprintf(f,
                      "{\"ph\": \"s\", \"cat\": \"launch\", \"name\": \"launch\", \"id\": %" PRId64
                      ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                     p * 1'000'000'000'000 + q.i64(5), pid[p], q.i64(1));
+                     flow_id(p, q.i64(5)), pid[p], q.i64(1));
         o.ts(q.i64(3));
         o.raw("}");
       }
@@ -298,7 +315,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
         o.ts(q.i64(3));
         o.raw(", \"dur\": ");
-        o.ts(std::max<int64_t>(q.i64(4) - q.i64(3), 0));
+        o.ts(duration(q.i64(3), q.i64(4)));
         o.raw(", \"args\": {\"comm\": ");
         o.str(q.text(5));
         std::fprintf(f,
@@ -313,7 +330,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         if (work != call_work.end() && !q.is_null(12)) {
           const int64_t* gs = &work->second;
           // Negative, apart from the API calls' flow ids; wraps rather than overflows.
-          const auto id = static_cast<int64_t>(
+          const int64_t id = wrap(
               0 - (static_cast<uint64_t>(p) * 1'000'000'000u + static_cast<uint64_t>(q.i64(14))));
           o.begin();
           std::fprintf(f,
@@ -351,7 +368,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.ts(q.i64(5));
         if (!mark) {
           o.raw(", \"dur\": ");
-          o.ts(q.i64(6) - q.i64(5));
+          o.ts(duration(q.i64(5), q.i64(6)));
         }
         if (auto pl = q.opt_i64(7)) std::fprintf(f, ", \"args\": {\"payload\": %" PRId64 "}", *pl);
         o.raw("}");

@@ -1,5 +1,7 @@
 #include "c3/analyzer/classify.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -115,10 +117,14 @@ Rules Rules::parse(const std::string& text, const std::string& where) {
 
 Rules Rules::from_file(const std::string& path) {
   // Checked before opening: a folder read as empty rules, and a FIFO waited for a writer forever.
-  if (const std::string why = tracedb::input_file_problem(path); !why.empty())
-    throw std::invalid_argument("--rules " + tracedb::printable(path) + ": " + why);
+  if (const std::string why = tracedb::input_file_problem(path); !why.empty()) {
+    const bool there = ::access(path.c_str(), F_OK) == 0;
+    throw std::invalid_argument("--rules " + tracedb::printable(path) + ": " +
+                                (there ? why : "cannot read the file: " + why));
+  }
   std::ifstream in(path);
-  if (!in) throw std::invalid_argument("--rules " + tracedb::printable(path) + ": cannot read the file");
+  if (!in)
+    throw std::invalid_argument("--rules " + tracedb::printable(path) + ": cannot read the file");
   std::stringstream ss;
   ss << in.rdbuf();
   return parse(ss.str(), path);

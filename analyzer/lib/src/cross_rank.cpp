@@ -18,6 +18,12 @@ namespace {
 // The largest clock offset between two processes that aligns them (time_limits.h).
 constexpr int64_t kOffsetLimit = kStampLimit;
 
+// a - b for a >= b, INT64_MAX when it does not fit.
+int64_t saturated_sub(int64_t a, int64_t b) {
+  int64_t d = 0;
+  return __builtin_sub_overflow(a, b, &d) ? INT64_MAX : d;
+}
+
 bool matchable(const CollectiveRecord& r) {
   return r.comm >= 0 && r.seq >= 0;
 }
@@ -306,12 +312,15 @@ CrossRank cross_rank(const std::vector<Process>& processes,
         m.straggler = p;
       }
     }
-    m.skew_ns = hi - lo;
+    m.skew_ns = saturated_sub(hi, lo);
     for (const auto& [p, s] : start) {
       RankWait& w = waits[static_cast<size_t>(p)];
       w.process = p;
       ++w.matched;
-      w.wait_ns += hi - s;
+      // Saturating: many collectives skewed by hostile clocks must not overflow the sum.
+      if (__builtin_add_overflow(w.wait_ns, saturated_sub(hi, s), &w.wait_ns)) {
+        w.wait_ns = INT64_MAX;
+      }
     }
     ++waits[static_cast<size_t>(m.straggler)].straggler_count;
     out.collectives.push_back(std::move(m));

@@ -2,8 +2,9 @@
 // results; docs/outputs.md):
 //   - an output never names one of the command's inputs (compared by device and inode);
 //   - an existing regular file is replaced only with --force, as `nsys --force-overwrite`;
-//   - a folder is refused; a device, pipe or socket is written in place (never renamed over),
-//     or refused where the output must be a database;
+//   - a folder, a block device or a socket is refused; a character device, a pipe or the
+//     command's standard output is written in place (never renamed over), or refused where the
+//     output must be a database;
 //   - bytes go to a short hidden temporary name in the output's folder and are moved into place
 //     only when complete, so a failed or interrupted run leaves nothing half-written, and a
 //     long output name still fits the file system's 255-byte limit;
@@ -66,10 +67,14 @@ class OutputFile {
   // temporary is removed first).
   void commit();
   const std::string& path() const { return path_; }
+  // The output is the command's standard output (/dev/stdout, or a name of what it is
+  // redirected to): status lines belong on stderr then.
+  bool to_stdout() const { return to_stdout_; }
 
  private:
   std::string flag_, path_, target_, tmp_;
   OutputKind kind_ = OutputKind::create;
+  bool to_stdout_ = false;
   FILE* f_ = nullptr;
   int err_ = 0;  // errno of the first failed write
   bool committed_ = false;
@@ -93,6 +98,10 @@ class OutputPath {
   OutputKind kind_ = OutputKind::create;
   bool committed_ = false;
 };
+
+// Whether `path` names the command's standard output (/dev/stdout, or the file or pipe it is
+// redirected to): a command that writes a file there keeps its own messages off stdout.
+bool is_stdout(const std::string& path);
 
 // Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every live temporary (and its
 // -journal, -wal and -shm) before the process dies of the signal. With `cancel`, the first signal
