@@ -30,11 +30,14 @@ tracedb::OptI64 nonzero(uint64_t v) {
 // The bits of an enum-typed record field. A damaged buffer (or a newer CUPTI) may hold a value
 // the enum type cannot represent, and loading the field as the enum would be undefined (found by
 // fuzz/cupti_decode_fuzz.cpp: fuzz/regressions/cupti_decode/stream-flag-invalid-enum).
-template <class E>
-uint32_t raw(const E& field) {
-  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(uint32_t));
+// Read through the record's bytes at the field's offset: no lvalue of the enum type is ever
+// formed (GCC's UBSan checks even a reference to one: fuzz_replay_cupti_decode under ASan).
+#define C3_RAW(rec, field) \
+  raw_at(rec, offsetof(std::remove_cvref_t<decltype(*(rec))>, field), sizeof((rec)->field))
+template <class R>
+uint32_t raw_at(const R* rec, size_t offset, size_t size) {
   uint32_t v = 0;
-  std::memcpy(&v, &field, sizeof v);
+  if (size == sizeof v) std::memcpy(&v, reinterpret_cast<const char*>(rec) + offset, sizeof v);
   return v;
 }
 template <class E>
@@ -91,7 +94,7 @@ Decoded decode_kernel(const CUpti_ActivityKernel10* k, size_t size, const Decode
     r.graph_node_id = nonzero(k->graphNodeId);
     r.graph_id = nonzero(k->graphId);
   }
-  if (C3_HAS(k, size, channelType) && raw(k->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
+  if (C3_HAS(k, size, channelType) && C3_RAW(k, channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = k->channelID;
   }
   if (C3_HAS(k, size, clusterZ)) {
@@ -118,10 +121,10 @@ tracedb::MemcpyRow copy_row(const Rec* m, size_t size, const DecodeContext& ctx)
     r.graph_node_id = nonzero(m->graphNodeId);
     r.graph_id = nonzero(m->graphId);
   }
-  if (C3_HAS(m, size, channelType) && raw(m->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
+  if (C3_HAS(m, size, channelType) && C3_RAW(m, channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = m->channelID;
     r.channel_type =
-        raw(m->channelType) == u32(CUPTI_CHANNEL_TYPE_COMPUTE) ? "compute" : "async_memcpy";
+        C3_RAW(m, channelType) == u32(CUPTI_CHANNEL_TYPE_COMPUTE) ? "compute" : "async_memcpy";
   }
   return r;
 }
@@ -168,7 +171,7 @@ Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeC
     r.graph_node_id = nonzero(m->graphNodeId);
     r.graph_id = nonzero(m->graphId);
   }
-  if (C3_HAS(m, size, channelType) && raw(m->channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
+  if (C3_HAS(m, size, channelType) && C3_RAW(m, channelType) != u32(CUPTI_CHANNEL_TYPE_INVALID)) {
     r.channel_id = m->channelID;
   }
   return r;
@@ -188,7 +191,7 @@ Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size,
   r.correlation_id = s->correlationId;
   r.start_ns = ts(s->start, ctx);
   r.end_ns = ts(s->end, ctx);
-  r.type = sync_type_name(raw(s->type));
+  r.type = sync_type_name(C3_RAW(s, type));
   if (s->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) r.cuda_event_id = s->cudaEventId;
   return r;
 }
@@ -246,7 +249,7 @@ Decoded decode_stream(const CUpti_ActivityStream* s, size_t size, const DecodeCo
   r.context_id = s->contextId;
   r.stream_id = s->streamId;
   r.priority = static_cast<int32_t>(s->priority);
-  switch (raw(s->flag)) {
+  switch (C3_RAW(s, flag)) {
     case u32(CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING):
       r.flags = "non_blocking";
       break;
@@ -265,7 +268,7 @@ Decoded decode_stream(const CUpti_ActivityStream* s, size_t size, const DecodeCo
 Decoded decode_external(const CUpti_ActivityExternalCorrelation* e, size_t size) {
   if (!C3_HAS(e, size, correlationId)) return skip(Skipped::Why::invalid, e->kind);
   tracedb::ExternalCorrelationRow r;
-  r.external_kind = external_kind_name(raw(e->externalKind));
+  r.external_kind = external_kind_name(C3_RAW(e, externalKind));
   r.external_id = static_cast<int64_t>(e->externalId);
   r.correlation_id = e->correlationId;
   return r;
@@ -298,7 +301,7 @@ const T* as(const CUpti_Activity* r) {
 Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& ctx) {
   if (size < sizeof(CUpti_Activity)) return Skipped{Skipped::Why::invalid, 0};
   // The kind is read as bits: the decoders below get only records of a kind they know.
-  const uint32_t kind = raw(record->kind);
+  const uint32_t kind = C3_RAW(record, kind);
   switch (kind) {
     case u32(CUPTI_ACTIVITY_KIND_KERNEL):
     case u32(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL):

@@ -46,7 +46,8 @@ class JsonStream {
   int64_t compressed_read() const;
   // Why the input stopped before its end ("" when it did not): a damaged or truncated gzip
   // stream, a read error. Sets *compressed_offset to the compressed byte where it was found.
-  // Meaningful once run() returned.
+  // Call once run() returned: it first reads what is left of the input (so a gzip trailer
+  // after the end of the JSON is checked too) and drops it.
   std::string input_error(int64_t* compressed_offset = nullptr);
 
  private:

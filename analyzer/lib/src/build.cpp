@@ -153,6 +153,13 @@ void TraceBuilder::collective(int64_t process_db, Collective c, int64_t external
   const int p = process_index(process_db);
   if (p < 0) return;
   c.process = static_cast<int16_t>(p);
+  // Impossible arguments are unknown, as a summary's records hold them
+  // (fuzz/regressions/trace/summary-record-out-of-range).
+  if (c.seq < -1 || c.seq > kStampLimit) c.seq = -1;
+  if (c.bytes < 0 || c.bytes > (int64_t{1} << 62)) c.bytes = 0;
+  if (c.nranks < 0) c.nranks = 0;
+  if (c.rank < -1) c.rank = -1;
+  if (!stamp_in_limit(c.host_start)) c.host_start = 0;
   const auto idx = static_cast<int32_t>(t_.collectives.size());
   uint32_t& first = ext_first_.slot(process_db, external_id, process_db == main_process_);
   next_call_.push_back(-1);
