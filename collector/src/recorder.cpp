@@ -510,18 +510,22 @@ int Recorder::append_to_trace(int (*fn)(void* db, const char* path, void* ctx), 
       if (s->trace_writer) {
         tracedb::Writer& w = s->trace_writer->db_writer();
         auto* db = w.handle();
+        // A write error here (a failing or full disk) is handled as the writer's own: the open
+        // transaction is rolled back and counted, so the trace holds what the stats say.
         try {
           w.exec("SAVEPOINT c3scope_append;");
-        } catch (const std::exception& e) {
+        } catch (const tracedb::WriteError& e) {
           warn("cannot append to the trace: %s", e.what());
+          s->trace_writer->append_failed(e);
           return kAppendFailed;
         }
         const int rc = fn(db, w.path().c_str(), ctx);
         try {
           if (rc != 0) w.exec("ROLLBACK TO c3scope_append;");
           w.exec("RELEASE c3scope_append;");
-        } catch (const std::exception& e) {
+        } catch (const tracedb::WriteError& e) {
           warn("cannot append to the trace: %s", e.what());
+          s->trace_writer->append_failed(e);
           return kAppendFailed;
         }
         return rc == 0 ? 0 : kAppendFailed;

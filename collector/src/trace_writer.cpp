@@ -101,6 +101,13 @@ void TraceWriter::committed() {
   consecutive_errors_ = 0;
 }
 
+void TraceWriter::append_failed(const tracedb::WriteError& e) noexcept {
+  try {
+    recover(e, writer_->rows_pending());
+  } catch (...) {  // NOLINT(bugprone-empty-catch): persistent errors stop the next write instead
+  }
+}
+
 void TraceWriter::recover(const tracedb::WriteError& e, int64_t lost_rows) {
   ++write_errors_;
   dropped_rows_ += lost_rows;

@@ -62,6 +62,9 @@ class TraceWriter {
   int64_t rows() const { return writer_->rows_written(); }
   // The underlying writer (for c3scope_trace_append, which lends its connection).
   tracedb::Writer& db_writer() { return *writer_; }
+  // An append (c3scope_trace_append) failed to write: the open transaction is rolled back and
+  // counted as any failed write is (stats write_errors, write_dropped_rows); never throws.
+  void append_failed(const tracedb::WriteError& e) noexcept;
 
   // Decodes and writes every record of one CUPTI buffer (also used by the benchmark).
   void write_cupti_buffer(const uint8_t* data, size_t valid, const CuptiApi& api,

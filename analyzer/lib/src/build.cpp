@@ -68,6 +68,55 @@ KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t 
   return shape;
 }
 
+bool make_possible(Process& p) {
+  bool changed = false;
+  auto unknown = [&changed](auto& field, auto value) {
+    changed = true;
+    field = value;
+  };
+  if (!stamp_in_limit(p.anchor_trace_ns) || !stamp_in_limit(p.anchor_realtime_ns)) {
+    unknown(p.anchor_trace_ns, 0);
+    unknown(p.anchor_realtime_ns, 0);
+  }
+  if (!stamp_in_limit(p.pid)) unknown(p.pid, 0);
+  if (!stamp_in_limit(p.offset_ns)) unknown(p.offset_ns, 0);
+  if (p.rank && !stamp_in_limit(*p.rank)) unknown(p.rank, std::nullopt);
+  if (p.world_size && !stamp_in_limit(*p.world_size)) unknown(p.world_size, std::nullopt);
+  return changed;
+}
+
+bool make_possible(Collective& c) {
+  bool changed = false;
+  auto unknown = [&changed](auto& field, auto value) {
+    changed = true;
+    field = value;
+  };
+  if (c.seq < -1 || c.seq > kStampLimit) unknown(c.seq, -1);
+  if (c.bytes < 0 || c.bytes > kBytesLimit) unknown(c.bytes, 0);
+  if (c.nranks < 0) unknown(c.nranks, 0);
+  if (c.rank < -1) unknown(c.rank, -1);
+  if (!stamp_in_limit(c.host_start)) unknown(c.host_start, 0);
+  return changed;
+}
+
+bool make_possible(Device& d) {
+  bool changed = false;
+  for (int* x :
+       {&d.sm_count, &d.max_threads_per_sm, &d.max_blocks_per_sm, &d.max_registers_per_sm}) {
+    if (*x < 0) {
+      *x = 0;
+      changed = true;
+    }
+  }
+  for (int64_t* x : {&d.max_shared_per_sm, &d.memory_bandwidth}) {
+    if (*x < 0 || *x > kAmountLimit) {
+      *x = 0;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 void skip(Trace& t, const std::string& what) {
   if (t.skipped++ == 0) t.first_skipped = what;
 }
@@ -85,15 +134,7 @@ void TraceBuilder::process(int64_t db_id, Process p) {
   }
   p.source = source_;
   p.db_id = db_id;
-  // Facts beyond what a summary holds (+-2^61) are garbage: unknown, as a summary would say
-  // (fuzz/regressions/kineto/summary-anchor-out-of-range).
-  if (!stamp_in_limit(p.anchor_trace_ns) || !stamp_in_limit(p.anchor_realtime_ns)) {
-    p.anchor_trace_ns = 0;
-    p.anchor_realtime_ns = 0;
-  }
-  if (!stamp_in_limit(p.pid)) p.pid = 0;
-  if (p.rank && !stamp_in_limit(*p.rank)) p.rank.reset();
-  if (p.world_size && !stamp_in_limit(*p.world_size)) p.world_size.reset();
+  make_possible(p);
   if (proc_.empty() || db_id < proc_.begin()->first) main_process_ = db_id;
   proc_[db_id] = static_cast<int16_t>(t_.processes.size());
   last_id_ = INT64_MIN;
@@ -132,13 +173,7 @@ void TraceBuilder::meta(std::string_view key, std::string_view value) {
 void TraceBuilder::device(int64_t process_db, Device d) {
   const int p = process_index(process_db);
   if (p < 0) return;
-  // An impossible device fact is unknown (0), as summaries hold it
-  // (fuzz/regressions/nsys/summary-device-limit-out-of-range).
-  for (int* x : {&d.sm_count, &d.max_threads_per_sm, &d.max_blocks_per_sm, &d.max_registers_per_sm})
-    *x = std::max(*x, 0);
-  for (int64_t* x : {&d.max_shared_per_sm, &d.memory_bandwidth}) {
-    if (*x < 0 || *x > kAmountLimit) *x = 0;
-  }
+  make_possible(d);
   d.process = static_cast<int16_t>(p);
   t_.devices.push_back(std::move(d));
 }
@@ -153,13 +188,7 @@ void TraceBuilder::collective(int64_t process_db, Collective c, int64_t external
   const int p = process_index(process_db);
   if (p < 0) return;
   c.process = static_cast<int16_t>(p);
-  // Impossible arguments are unknown, as a summary's records hold them
-  // (fuzz/regressions/trace/summary-record-out-of-range).
-  if (c.seq < -1 || c.seq > kStampLimit) c.seq = -1;
-  if (c.bytes < 0 || c.bytes > (int64_t{1} << 62)) c.bytes = 0;
-  if (c.nranks < 0) c.nranks = 0;
-  if (c.rank < -1) c.rank = -1;
-  if (!stamp_in_limit(c.host_start)) c.host_start = 0;
+  make_possible(c);
   const auto idx = static_cast<int32_t>(t_.collectives.size());
   uint32_t& first = ext_first_.slot(process_db, external_id, process_db == main_process_);
   next_call_.push_back(-1);

@@ -98,6 +98,15 @@ inline bool in_duration_limit(int64_t start, int64_t end) {
 // makes would not fit (fuzz/regressions/snapshot/activity-time-sum-overflow).
 void check_time_span(const Trace& t, const std::string& source);
 
+// Facts beyond what a summary can hold (time_limits.h) are garbage: the builder makes them
+// unknown (0, -1 or none, as a summary would say), the snapshot reader refuses a snapshot with
+// any. Each returns whether it changed something. Regressions: fuzz/regressions/kineto/
+// summary-anchor-out-of-range, nsys/summary-device-limit-out-of-range,
+// trace/summary-record-out-of-range, snapshot/summary-world-size-out-of-range.
+bool make_possible(Process& p);
+bool make_possible(Collective& c);
+bool make_possible(Device& d);
+
 class TraceBuilder {
  public:
   // `source` names the file in Process::source and in skipped rows' messages.

@@ -310,7 +310,12 @@ Trace read_trace(In& in) {
     }
   }
   for (const Collective& c : t.collectives) {
-    if (c.process < 0 || c.process >= np) throw Damaged{};
+    Collective copy = c;
+    if (c.process < 0 || c.process >= np || make_possible(copy)) throw Damaged{};
+  }
+  for (const Process& p : t.processes) {
+    Process copy = p;
+    if (make_possible(copy)) throw Damaged{};
   }
   for (const Range& g : t.ranges) {
     if (g.process < 0 || g.process >= np || !in_time_limit(g.start, g.end) ||
@@ -319,12 +324,8 @@ Trace read_trace(In& in) {
     }
   }
   for (const Device& d : t.devices) {
-    if (d.process < 0 || d.process >= np || d.sm_count < 0 || d.max_threads_per_sm < 0 ||
-        d.max_blocks_per_sm < 0 || d.max_registers_per_sm < 0 || d.max_shared_per_sm < 0 ||
-        d.max_shared_per_sm > kAmountLimit || d.memory_bandwidth < 0 ||
-        d.memory_bandwidth > kAmountLimit) {
-      throw Damaged{};
-    }
+    Device copy = d;
+    if (d.process < 0 || d.process >= np || make_possible(copy)) throw Damaged{};
   }
   for (const LaunchDelay& l : t.launch_delays) {
     if (l.process < 0 || l.process >= np) throw Damaged{};

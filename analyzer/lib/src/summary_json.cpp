@@ -481,7 +481,7 @@ RankSummary rank_in(const json& r) {
     const int64_t end =
         static_cast<int64_t>(static_cast<uint64_t>(gs[i]) + static_cast<uint64_t>(dur[i]));
     auto time_ok = [](int64_t t) { return t >= -kStampLimit && t <= kStampLimit; };
-    if (seq[i] < -1 || seq[i] > kStampLimit || bytes[i] < 0 || bytes[i] > (int64_t{1} << 62) ||
+    if (seq[i] < -1 || seq[i] > kStampLimit || bytes[i] < 0 || bytes[i] > kBytesLimit ||
         !time_ok(gs[i]) || !time_ok(end))
       throw std::invalid_argument("records: a sequence number, size or time out of range");
     CollectiveRecord& out = s.calls.records[i];

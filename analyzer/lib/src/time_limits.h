@@ -14,6 +14,9 @@ constexpr int64_t kStampLimit = int64_t{1} << 61;
 // still fit in int64.
 constexpr int64_t kAmountLimit = int64_t{1} << 50;
 
+// Bytes of one NCCL call.
+constexpr int64_t kBytesLimit = int64_t{1} << 62;
+
 inline bool stamp_in_limit(int64_t t) {
   return t >= -kStampLimit && t <= kStampLimit;
 }
