@@ -37,10 +37,10 @@ volatile size_t g_sink = 0;  // what the rows held, so that reading them is not 
 // Points the record's `name` field (when `size` holds it) at a real string or null.
 template <class Rec>
 void set_name(uint8_t* rec, size_t size, bool real) {
-  constexpr size_t off = offsetof(Rec, name);
-  if (off + sizeof(const char*) > size) return;
+  constexpr size_t kOff = offsetof(Rec, name);
+  if (kOff + sizeof(const char*) > size) return;
   const char* p = real ? kName : nullptr;
-  std::memcpy(rec + off, &p, sizeof p);
+  std::memcpy(rec + kOff, &p, sizeof p);
 }
 
 size_t consume(const c3::collector::Decoded& d) {

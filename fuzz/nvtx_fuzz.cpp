@@ -85,7 +85,9 @@ struct State {
       case NVTX_MESSAGE_TYPE_REGISTERED: {
         // A handle is the tracker's number dressed as a pointer (nvtx_injection.cpp).
         const uint64_t h = pick(in, strings);
-        std::memcpy(&a.message.registered, &h, sizeof a.message.registered);
+        // The handle is a pointer: its size is what is copied.
+        std::memcpy(&a.message.registered, &h,
+                    sizeof a.message.registered);  // NOLINT(bugprone-sizeof-expression)
         break;
       }
       default:  // unknown kinds: a pointer that must not be read
@@ -95,7 +97,8 @@ struct State {
     // When `size` leaves the message out, the decoder must not follow its pointer: make it one
     // that would fault.
     if (a.size < offsetof(nvtxEventAttributes_t, message) + sizeof a.message) {
-      a.message.ascii = reinterpret_cast<const char*>(uintptr_t{8});
+      a.message.ascii =
+          reinterpret_cast<const char*>(uintptr_t{8});  // NOLINT(performance-no-int-to-ptr)
     }
     return c3::collector::nvtx::decode_attributes(&a);
   }

@@ -44,8 +44,8 @@ TEST(LinkTable, AHostileIdDoesNotGrowTheVector) {
   EXPECT_GT(t.dense_size(), size_t{3'000'000});  // 200,000 entries justify 3.2M ids
   EXPECT_EQ(t.find(1, 3'000'001), 9u);
   EXPECT_EQ(t.slot(1, 3'000'001, true), 9u);
-  EXPECT_EQ(t.find(1, 16 * 199'999), 199'999u % 5 + 1);
-  EXPECT_EQ(t.find(1, 16 * 199'999 + 1), 0u);
+  EXPECT_EQ(t.find(1, int64_t{16} * 199'999), 199'999u % 5 + 1);
+  EXPECT_EQ(t.find(1, int64_t{16} * 199'999 + 1), 0u);
   EXPECT_EQ(t.find(1, (int64_t{1} << 28) - 1), 7u);
   EXPECT_EQ(t.find(2, 3), 0u);  // another process
 }

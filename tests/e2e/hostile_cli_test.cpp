@@ -43,7 +43,7 @@ std::string make_trace(const TempDir& dir) {
      "args": {"device": 0, "stream": 7, "correlation": 1}},
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)", "pid": 0,
      "tid": 8, "ts": 12, "dur": 5, "args": {"device": 0, "stream": 8, "correlation": 2}}]})json";
-  const std::string db = dir.path() + "/small.sqlite";
+  std::string db = dir.path() + "/small.sqlite";
   EXPECT_EQ(c3scope({"import", json, "-o", db}, dir).exit_code, 0);
   return db;
 }

@@ -66,7 +66,12 @@ KilledRun run_and_kill(const std::string& dir, int64_t delay_us) {
   }
   auto env = recording_env(dir, false);
   env["C3SCOPE_FLUSH_MS"] = std::to_string(kFlushMs);
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env_strings.push_back(std::move(kv));
+  }
   std::vector<std::string> args = {fault_job_path(), "steps", "0", "2000", "0"};
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());

@@ -133,7 +133,7 @@ void check_steps_run(const std::string& op, int64_t at, Tally& tally) {
   auto t = Reader::open(r.traces[0]);
   const StepRows rows = step_rows(*t);
   const int64_t missing =
-      (kSteps - rows.steps) + (3 * kSteps - rows.kernels) + (kSteps - rows.copies);
+      (kSteps - rows.steps) + (int64_t{3} * kSteps - rows.kernels) + (kSteps - rows.copies);
   EXPECT_GE(missing, 0);
   if (!injected) {
     ++tally.not_reached;
