@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -372,4 +373,31 @@ TEST(HostileCli, IgnoredSignalsStayIgnored) {
                       dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir.path() + "/hup.sqlite"));
+}
+
+// Found by the closing probes: a damaged trace's names that are not UTF-8 made the Perfetto
+// export invalid JSON. Such bytes are written as U+FFFD; valid UTF-8 is kept.
+TEST(HostileCli, ExportIsValidJsonWhateverTheNames) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h,
+                           "UPDATE string SET value = CAST(X'67656D6DFF80C3A9E282AC' AS TEXT) "
+                           "WHERE value = 'gemm';",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(h);
+  }
+  const std::string out = dir.path() + "/out.json";
+  RunResult r = c3scope({"export", db, "-o", out}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(slurp(out))) << "not valid JSON (or not UTF-8)";
+  bool found = false;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.value("name", "") == "gemm\xEF\xBF\xBD\xEF\xBF\xBD\xC3\xA9\xE2\x82\xAC") found = true;
+  }
+  EXPECT_TRUE(found) << "the kernel's name with U+FFFD for each bad byte, the rest kept";
 }

@@ -45,13 +45,56 @@ struct KeyHash {
   }
 };
 
+// The length of the valid UTF-8 sequence that starts at s[i] (a byte >= 0x80), 0 when none does
+// (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short).
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
 class Out {
  public:
   explicit Out(FILE* f) : f_(f) {}
   void raw(const char* s) { std::fputs(s, f_); }
+  // A JSON string: quotes, backslashes and control characters escaped, valid UTF-8 copied,
+  // and every byte that does not start a valid UTF-8 sequence written as U+FFFD (names in a
+  // damaged trace: the export must stay valid JSON; found by the issue 12 probes).
   void str(const std::string& s) {
     std::fputc('"', f_);
-    for (unsigned char c : s) {
+    for (size_t i = 0; i < s.size();) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x80) {
+        const size_t n = utf8_length(s, i);
+        if (n == 0) {
+          std::fputs("\\ufffd", f_);
+          ++i;
+        } else {
+          std::fwrite(s.data() + i, 1, n, f_);
+          i += n;
+        }
+        continue;
+      }
+      ++i;
       switch (c) {
         case '"':
           std::fputs("\\\"", f_);

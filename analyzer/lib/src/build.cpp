@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -111,6 +112,26 @@ bool make_possible(Device& d) {
   for (int64_t* x : {&d.max_shared_per_sm, &d.memory_bandwidth}) {
     if (*x < 0 || *x > kAmountLimit) {
       *x = 0;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+bool make_possible(BenchResult& b) {
+  bool changed = false;
+  for (double* x : {&b.t_comp, &b.t_comm, &b.t_c3}) {
+    if (!std::isfinite(*x)) {
+      *x = 0;
+      changed = true;
+    }
+  }
+  for (std::optional<double>* x :
+       {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
+        &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
+        &b.decomposition_loss_comm, &b.schedule_speedup, &b.busbw}) {
+    if (*x && !std::isfinite(**x)) {
+      x->reset();
       changed = true;
     }
   }

@@ -106,6 +106,7 @@ void check_time_span(const Trace& t, const std::string& source);
 bool make_possible(Process& p);
 bool make_possible(Collective& c);
 bool make_possible(Device& d);
+bool make_possible(BenchResult& b);  // a time or ratio that is not finite (JSON has no inf)
 
 class TraceBuilder {
  public:

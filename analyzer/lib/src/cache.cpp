@@ -331,8 +331,10 @@ Trace read_trace(In& in) {
     if (l.process < 0 || l.process >= np) throw Damaged{};
   }
   for (const BenchResult& b : t.bench) {
-    if (b.process < 0 || b.process >= np) throw Damaged{};
+    BenchResult copy = b;
+    if (b.process < 0 || b.process >= np || make_possible(copy)) throw Damaged{};
   }
+  if (t.skipped < 0 || t.skipped > kAmountLimit) throw Damaged{};
   // What the loader refuses (a process's times not of one recording) is damage here: the
   // snapshot was written from a trace that loaded (fuzz/regressions/snapshot/).
   try {

@@ -266,6 +266,7 @@ void load_file(const std::string& path, Trace& t, bool defer,
       br.decomposition_loss_comm = opt(15);
       br.schedule_speedup = opt(16);
       br.busbw = opt(17);
+      make_possible(br);
       t.bench.push_back(std::move(br));
     }
   }
