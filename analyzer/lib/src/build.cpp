@@ -69,12 +69,22 @@ KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t 
   return shape;
 }
 
-bool make_possible(Process& p) {
+namespace {
+
+// Sets a field to its "unknown" value and remembers that something changed.
+struct Unknown {
   bool changed = false;
-  auto unknown = [&changed](auto& field, auto value) {
+  template <class T, class V>
+  void operator()(T& field, V value) {
     changed = true;
     field = value;
-  };
+  }
+};
+
+}  // namespace
+
+bool make_possible(Process& p) {
+  Unknown unknown;
   if (!stamp_in_limit(p.anchor_trace_ns) || !stamp_in_limit(p.anchor_realtime_ns)) {
     unknown(p.anchor_trace_ns, 0);
     unknown(p.anchor_realtime_ns, 0);
@@ -83,21 +93,17 @@ bool make_possible(Process& p) {
   if (!stamp_in_limit(p.offset_ns)) unknown(p.offset_ns, 0);
   if (p.rank && !stamp_in_limit(*p.rank)) unknown(p.rank, std::nullopt);
   if (p.world_size && !stamp_in_limit(*p.world_size)) unknown(p.world_size, std::nullopt);
-  return changed;
+  return unknown.changed;
 }
 
 bool make_possible(Collective& c) {
-  bool changed = false;
-  auto unknown = [&changed](auto& field, auto value) {
-    changed = true;
-    field = value;
-  };
+  Unknown unknown;
   if (c.seq < -1 || c.seq > kStampLimit) unknown(c.seq, -1);
   if (c.bytes < 0 || c.bytes > kBytesLimit) unknown(c.bytes, 0);
   if (c.nranks < 0) unknown(c.nranks, 0);
   if (c.rank < -1) unknown(c.rank, -1);
   if (!stamp_in_limit(c.host_start)) unknown(c.host_start, 0);
-  return changed;
+  return unknown.changed;
 }
 
 bool make_possible(Device& d) {
