@@ -103,6 +103,14 @@ bool make_possible(Collective& c) {
   if (c.nranks < 0) unknown(c.nranks, 0);
   if (c.rank < -1) unknown(c.rank, -1);
   if (!stamp_in_limit(c.host_start)) unknown(c.host_start, 0);
+  // The GPU span comes from linked activities (bounded by the loader): in a snapshot it is
+  // either none (-1, -1) or an interval within the bounds.
+  const bool none = c.gpu_start == -1 && c.gpu_end == -1;
+  if (!none &&
+      (!stamp_in_limit(c.gpu_start) || !stamp_in_limit(c.gpu_end) || c.gpu_end < c.gpu_start)) {
+    unknown(c.gpu_start, -1);
+    unknown(c.gpu_end, -1);
+  }
   return unknown.changed;
 }
 
