@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
     const double width = (last - first) * std::pow(2e3 / (last - first), z / 39.0);
     std::uniform_real_distribution<double> at(first, std::max(first, last - width));
     const double t0 = at(rng);
-    view.set_window(t0, t0 + width);
+    view.set_window(std::llround(t0), std::llround(t0 + width));
     const double ms = paint(view, img);
     frames.push_back(ms);
     folds.push_back(view.last_fold_ms());

@@ -64,6 +64,13 @@ bool save(QWidget* w, const QString& dir, const QString& name) {
   return ok;
 }
 
+// The time ruler's labels in the last picture, for the screenshot test to check.
+void print_ruler(const c3::gui::TimelineView& view) {
+  std::string line = "ruler";
+  for (const QString& l : view.ruler_labels()) line += " | " + l.toStdString();
+  std::printf("%s\n", line.c_str());
+}
+
 // Picks a communication kernel that overlaps compute (the interesting case) for the details view.
 int64_t pick_activity(const c3::gui::Document& doc) {
   int64_t best = -1;
@@ -94,13 +101,24 @@ void screenshots(MainWindow& w, const QString& dir) {
   if (a >= 0) view->select_activity(static_cast<size_t>(a));
   view->zoom_to_fit();
   ok &= save(&w, dir, "timeline.png");
+  print_ruler(*view);
+  // Deeper and deeper around the middle of the trace (the ruler must stay labelled: PyTorch's
+  // epoch timestamps once broke it below ~100 ms).
+  const int64_t first_ns = doc.timeline->first_ns(), span = doc.timeline->last_ns() - first_ns;
+  for (const int64_t f : {10, 100, 1000, 10000}) {
+    const int64_t width = std::max<int64_t>(span / f, 100);
+    const int64_t mid = first_ns + span / 2;
+    view->set_window(mid - width / 2, mid - width / 2 + width);
+    ok &= save(&w, dir, QString("zoom-%1.png").arg(f));
+    print_ruler(*view);
+  }
   // Zoomed in around the selected kernel: names, flow arrows, details.
   if (a >= 0) {
     view->select_activity(static_cast<size_t>(a));
-    const double mid = (view->window_start() + view->window_end()) / 2;
+    const int64_t mid = view->window_start() + (view->window_end() - view->window_start()) / 2;
     const auto& acts = doc.trace.activities;
-    const double d =
-        static_cast<double>(acts.end[static_cast<size_t>(a)] - acts.start[static_cast<size_t>(a)]);
+    const int64_t d =
+        std::max<int64_t>(1, acts.end[static_cast<size_t>(a)] - acts.start[static_cast<size_t>(a)]);
     view->set_window(mid - 4 * d, mid + 4 * d);
   }
   ok &= save(&w, dir, "zoomed.png");

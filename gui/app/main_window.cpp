@@ -146,13 +146,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   statusBar()->addPermanentWidget(busy_);
   busy_->hide();
   connect(view_, &TimelineView::windowChanged, this, [this] {
-    status_->setText(
-        tr("window %1 .. %2 (%3)")
-            .arg(format_duration(view_->window_start() -
-                                 (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
-                 format_duration(view_->window_end() -
-                                 (doc_ ? static_cast<double>(doc_->timeline->first_ns()) : 0)),
-                 format_duration(view_->window_end() - view_->window_start())));
+    // Times after the trace's first timestamp, subtracted in integers (epoch timestamps).
+    const int64_t first = doc_ ? doc_->timeline->first_ns() : 0;
+    status_->setText(tr("window %1 .. %2 (%3)")
+                         .arg(format_duration(static_cast<double>(view_->window_start() - first)),
+                              format_duration(static_cast<double>(view_->window_end() - first)),
+                              format_duration(view_->window_ns())));
   });
 
   build_menus();

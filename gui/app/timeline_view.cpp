@@ -68,8 +68,15 @@ void TimelineView::set_document(Document* doc) {
   sel_item_ = -1;
   links_.clear();
   has_range_ = false;
+  // Window times count from the trace's first timestamp (see Viewport).
+  vp_.origin = doc_ != nullptr && doc_->timeline ? doc_->timeline->first_ns() : 0;
+  vp_.t0 = 0;
   relayout();
   zoom_to_fit();
+}
+
+int64_t TimelineView::hit_slack() const {
+  return static_cast<int64_t>(std::ceil(3 * vp_.ns_per_px));  // 3 pixels
 }
 
 int TimelineView::body_width() const {
@@ -131,8 +138,8 @@ void TimelineView::scrollContentsBy(int /*dx*/, int /*dy*/) {
 
 void TimelineView::clamp_window() {
   if (doc_ == nullptr || !doc_->timeline) return;
-  const double first = static_cast<double>(doc_->timeline->first_ns());
-  const double last = static_cast<double>(doc_->timeline->last_ns());
+  const double first = vp_.rel(doc_->timeline->first_ns());
+  const double last = vp_.rel(doc_->timeline->last_ns());
   const double span = std::max(last - first, 1000.0);
   // At most the whole trace plus 10% on each side, at least 100 pixels per ns.
   vp_.ns_per_px = std::clamp(vp_.ns_per_px, kMinNsPerPx, span * 1.2 / vp_.width);
@@ -141,7 +148,11 @@ void TimelineView::clamp_window() {
       std::clamp(vp_.t0, first - span * 0.1, std::max(first - span * 0.1, last + span * 0.1 - w));
 }
 
-void TimelineView::set_window(double t0, double t1) {
+void TimelineView::set_window(int64_t t0, int64_t t1) {
+  set_window_rel(vp_.rel(t0), vp_.rel(t1));
+}
+
+void TimelineView::set_window_rel(double t0, double t1) {
   vp_.width = body_width();
   if (t1 <= t0) t1 = t0 + 1;
   vp_.t0 = t0;
@@ -153,18 +164,18 @@ void TimelineView::set_window(double t0, double t1) {
 
 void TimelineView::zoom_to_fit() {
   if (doc_ == nullptr || !doc_->timeline) {
-    vp_ = Viewport{0, 1000, body_width()};
+    vp_ = Viewport{0, 1000, body_width(), 0};
     viewport()->update();
     return;
   }
-  const auto first = static_cast<double>(doc_->timeline->first_ns());
-  const auto last = static_cast<double>(doc_->timeline->last_ns());
+  const double first = vp_.rel(doc_->timeline->first_ns());
+  const double last = vp_.rel(doc_->timeline->last_ns());
   const double pad = std::max((last - first) * 0.01, 10.0);
-  set_window(first - pad, last + pad);
+  set_window_rel(first - pad, last + pad);
 }
 
 void TimelineView::zoom_at(double factor, double body_x) {
-  const double t = vp_.t_of(body_x);
+  const double t = vp_.rel_at(body_x);
   vp_.ns_per_px /= factor;
   clamp_window();
   vp_.t0 = t - body_x * vp_.ns_per_px;
@@ -182,15 +193,15 @@ void TimelineView::pan_pixels(double dx) {
 
 void TimelineView::zoom_to_selection() {
   if (has_range_) {
-    set_window(std::min(range_a_, range_b_), std::max(range_a_, range_b_));
+    set_window_rel(std::min(range_a_, range_b_), std::max(range_a_, range_b_));
     return;
   }
   if (doc_ != nullptr && sel_row_ >= 0 && sel_item_ >= 0) {
     const Row& r = doc_->timeline->row(sel_row_);
-    const auto s = static_cast<double>(doc_->timeline->start(r, static_cast<size_t>(sel_item_)));
-    const auto e = static_cast<double>(doc_->timeline->end(r, static_cast<size_t>(sel_item_)));
+    const double s = vp_.rel(doc_->timeline->start(r, static_cast<size_t>(sel_item_)));
+    const double e = vp_.rel(doc_->timeline->end(r, static_cast<size_t>(sel_item_)));
     const double pad = std::max((e - s) * 0.25, 50.0);
-    set_window(s - pad, e + pad);
+    set_window_rel(s - pad, e + pad);
   }
 }
 
@@ -202,8 +213,8 @@ void TimelineView::select(int row, int64_t item, bool center) {
     doc_->timeline->reveal(row);
     relayout();
     const Row& r = doc_->timeline->row(row);
-    const auto s = static_cast<double>(doc_->timeline->start(r, static_cast<size_t>(item)));
-    const auto e = static_cast<double>(doc_->timeline->end(r, static_cast<size_t>(item)));
+    const double s = vp_.rel(doc_->timeline->start(r, static_cast<size_t>(item)));
+    const double e = vp_.rel(doc_->timeline->end(r, static_cast<size_t>(item)));
     if (center) {
       // Zoom in if the item would be narrower than a few pixels, then centre it.
       if ((e - s) / vp_.ns_per_px < 4) vp_.ns_per_px = std::max(kMinNsPerPx, (e - s) / 40);
@@ -248,14 +259,14 @@ void TimelineView::clear_selection() {
 
 std::optional<std::pair<int64_t, int64_t>> TimelineView::range_selection() const {
   if (!has_range_) return std::nullopt;
-  return std::make_pair(static_cast<int64_t>(std::min(range_a_, range_b_)),
-                        static_cast<int64_t>(std::max(range_a_, range_b_)));
+  return std::make_pair(vp_.origin + std::llround(std::min(range_a_, range_b_)),
+                        vp_.origin + std::llround(std::max(range_a_, range_b_)));
 }
 
 void TimelineView::set_range_selection(int64_t t0, int64_t t1) {
   has_range_ = true;
-  range_a_ = static_cast<double>(t0);
-  range_b_ = static_cast<double>(t1);
+  range_a_ = vp_.rel(t0);
+  range_b_ = vp_.rel(t1);
   viewport()->update();
   emit rangeSelected(t0, t1);
 }
@@ -265,15 +276,15 @@ bool TimelineView::step_match(int direction) {
   const Timeline& tl = *doc_->timeline;
   // From the selected item's start (or the window's left edge), the nearest item start in the
   // given direction over every visible row (ties: row order).
-  double from = vp_.t0;
+  int64_t from = vp_.t_at(0);
   int from_row = -1;
   if (sel_row_ >= 0 && sel_item_ >= 0) {
-    from = static_cast<double>(tl.start(tl.row(sel_row_), static_cast<size_t>(sel_item_)));
+    from = tl.start(tl.row(sel_row_), static_cast<size_t>(sel_item_));
     from_row = line_of_row_.empty() ? -1 : line_of_row_[static_cast<size_t>(sel_row_)];
   }
   int best_row = -1;
   int64_t best_item = -1;
-  double best_t = 0;
+  int64_t best_t = 0;
   for (size_t l = 0; l < lines_.size(); ++l) {
     const Row& r = tl.row(lines_[l].row);
     if (r.kind == RowKind::group || r.kind == RowKind::overlap) continue;
@@ -286,7 +297,7 @@ bool TimelineView::step_match(int direction) {
       size_t lo = 0, hi = n;
       while (lo < hi) {
         const size_t mid = (lo + hi) / 2;
-        const auto s = static_cast<double>(tl.start(r, mid));
+        const int64_t s = tl.start(r, mid);
         if (inclusive ? s <= from : s < from) {
           lo = mid + 1;
         } else {
@@ -304,7 +315,7 @@ bool TimelineView::step_match(int direction) {
       if (j > 0) k = static_cast<int64_t>(j - 1);
     }
     if (k < 0) continue;
-    const auto t = static_cast<double>(tl.start(r, static_cast<size_t>(k)));
+    const int64_t t = tl.start(r, static_cast<size_t>(k));
     // Rows are visited in line order, so ties keep the earlier line going forward and the
     // later one going back.
     if (best_row < 0 || (direction > 0 ? t < best_t : t >= best_t)) {
@@ -503,8 +514,8 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
   }
   // Range selection: shade outside, lines at the edges.
   if (has_range_) {
-    const double a = vp_.x_of(static_cast<int64_t>(std::min(range_a_, range_b_))) + label_w;
-    const double b = vp_.x_of(static_cast<int64_t>(std::max(range_a_, range_b_))) + label_w;
+    const double a = (std::min(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w;
+    const double b = (std::max(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w;
     QColor shade = pal.color(QPalette::Shadow);
     shade.setAlpha(dark ? 110 : 45);
     p.fillRect(QRectF(label_w, top, std::max(0.0, a - label_w), height), shade);
@@ -645,8 +656,8 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
     overview_doc_ = doc_;
   }
   p.drawImage(ov.topLeft(), overview_cache_);
-  const double first = static_cast<double>(tl.first_ns());
-  const double span = std::max(1.0, static_cast<double>(tl.last_ns() - tl.first_ns()));
+  const double first = vp_.rel(tl.first_ns());
+  const double span = std::max(1.0, vp_.rel(tl.last_ns()) - first);
   const double wx0 = ov.left() + (vp_.t0 - first) / span * bw;
   const double wx1 = ov.left() + (vp_.t1() - first) / span * bw;
   QColor win = pal.color(QPalette::Highlight);
@@ -661,13 +672,18 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
   const int ry = kOverviewHeight;
   p.fillRect(QRect(kLabelWidth, ry, bw, kRulerHeight), pal.color(QPalette::Window));
   p.setPen(pal.color(QPalette::WindowText));
+  // Window times are already relative to the trace's first timestamp (Viewport::origin).
   const std::vector<Tick> ticks = ruler_ticks(vp_.t0, vp_.t1(), vp_.ns_per_px, 90, first);
+  ruler_labels_.clear();
   for (const Tick& t : ticks) {
-    const double x = vp_.x_of(static_cast<int64_t>(t.t)) + kLabelWidth;
+    const double x = (t.t - vp_.t0) / vp_.ns_per_px + kLabelWidth;
     if (x < kLabelWidth) continue;
     p.drawLine(QPointF(x, ry + kRulerHeight - (t.major ? 10 : 4)),
                QPointF(x, ry + kRulerHeight - 1));
-    if (t.major) p.drawText(QPointF(x + 3, ry + 12), t.label);
+    if (t.major) {
+      p.drawText(QPointF(x + 3, ry + 12), t.label);
+      ruler_labels_.push_back(t.label);
+    }
   }
   // The window's width, right-aligned.
   const QString width_label = tr("window %1").arg(format_duration(vp_.ns_per_px * bw));
@@ -727,8 +743,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
       return;
     case Drag::overview: {
       if (doc_ == nullptr) return;
-      const double first = static_cast<double>(doc_->timeline->first_ns());
-      const double span = std::max(1.0, static_cast<double>(doc_->timeline->last_ns()) - first);
+      const double first = vp_.rel(doc_->timeline->first_ns());
+      const double span = std::max(1.0, vp_.rel(doc_->timeline->last_ns()) - first);
       const double t = first + (e->position().x() - kLabelWidth) / body_width() * span;
       vp_.t0 = t - vp_.ns_per_px * vp_.width / 2;
       clamp_window();
@@ -747,12 +763,12 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
       if (std::abs(d.x()) < 4) return;
       drag_ = Drag::select;
       has_range_ = true;
-      range_a_ = vp_.t_of(press_pos_.x() - kLabelWidth);
+      range_a_ = vp_.rel_at(press_pos_.x() - kLabelWidth);
       [[fallthrough]];
     case Drag::select:
-      range_b_ = vp_.t_of(std::clamp(e->position().x(), static_cast<double>(kLabelWidth),
-                                     static_cast<double>(viewport()->width())) -
-                          kLabelWidth);
+      range_b_ = vp_.rel_at(std::clamp(e->position().x(), static_cast<double>(kLabelWidth),
+                                       static_cast<double>(viewport()->width())) -
+                            kLabelWidth);
       viewport()->update();
       return;
   }
@@ -774,7 +790,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   if (l != nullptr) {
     const Row& r = doc_->timeline->row(l->row);
     const int64_t k =
-        doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
+        doc_->timeline->hit(r, vp_.t_at(e->position().x() - kLabelWidth), hit_slack());
     if (k >= 0) {
       select(l->row, k, false);
       return;
@@ -788,8 +804,7 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
   const Line* l = line_at(e->pos().y());
   if (l == nullptr || doc_ == nullptr) return;
   const Row& r = doc_->timeline->row(l->row);
-  const int64_t k =
-      doc_->timeline->hit(r, vp_.t_of(e->position().x() - kLabelWidth), 3 * vp_.ns_per_px);
+  const int64_t k = doc_->timeline->hit(r, vp_.t_at(e->position().x() - kLabelWidth), hit_slack());
   if (k < 0) return;
   select(l->row, k, false);
   zoom_to_selection();
@@ -854,7 +869,7 @@ QString TimelineView::tooltip_at(const QPoint& pos) const {
   if (l == nullptr) return {};
   const Timeline& tl = *doc_->timeline;
   const Row& r = tl.row(l->row);
-  const int64_t k = tl.hit(r, vp_.t_of(pos.x() - kLabelWidth), 3 * vp_.ns_per_px);
+  const int64_t k = tl.hit(r, vp_.t_at(pos.x() - kLabelWidth), hit_slack());
   if (k < 0) return {};
   const auto i = static_cast<size_t>(k);
   const int64_t s = tl.start(r, i), e = tl.end(r, i);

@@ -41,10 +41,11 @@ class TimelineView : public QAbstractScrollArea {
   void set_document(Document* doc);
   Document* document() const { return doc_; }
 
-  // The visible window [t0, t1) (aligned trace ns).
-  double window_start() const { return vp_.t0; }
-  double window_end() const { return vp_.t1(); }
-  void set_window(double t0, double t1);
+  // The visible window [t0, t1) in aligned trace ns (rounded to the nanosecond).
+  int64_t window_start() const { return vp_.t_at(0); }
+  int64_t window_end() const { return vp_.t_at(vp_.width); }
+  double window_ns() const { return vp_.ns_per_px * vp_.width; }
+  void set_window(int64_t t0, int64_t t1);
   void zoom_to_fit();
   void zoom_at(double factor, double body_x);
   void pan_pixels(double dx);
@@ -71,6 +72,8 @@ class TimelineView : public QAbstractScrollArea {
   void paint_frame(QPainter& p, const QSize& size);
   double last_frame_ms() const { return last_frame_ms_; }
   double last_fold_ms() const { return last_fold_ms_; }  // the level-of-detail share of it
+  // The time ruler's labels in the last frame, left to right (for tests).
+  const std::vector<QString>& ruler_labels() const { return ruler_labels_; }
   // Vertical position of a row in the scroll area's content (-1 when not shown).
   int row_y(int row) const;
   int content_height() const;
@@ -111,6 +114,8 @@ class TimelineView : public QAbstractScrollArea {
   enum class Drag { none, maybe_click, select, pan, overview };
 
   int body_width() const;
+  void set_window_rel(double t0, double t1);  // window times (Viewport::t0)
+  int64_t hit_slack() const;                  // ns within which a click hits an item
   // The visible row at viewport y, or -1.
   const Line* line_at(int y) const;
   void update_scrollbar();
@@ -135,7 +140,8 @@ class TimelineView : public QAbstractScrollArea {
   int64_t sel_item_ = -1;
   std::vector<FlowLink> links_;
   bool has_range_ = false;
-  double range_a_ = 0, range_b_ = 0;
+  double range_a_ = 0, range_b_ = 0;  // window times (Viewport::t0)
+  std::vector<QString> ruler_labels_;
   Drag drag_ = Drag::none;
   QPoint press_pos_;
   double press_t0_ = 0;

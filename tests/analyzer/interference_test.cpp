@@ -167,6 +167,32 @@ TEST(CrossRank, MatchSkewStragglersAndClockAlignment) {
   for (size_t i = 1; i < 3; ++i) EXPECT_EQ(x.ranks[i].wait_ns, 4 * 5000);
 }
 
+// PyTorch traces carry epoch timestamps (~1.66e18 ns), where a double holds only every 256th
+// nanosecond: the offset must still come out to the nanosecond (it was off by up to 128 ns).
+TEST(CrossRank, ClockAlignmentIsExactWithEpochTimestamps) {
+  Trace t = base(2);
+  t.processes[0].host = "a";
+  t.processes[1].host = "b";
+  const int64_t epoch = 1'660'000'000'123'456'789;
+  const int64_t skew = 7'000'037;  // rank 1's clock reads this much later
+  for (int64_t seq = 0; seq < 5; ++seq) {
+    for (int p = 0; p < 2; ++p) {
+      Collective c;
+      c.process = static_cast<int16_t>(p);
+      c.comm_id = "0xabc";
+      c.seq = seq;
+      c.op = "AllReduce";
+      c.gpu_start = epoch + seq * 100'003 + (p == 1 ? skew : 0);
+      c.gpu_end = c.gpu_start + 20'011;
+      t.collectives.push_back(c);
+    }
+  }
+  const auto clocks = align_clocks(t);
+  ASSERT_EQ(clocks.size(), 2u);
+  EXPECT_EQ(clocks[1].offset_ns, -skew);
+  EXPECT_EQ(clocks[1].matched, 5);
+}
+
 TEST(Contention, CopiesGroupedByHardwareChannel) {
   Trace t = base();
   // Two H2D copies overlapping 20 ns on different channels, two on channel 3 overlapping 30 ns.

@@ -7,10 +7,13 @@
 #include <QImage>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
+#include <filesystem>
 #include <set>
 
+#include "shared_traces.h"
 #include "synthetic.h"
 
 namespace {
@@ -62,10 +65,10 @@ class ScreenshotTest : public QObject {
   QTemporaryDir dir_;
   QStringList job_;
 
-  QString run(const QStringList& extra, const QString& out) {
+  QString run(const QStringList& extra, const QString& out, const QStringList& traces = {}) {
     QProcess p;
     QStringList args{"--screenshot", out, "--size", "1400x900"};
-    args << extra << job_;
+    args << extra << (traces.isEmpty() ? job_ : traces);
     p.start(gui_binary(), args);
     if (!p.waitForFinished(120000)) return "timeout";
     QString stdout_text = QString::fromLocal8Bit(p.readAllStandardOutput());
@@ -151,6 +154,31 @@ class ScreenshotTest : public QObject {
     // --screenshot renders offscreen on its own, display or not.
     QCOMPARE(run_bare({"--screenshot", dir_.filePath("bare"), job_.front()}, &out, &err), 0);
     QVERIFY2(QFileInfo::exists(dir_.filePath("bare/timeline.png")), qPrintable(err));
+  }
+
+  // Issue 13: on PyTorch traces (epoch timestamps near 1.66e18 ns) the time ruler kept its
+  // labels only for the whole trace; zoomed in to 124 ms it showed one, at 50.9 ms none. Every
+  // picture, from the whole trace down to a ten-thousandth of it, has a labelled ruler.
+  void rulerStaysLabelledOnPyTorchTraces() {
+    const auto trace = c3::test::shared_traces() / "kineto" / "hta_trace_diff_control.json.gz";
+    if (!std::filesystem::exists(trace)) QSKIP("../shared/traces is not here");
+    const QString out = dir_.filePath("pytorch");
+    const QString log = run({}, out, {QString::fromStdString(trace.string())});
+    QVERIFY2(log.contains("wrote"), qPrintable(log));
+    int pictures = 0;
+    for (const QString& line : log.split('\n')) {
+      if (!line.startsWith("ruler")) continue;
+      ++pictures;
+      const QStringList labels = line.mid(5).split(" | ", Qt::SkipEmptyParts);
+      QVERIFY2(labels.size() >= 4, qPrintable(line));
+      // All different, all in one unit.
+      QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+      const QString unit = labels.front().section(' ', 1);
+      for (const QString& l : labels) QVERIFY2(l.section(' ', 1) == unit, qPrintable(line));
+    }
+    QCOMPARE(pictures, 5);  // timeline.png and zoom-{10,100,1000,10000}.png
+    for (const char* name : {"zoom-10.png", "zoom-10000.png"})
+      QVERIFY2(!QImage(QDir(out).filePath(name)).isNull(), name);
   }
 
   void badTraceFailsCleanly() {

@@ -13,7 +13,6 @@ namespace {
 using tracedb::Writer;
 
 constexpr int64_t kUs = 1000;
-constexpr int64_t kStart = 1'000'000'000;  // trace clock at the first step (rank 0)
 constexpr int kComputeStream = 7, kCommStream = 13, kCopyStream = 20;
 constexpr int64_t kAllReduceBytes = int64_t{64} << 20;
 
@@ -118,12 +117,12 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     p.local_rank = 0;
     p.world_size = job.ranks;
     p.command_line = "python train.py --synthetic";
-    p.start_ns = kStart - 1'000'000 + r.offset;
+    p.start_ns = job.start_ns - 1'000'000 + r.offset;
     p.trace_clock = "CLOCK_MONOTONIC";
     p.anchor_start_trace_ns = p.start_ns;
     // Hosts' wall clocks agree to within NTP error; the matched collectives do better.
     p.anchor_start_realtime_ns =
-        1'790'000'000'000'000'000 + (kStart - 1'000'000) + int64_t{150'000} * ri;
+        1'790'000'000'000'000'000 + (job.start_ns - 1'000'000) + int64_t{150'000} * ri;
     p.anchor_start_monotonic_ns = p.start_ns;
     r.w->insert(p);
     tracedb::DeviceRow d;
@@ -198,7 +197,7 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
   }
 
   // Time on rank 0's clock; each rank keeps its own cursor and waits for the collectives.
-  std::vector<int64_t> t(ranks.size(), kStart);
+  std::vector<int64_t> t(ranks.size(), job.start_ns);
   for (int step = 0; step < job.steps; ++step) {
     std::vector<int64_t> step_start = t;
     std::vector<int64_t> fwd_end(ranks.size()), bwd_start(ranks.size());

@@ -23,6 +23,9 @@ struct SyntheticJob {
   bool api_calls = true;              // one api_call row per launch (the benchmark leaves them out)
   int64_t clock_skew_ns = 7'000'000;  // rank r's clock reads r * this later than rank 0's
   double slow_rank_factor = 1.08;     // the last rank's GEMMs take this much longer
+  // Trace clock at the first step (rank 0). PyTorch and Nsight traces carry epoch timestamps
+  // (about 1.7e18 ns), where a double no longer holds every nanosecond.
+  int64_t start_ns = 1'000'000'000;
 };
 
 // Writes rank files dir/rank<R>.sqlite; returns their paths. Throws on write errors.

@@ -118,7 +118,7 @@ std::vector<LodItem> brute_force_lod(const Timeline& tl, const Row& r, const Vie
       continue;
     }
     const double col = std::floor(x0);
-    const double next = v.t_of(col + 1);
+    const double next = v.rel_at(col + 1);
     size_t j = k;
     int64_t max_end = INT64_MIN;
     uint8_t cls = 0;

@@ -216,10 +216,18 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
         for (size_t i = group[g]; i < group[g + 1]; ++i) {
           const End& other = ends[i];
           if (other.domain != d && offset[static_cast<size_t>(other.domain)]) {
-            // In double: ends and offsets of hostile traces may be far apart.
-            diffs.push_back(static_cast<double>(other.end) +
-                            static_cast<double>(*offset[static_cast<size_t>(other.domain)]) -
-                            static_cast<double>(mine->end));
+            // In integers first: with epoch timestamps (~1.7e18 ns) a double holds only every
+            // 256th nanosecond, while the difference is small and exact. In double only where
+            // the ends and offsets of a hostile trace lie too far apart for int64.
+            const int64_t off = *offset[static_cast<size_t>(other.domain)];
+            int64_t diff = 0;
+            if (!__builtin_sub_overflow(other.end, mine->end, &diff) &&
+                !__builtin_add_overflow(diff, off, &diff)) {
+              diffs.push_back(static_cast<double>(diff));
+            } else {
+              diffs.push_back(static_cast<double>(other.end) + static_cast<double>(off) -
+                              static_cast<double>(mine->end));
+            }
             break;
           }
         }

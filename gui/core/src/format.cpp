@@ -79,13 +79,14 @@ std::vector<Tick> ruler_ticks(double t0, double t1, double ns_per_px, double min
   const double stepu = major / unit;
   const int decimals =
       stepu >= 1 ? 0 : std::min(6, static_cast<int>(std::ceil(-std::log10(stepu) - 1e-9)));
-  const double first = std::ceil((t0 - origin) / minor) * minor + origin;
-  const auto n = static_cast<size_t>(std::ceil((t1 - first) / minor)) + 1;
-  out.reserve(std::min<size_t>(n, 10000));
-  for (double t = first; t <= t1 && out.size() < 10000; t += minor) {
+  // Tick i sits at (i0 + i) * minor after the origin, each computed afresh (no running sum).
+  const double i0 = std::ceil((t0 - origin) / minor);
+  for (double i = 0; out.size() < 10000; ++i) {
+    const double rel = (i0 + i) * minor;
+    const double t = rel + origin;
+    if (t > t1) break;
     Tick k;
     k.t = t;
-    const double rel = t - origin;
     const double q = rel / major;
     k.major = std::fabs(q - std::round(q)) < 1e-6;
     if (k.major) {

@@ -446,11 +446,11 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   auto classes = [&](const Row&, size_t k) { return acc.classes(k); };
   const double t0 = v.t0, t1 = v.t1();
   // First item that can reach the window: start >= t0 - longest duration.
-  const double from = t0 - static_cast<double>(r.max_duration);
+  const double from = t0 - static_cast<double>(r.max_duration);  // window time
   size_t lo = 0, hi = n;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (static_cast<double>(start(r, mid)) < from) {
+    if (v.rel(start(r, mid)) < from) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -459,14 +459,14 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   // Leaves whose items all end by t0 are skipped below; those before the first leaf reaching
   // past t0 all at once (a long item early in the row would otherwise make that a linear walk).
   const auto reach = std::partition_point(r.leaf_reach.begin(), r.leaf_reach.end(),
-                                          [&](int64_t e) { return static_cast<double>(e) <= t0; });
+                                          [&](int64_t e) { return v.rel(e) <= t0; });
   size_t k = std::max(lo, std::min(n, static_cast<size_t>(reach - r.leaf_reach.begin()) * kLeaf));
   // First item at or after `begin` starting at or after t: galloping over the leaves' first
   // starts (contiguous), then a binary search inside one leaf.
   auto first_at_or_after = [&](size_t begin, double t) {
     size_t leaf = begin / kLeaf + 1, step = 1;  // find the first leaf starting at or after t
     size_t lo_leaf = leaf;
-    while (leaf < r.leaves && static_cast<double>(r.leaf_start[leaf]) < t) {
+    while (leaf < r.leaves && v.rel(r.leaf_start[leaf]) < t) {
       lo_leaf = leaf + 1;
       leaf += step;
       step *= 2;
@@ -474,7 +474,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
     size_t hi_leaf = std::min(leaf, r.leaves);
     while (lo_leaf < hi_leaf) {
       const size_t m = (lo_leaf + hi_leaf) / 2;
-      if (static_cast<double>(r.leaf_start[m]) < t) {
+      if (v.rel(r.leaf_start[m]) < t) {
         lo_leaf = m + 1;
       } else {
         hi_leaf = m;
@@ -485,7 +485,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
     size_t h = std::min(n, lo_leaf * kLeaf);
     while (l < h) {
       const size_t m = (l + h) / 2;
-      if (static_cast<double>(start(r, m)) < t) {
+      if (v.rel(start(r, m)) < t) {
         l = m + 1;
       } else {
         h = m;
@@ -522,16 +522,15 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   };
   while (k < n) {
     // Whole leaves that end before the window: skip them.
-    if (k % kLeaf == 0 && k + kLeaf <= n &&
-        static_cast<double>(r.tree_max_end[r.leaves + k / kLeaf]) <= t0) {
+    if (k % kLeaf == 0 && k + kLeaf <= n && v.rel(r.tree_max_end[r.leaves + k / kLeaf]) <= t0) {
       k += kLeaf;
       continue;
     }
     const int64_t s = start(r, k);
-    if (static_cast<double>(s) >= t1) break;
+    if (v.rel(s) >= t1) break;
     const int64_t e = end(r, k);
     // Entirely before the window (a zero-length item exactly at t0 is still shown).
-    if (static_cast<double>(e) <= t0 && static_cast<double>(s) < t0) {
+    if (v.rel(e) <= t0 && v.rel(s) < t0) {
       ++k;
       continue;
     }
@@ -545,7 +544,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
     // is drawn on its own (in rows whose items do not overlap, only the last item of a column
     // can reach past it; folded in, it would lose its own colour to a sliver's).
     const double col = std::floor(x0);
-    size_t j = std::max(k + 1, first_at_or_after(k, v.t_of(col + 1)));
+    size_t j = std::max(k + 1, first_at_or_after(k, v.rel_at(col + 1)));
     if (j - 1 > k && v.x_of(end(r, j - 1)) - v.x_of(start(r, j - 1)) >= min_px) --j;
     int64_t max_end = 0;
     uint8_t cls = 0;
@@ -574,28 +573,29 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
               ItemAccess{r.item_start.data(), r.item_end.data(), r.item_classes.data()});
 }
 
-int64_t Timeline::hit(const Row& r, double t, double slack) const {
+int64_t Timeline::hit(const Row& r, int64_t t, int64_t slack) const {
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return -1;
-  const double from = t - static_cast<double>(r.max_duration) - slack;
+  slack = std::max<int64_t>(slack, 0);
+  const int64_t from = t - r.max_duration - slack;
   size_t lo = 0, hi = n;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (static_cast<double>(start(r, mid)) < from) {
+    if (start(r, mid) < from) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   int64_t best = -1;
-  double best_d = slack + 1;
-  for (size_t k = lo; k < n && static_cast<double>(start(r, k)) <= t + slack; ++k) {
-    const double s = static_cast<double>(start(r, k)), e = static_cast<double>(end(r, k));
-    const double d = t < s ? s - t : t > e ? t - e : 0;
+  int64_t best_d = slack + 1;
+  for (size_t k = lo; k < n && start(r, k) <= t + slack; ++k) {
+    const int64_t s = start(r, k), e = end(r, k);
+    const int64_t d = t < s ? s - t : t > e ? t - e : 0;
     // Inside beats near; among those inside, the shortest (the most specific) wins.
-    if (d < best_d || (d == 0 && best_d == 0 && best >= 0 &&
-                       e - s < static_cast<double>(end(r, static_cast<size_t>(best)) -
-                                                   start(r, static_cast<size_t>(best))))) {
+    if (d < best_d ||
+        (d == 0 && best_d == 0 && best >= 0 &&
+         e - s < end(r, static_cast<size_t>(best)) - start(r, static_cast<size_t>(best)))) {
       best_d = d;
       best = static_cast<int64_t>(k);
     }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -74,13 +75,26 @@ struct Row {
 
 inline constexpr size_t kLeaf = 8;
 
-// The visible window: time at x = 0, nanoseconds per pixel, width in pixels.
+// The visible window: time at x = 0, nanoseconds per pixel, width in pixels. Window times are
+// doubles counted from `origin` (the trace's first timestamp): PyTorch and Nsight traces carry
+// epoch timestamps near 1.7e18 ns, where a double's step is 256 ns, so absolute times go through
+// integer subtraction first and every double stays small and exact to well below a nanosecond.
 struct Viewport {
-  double t0 = 0;
+  double t0 = 0;  // ns after origin
   double ns_per_px = 1;
   int width = 1;
-  double x_of(int64_t t) const { return (static_cast<double>(t) - t0) / ns_per_px; }
-  double t_of(double x) const { return t0 + x * ns_per_px; }
+  int64_t origin = 0;
+  // An absolute trace time as window time (exact: the subtraction is in integers).
+  double rel(int64_t t) const {
+    int64_t d = 0;
+    if (__builtin_sub_overflow(t, origin, &d))  // only sentinels get this far apart
+      return static_cast<double>(t) - static_cast<double>(origin);
+    return static_cast<double>(d);
+  }
+  double x_of(int64_t t) const { return (rel(t) - t0) / ns_per_px; }
+  // Window time at pixel x, and the absolute trace time there (rounded to the nanosecond).
+  double rel_at(double x) const { return t0 + x * ns_per_px; }
+  int64_t t_at(double x) const { return origin + static_cast<int64_t>(std::llround(rel_at(x))); }
   double t1() const { return t0 + ns_per_px * width; }
 };
 
@@ -135,8 +149,8 @@ class Timeline {
 
   // What to paint for a row in a viewport (folded below `min_px` pixels).
   std::vector<LodItem> lod(const Row& r, const Viewport& v, double min_px = 1.0) const;
-  // The item of a row under time t (within `slack` ns), or -1.
-  int64_t hit(const Row& r, double t, double slack) const;
+  // The item of a row under trace time t (within `slack` ns), or -1.
+  int64_t hit(const Row& r, int64_t t, int64_t slack) const;
 
   // Time each class ran in `buckets` equal slices of the whole trace, as a share of the slice,
   // summed over streams and GPUs (the overview strip divides by the GPUs).
