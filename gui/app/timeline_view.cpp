@@ -455,6 +455,8 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
     QColor pending_color;
     const QColor nvtx = nvtx_color(r.nvtx_depth, dark);
     const std::array<QColor, 2> nvtx_fill{nvtx, nvtx.darker(dark ? 80 : 115)};
+    int64_t own_argb = -1;
+    std::array<QColor, 2> own_fill;
     auto flush = [&] {
       if (!pending.isNull()) p.fillRect(pending, pending_color);
       pending = QRectF();
@@ -464,13 +466,25 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
       const double x1 = std::min(it.x1, static_cast<double>(vp_.width) + 2) + label_w;
       if (x1 < label_w || x0 > right) continue;
       const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
-      const QColor& c =
-          r.kind == RowKind::overlap
-              ? ((it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
-                     ? exposed_fill[folded]
-                     : hidden_fill[folded])
-          : r.kind == RowKind::nvtx ? nvtx_fill[folded]
-                                    : class_fill[it.classes & 15u][folded];
+      QColor c = r.kind == RowKind::overlap
+                     ? ((it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
+                            ? exposed_fill[folded]
+                            : hidden_fill[folded])
+                 : r.kind == RowKind::nvtx ? nvtx_fill[folded]
+                                           : class_fill[it.classes & 15u][folded];
+      if (r.kind == RowKind::nvtx) {
+        // The colour the application gave the range (nvtxEventAttributes_t), as Nsight draws
+        // it; a folded block takes its first range's.
+        const int64_t argb = tl.trace().ranges[r.items[it.first]].color;
+        if (argb >= 0) {
+          if (argb != own_argb) {  // QColor::darker goes through HSV: once per colour run
+            const QColor own = QColor::fromRgb(static_cast<QRgb>(argb) | 0xff000000u);
+            own_fill = {own, own.darker(dark ? 80 : 115)};
+            own_argb = argb;
+          }
+          c = own_fill[folded];
+        }
+      }
       const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr), ih);
       const bool selected =
           l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;

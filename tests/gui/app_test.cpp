@@ -208,8 +208,16 @@ class AppTest : public QObject {
         ctext.contains("bfloat16") && ctext.contains("sum") && ctext.contains("Linked GPU work"),
         qPrintable(ctext));
     QVERIFY(w.details()->toHtml().contains(QString("act:%1").arg(a)));
-    // An NVTX range: its payload.
-    const int nvtx = find_row(*doc->timeline, RowKind::nvtx, 0);
+    // An NVTX range: its payload (the steps' row of rank 0: its domain "data" comes first).
+    int nvtx = -1;
+    for (size_t i = 0; i < doc->timeline->rows().size() && nvtx < 0; ++i) {
+      const Row& r = doc->timeline->rows()[i];
+      if (r.kind == RowKind::nvtx && r.process == 0 && doc->timeline->size(r) > 2 &&
+          doc->timeline->name(r, 0).rfind("step ", 0) == 0) {
+        nvtx = static_cast<int>(i);
+      }
+    }
+    QVERIFY(nvtx >= 0);
     w.timeline()->select(nvtx, 2, true);
     QVERIFY2(w.details()->toPlainText().contains("payload"),
              qPrintable(w.details()->toPlainText()));
@@ -393,6 +401,49 @@ class AppTest : public QObject {
                      QStringList(vb->ruler_labels().begin(), vb->ruler_labels().end()).join(", ")));
       QVERIFY2(ia == ib, qPrintable(at + ": the pictures differ"));
     }
+  }
+
+  // Issue 13: NVTX ranges are drawn in the colour the application set (the synthetic job's
+  // steps: 0xff76b900), each domain has its rows, start/end ranges rows of their own, and the
+  // details name the category.
+  void nvtxRowsFollowDomainsAndColours() {
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, job_));
+    TimelineView* v = w.timeline();
+    const Timeline& tl = *w.document()->timeline;
+    int steps = -1, prefetch = -1;
+    for (size_t i = 0; i < tl.rows().size(); ++i) {
+      const Row& r = tl.rows()[i];
+      if (r.kind != RowKind::nvtx || r.process != 0) continue;
+      const std::string& parent = tl.row(r.parent).label;
+      if (r.label == "depth 0" && parent == "domain default") steps = static_cast<int>(i);
+      if (r.label == "start/end 1" && parent == "domain data") prefetch = static_cast<int>(i);
+    }
+    QVERIFY(steps >= 0);
+    QVERIFY(prefetch >= 0);
+    QVERIFY(tl.name(tl.row(steps), 0).rfind("step ", 0) == 0);
+    QVERIFY(tl.name(tl.row(prefetch), 0).rfind("prefetch batch", 0) == 0);
+    v->zoom_to_fit();
+    const QSize size(1400, TimelineView::kHeaderHeight + v->content_height());
+    QImage img(size, QImage::Format_ARGB32);
+    {
+      QPainter p(&img);
+      v->paint_frame(p, size);
+    }
+    auto green_in_row = [&](int row) {
+      const int y = TimelineView::kHeaderHeight + v->row_y(row) + TimelineView::kRowHeight / 2;
+      int n = 0;
+      for (int x = TimelineView::kLabelWidth; x < size.width(); ++x)
+        n += img.pixel(x, y) == qRgb(0x76, 0xb9, 0x00) ? 1 : 0;
+      return n;
+    };
+    QVERIFY2(green_in_row(steps) > 500, qPrintable(QString::number(green_in_row(steps))));
+    QCOMPARE(green_in_row(prefetch), 0);  // no colour set: the palette's
+    v->select(prefetch, 0, false);
+    const QString details = w.details()->toPlainText();
+    QVERIFY2(details.contains("start_end") && details.contains("prefetch"), qPrintable(details));
   }
 
   void rowsCollapseHideAndMove() {

@@ -68,8 +68,11 @@ int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t 
   return *k.correlation_id;
 }
 
+// The colour the application gives its step ranges (nvtxEventAttributes_t.color, ARGB).
+constexpr int64_t kStepColor = 0xff76b900;
+
 void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
-           std::optional<int64_t> payload) {
+           std::optional<int64_t> payload, std::optional<int64_t> color = std::nullopt) {
   tracedb::NvtxRangeRow g;
   g.process_id = 1;
   g.thread_id = r.tid;
@@ -77,9 +80,27 @@ void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
   g.domain = "default";
   g.name = name;
   g.payload_int = payload;
+  g.color = color;
   g.start_ns = s + r.offset;
   g.end_ns = e + r.offset;
   g.depth = depth;
+  g.closed = 1;
+  r.w->insert(g);
+}
+
+// A data loader's nvtxDomainRangeStartEx/End range in its own domain: they overlap (the next
+// batch is fetched while the last one is still in use), so they have no depth.
+void start_end_range(Rank& r, const std::string& name, int64_t s, int64_t e) {
+  tracedb::NvtxRangeRow g;
+  g.process_id = 1;
+  g.thread_id = r.tid;
+  g.kind = "start_end";
+  g.domain = "data";
+  g.name = name;
+  g.category = 1;
+  g.category_name = "prefetch";
+  g.start_ns = s + r.offset;
+  g.end_ns = e + r.offset;
   g.closed = 1;
   r.w->insert(g);
 }
@@ -304,7 +325,10 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
         kernel(r, r.elementwise, kComputeStream, t[ri], t[ri] + 60 * kUs, 4096, 128, 16, 0);
         t[ri] += 64 * kUs;
       }
-      range(r, "step " + std::to_string(step), step_start[ri], t[ri], 0, step);
+      range(r, "step " + std::to_string(step), step_start[ri], t[ri], 0, step, kStepColor);
+      // The next batch is fetched from mid-step well into the next step.
+      start_end_range(r, "prefetch batch " + std::to_string(step + 1), fwd_end[ri],
+                      fwd_end[ri] + (t[ri] - step_start[ri]) * 13 / 10);
       range(r, "forward", step_start[ri], fwd_end[ri], 1, std::nullopt);
       range(r, "backward", bwd_start[ri], opt_start, 1, std::nullopt);
       range(r, "optimizer", opt_start, t[ri], 1, std::nullopt);

@@ -1,10 +1,11 @@
 // A training-like multi-rank job written as c3scope trace files (one per rank), for the GUI's
 // tests, screenshots and benchmark: per step a forward pass of GEMMs, a backward pass whose
 // AllReduce per layer overlaps the next layer's GEMM (the last one exposed), an optimizer, a
-// host-to-device copy, NVTX ranges (step > forward/backward/optimizer) with payloads, the API
-// call of every launch and the NCCL calls linked to their kernels. Ranks compute at slightly
-// different speeds, so collectives show skew and a straggler; each rank after the first runs on
-// its own host with its own clock offset, so the view must align them.
+// host-to-device copy, NVTX ranges (step > forward/backward/optimizer, steps coloured as the
+// application asked, with payloads; overlapping start/end "prefetch" ranges in a domain "data"),
+// the API call of every launch and the NCCL calls linked to their kernels. Ranks compute at
+// slightly different speeds, so collectives show skew and a straggler; each rank after the first
+// runs on its own host with its own clock offset, so the view must align them.
 #pragma once
 
 #include <cstdint>

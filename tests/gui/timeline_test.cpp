@@ -70,8 +70,15 @@ struct Builder {
     t.collectives.push_back(c);
     return static_cast<int32_t>(t.collectives.size() - 1);
   }
-  void range(int process, int64_t thread, const std::string& n, int64_t s, int64_t e, int depth) {
-    t.ranges.push_back({static_cast<int16_t>(process), thread, "nvtx", n, s, e, depth});
+  void range(int process, int64_t thread, const std::string& n, int64_t s, int64_t e, int depth,
+             const std::string& domain = "default") {
+    t.ranges.push_back({static_cast<int16_t>(process), thread, domain, n, s, e, depth});
+  }
+  void start_end(int process, int64_t thread, const std::string& n, int64_t s, int64_t e,
+                 const std::string& domain) {
+    analyzer::Range g{static_cast<int16_t>(process), thread, domain, n, s, e, 0};
+    g.start_end = true;
+    t.ranges.push_back(g);
   }
   analyzer::Trace& done() {
     t.activities.sort();
@@ -178,6 +185,7 @@ class TimelineTest : public QObject {
  private slots:
   void test_rows();
   void test_overlap_row();
+  void test_nvtx_domains_and_start_end_rows();
   void test_lod_wide_items_one_by_one();
   void test_lod_folds_a_million_items();
   void test_lod_long_items();
@@ -347,6 +355,59 @@ void TimelineTest::test_overlap_row() {
   QCOMPARE(zi[1].count, 1u);
   QCOMPARE(zi[1].classes, static_cast<uint8_t>(1u << static_cast<unsigned>(OverlapKind::hidden)));
   QCOMPARE(zi[1].x1, 60.0);
+}
+
+// Issue 13: depth-0 ranges of two domains shared a row (domain app's `iter` hidden under the
+// default domain's outer range), and start/end ranges shared rows with push/pop ones. As in
+// Nsight Systems: each domain its rows under the thread, start/end ranges on rows of their own.
+void TimelineTest::test_nvtx_domains_and_start_end_rows() {
+  Builder b;
+  const int p = b.process("h", 0, 10);
+  b.device(p, 0, "H100");
+  b.kernel("gemm", 0, 100, p, 0, 7);
+  b.range(p, 21, "default_outer", 0, 500, 0);
+  b.range(p, 21, "iter", 100, 200, 0, "app");
+  b.start_end(p, 21, "A", 0, 300, "app");
+  b.start_end(p, 21, "B", 100, 400, "app");  // overlaps A: a second row
+  b.start_end(p, 21, "C", 350, 600, "app");  // A's row is free again at 300
+  b.range(p, 22, "load", 0, 50, 0, "app");
+  for (int i = 0; i < 40; ++i) b.start_end(p, 23, "overlapping", i, 1000 + i, "io");
+  const Timeline tl(b.done());
+  const Row& rank = tl.row(tl.row(tl.roots()[0]).children[0]);
+  QCOMPARE(labels(tl, rank.children),
+           (std::vector<std::string>{"GPU 0: H100", "NVTX thread 21", "NVTX thread 22 (app)",
+                                     "NVTX thread 23 (io)"}));
+  const Row& th21 = tl.row(rank.children[1]);
+  QCOMPARE(labels(tl, th21.children), (std::vector<std::string>{"domain app", "domain default"}));
+  const Row& app = tl.row(th21.children[0]);
+  QCOMPARE(app.kind, RowKind::group);
+  QCOMPARE(labels(tl, app.children),
+           (std::vector<std::string>{"depth 0", "start/end 1", "start/end 2"}));
+  auto names = [&](int row) {
+    std::vector<std::string> out;
+    for (size_t k = 0; k < tl.size(tl.row(row)); ++k) out.push_back(tl.name(tl.row(row), k));
+    return out;
+  };
+  QCOMPARE(names(app.children[0]), (std::vector<std::string>{"iter"}));
+  QCOMPARE(names(app.children[1]), (std::vector<std::string>{"A", "C"}));
+  QCOMPARE(names(app.children[2]), (std::vector<std::string>{"B"}));
+  const Row& def = tl.row(th21.children[1]);
+  QCOMPARE(labels(tl, def.children), (std::vector<std::string>{"depth 0"}));
+  QCOMPARE(names(def.children[0]), (std::vector<std::string>{"default_outer"}));
+  // One domain on a thread: no domain group, its name in the thread's label.
+  QCOMPARE(labels(tl, tl.row(rank.children[2]).children), (std::vector<std::string>{"depth 0"}));
+  // 40 start/end ranges all overlapping: at most 32 rows, every range on one of them, each
+  // row's items in start order.
+  const Row& th23 = tl.row(rank.children[3]);
+  QCOMPARE(th23.children.size(), size_t{32});
+  size_t total = 0;
+  for (const int c : th23.children) {
+    const Row& r = tl.row(c);
+    QCOMPARE(r.kind, RowKind::nvtx);
+    total += tl.size(r);
+    for (size_t k = 1; k < tl.size(r); ++k) QVERIFY(tl.start(r, k - 1) <= tl.start(r, k));
+  }
+  QCOMPARE(total, size_t{40});
 }
 
 void TimelineTest::test_lod_wide_items_one_by_one() {

@@ -457,6 +457,8 @@ int64_t TraceSink::insert(const tracedb::NvtxRangeRow& row) {
   g.end = row.end_ns;
   g.depth = static_cast<int>(row.depth.value_or(0));
   g.thread = row.thread_id;
+  g.start_end = row.kind == "start_end";
+  if (row.color) g.color = *row.color & 0xffffffff;
   b_.range(row.process_id, std::move(g));
   return id;
 }

@@ -25,7 +25,8 @@ namespace {
 
 constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // Bump whenever Trace, the loader or this format changes meaning.
-constexpr int64_t kFormat = 2;                      // 2: c3bench busbw, process versions
+// 2: c3bench busbw, process versions; 3: NVTX range kind and colour.
+constexpr int64_t kFormat = 3;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
 // Buffered writer: fields go to a 4 MiB buffer, flushed in large writes.
@@ -256,8 +257,10 @@ void visit(IO& io, T& t) {
         io.field(g.start);
         io.field(g.end);
         io.field(g.depth);
+        io.field(g.start_end);
+        io.field(g.color);
       },
-      56);
+      72);
   io.vec(t.launch_delays);
   io.list(
       t.bench,
@@ -319,7 +322,8 @@ Trace read_trace(In& in) {
   }
   for (const Range& g : t.ranges) {
     if (g.process < 0 || g.process >= np || !in_time_limit(g.start, g.end) ||
-        (g.end > g.start && !in_duration_limit(g.start, g.end))) {
+        (g.end > g.start && !in_duration_limit(g.start, g.end)) || g.color < -1 ||
+        g.color > 0xffffffff) {
       throw Damaged{};
     }
   }

@@ -272,9 +272,8 @@ void load_file(const std::string& path, Trace& t, bool defer,
   }
   {
     auto q = r->query(
-        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id FROM "
-        "nvtx_range "
-        "WHERE kind <> 'mark' AND end_ns >= start_ns");
+        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id, kind, "
+        "color FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
     while (q.step()) {
       Range g;
       g.domain = q.text(1);
@@ -283,6 +282,8 @@ void load_file(const std::string& path, Trace& t, bool defer,
       g.end = q.i64(4);
       g.depth = static_cast<int>(q.i64(5));
       g.thread = q.i64(6);
+      g.start_end = q.text(7) == "start_end";
+      if (!q.is_null(8)) g.color = q.i64(8) & 0xffffffff;  // ARGB, whatever sign it was stored with
       b.range(q.i64(0), std::move(g));
     }
   }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <queue>
 #include <thread>
 
 #include "c3/analyzer/intervals.h"
@@ -14,6 +16,10 @@ namespace c3::gui {
 using analyzer::Class;
 
 namespace {
+
+// Rows for one thread and domain's start/end ranges (an application starting thousands that
+// overlap would otherwise get thousands of rows).
+constexpr size_t kMaxStartEndRows = 32;
 
 uint8_t bit(Class c) {
   return static_cast<uint8_t>(1u << static_cast<unsigned>(c));
@@ -162,31 +168,96 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     const int ci = add(std::move(c));
     finish(rows[static_cast<size_t>(ci)]);
   }
-  // NVTX: a group per thread, a row per nesting depth.
-  std::map<int64_t, std::map<int, std::vector<uint32_t>>> threads;
-  for (const uint32_t g : ranges) threads[t.ranges[g].thread][t.ranges[g].depth].push_back(g);
-  for (auto& [tid, depths] : threads) {
+  // NVTX, as Nsight Systems lays it out: a group per thread; under it each domain's push/pop
+  // ranges, a row per nesting depth, and its start/end ranges (which may overlap) packed onto
+  // rows of their own. A thread with ranges of several domains gets a group per domain.
+  struct DomainRanges {
+    std::map<int, std::vector<uint32_t>> depths;  // push/pop
+    std::vector<uint32_t> start_end;
+  };
+  std::map<int64_t, std::map<std::string, DomainRanges>> threads;
+  for (const uint32_t g : ranges) {
+    const analyzer::Range& rg = t.ranges[g];
+    DomainRanges& d = threads[rg.thread][rg.domain];
+    if (rg.start_end) {
+      d.start_end.push_back(g);
+    } else {
+      d.depths[rg.depth].push_back(g);
+    }
+  }
+  auto by_start = [&](std::vector<uint32_t>& items) {
+    std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
+      return t.ranges[x1].start < t.ranges[x2].start;
+    });
+  };
+  auto nvtx_row = [&](int parent, int64_t tid, int depth, std::string label,
+                      std::vector<uint32_t> items) {
+    Row r;
+    r.kind = RowKind::nvtx;
+    r.parent = parent;
+    r.process = p;
+    r.key = tid;
+    r.nvtx_depth = depth;
+    r.label = std::move(label);
+    r.items = std::move(items);
+    const int ri = add(std::move(r));
+    finish(rows[static_cast<size_t>(ri)]);
+  };
+  for (auto& [tid, domains] : threads) {
     Row tg;
     tg.kind = RowKind::group;
     tg.parent = 0;
     tg.process = p;
     tg.key = tid;
     tg.label = "NVTX thread " + std::to_string(tid);
+    // One domain: its name in the thread's label (unless it is the default domain).
+    if (domains.size() == 1 && domains.begin()->first != "default" &&
+        !domains.begin()->first.empty()) {
+      tg.label += " (" + domains.begin()->first + ")";
+    }
     const int ti = add(std::move(tg));
-    for (auto& [depth, items] : depths) {
-      std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
-        return t.ranges[x1].start < t.ranges[x2].start;
-      });
-      Row r;
-      r.kind = RowKind::nvtx;
-      r.parent = ti;
-      r.process = p;
-      r.key = tid;
-      r.nvtx_depth = depth;
-      r.label = "depth " + std::to_string(depth);
-      r.items = std::move(items);
-      const int ri = add(std::move(r));
-      finish(rows[static_cast<size_t>(ri)]);
+    for (auto& [domain, d] : domains) {
+      int parent = ti;
+      if (domains.size() > 1) {
+        Row dg;
+        dg.kind = RowKind::group;
+        dg.parent = ti;
+        dg.process = p;
+        dg.key = tid;
+        dg.label = "domain " + (domain.empty() ? std::string("default") : domain);
+        parent = add(std::move(dg));
+      }
+      for (auto& [depth, items] : d.depths) {
+        by_start(items);
+        nvtx_row(parent, tid, depth, "depth " + std::to_string(depth), std::move(items));
+      }
+      // Start/end ranges: each onto the row that frees up first, a new one when none is free at
+      // its start (greedy interval partitioning: as few rows as the deepest overlap needs, at
+      // most kMaxStartEndRows; beyond that, ranges share the row that frees up first).
+      by_start(d.start_end);
+      std::vector<std::vector<uint32_t>> lanes;
+      using LaneEnd = std::pair<int64_t, size_t>;  // (end of its last range, lane)
+      std::priority_queue<LaneEnd, std::vector<LaneEnd>, std::greater<>> free_at;
+      for (const uint32_t g : d.start_end) {
+        size_t lane = lanes.size();
+        if (!free_at.empty() &&
+            (free_at.top().first <= t.ranges[g].start || lanes.size() >= kMaxStartEndRows)) {
+          lane = free_at.top().second;
+          const int64_t lane_end = std::max(free_at.top().first, t.ranges[g].end);
+          free_at.pop();
+          free_at.emplace(lane_end, lane);
+        } else {
+          lanes.emplace_back();
+          free_at.emplace(t.ranges[g].end, lane);
+        }
+        lanes[lane].push_back(g);
+      }
+      for (size_t l = 0; l < lanes.size(); ++l) {
+        nvtx_row(
+            parent, tid, static_cast<int>(l),
+            lanes.size() == 1 ? std::string("start/end") : "start/end " + std::to_string(l + 1),
+            std::move(lanes[l]));
+      }
     }
   }
   return rows;

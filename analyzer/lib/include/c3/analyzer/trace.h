@@ -108,7 +108,11 @@ struct Range {
   std::string domain;
   std::string name;
   int64_t start = 0, end = 0;
-  int depth = 0;
+  int depth = 0;  // push/pop nesting depth on its thread and domain (0 for start/end ranges)
+  // nvtxRangeStart/End: may overlap others of its thread and end on another thread (push/pop
+  // ranges nest).
+  bool start_end = false;
+  int64_t color = -1;  // ARGB the application set (0..2^32-1), -1 when it set none
 };
 
 // A kernel's launch queueing (CUPTI's submitted timestamp, when recorded): start - submitted.
