@@ -3,20 +3,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "c3/analyzer/units.h"
+
 namespace c3::cli {
 
 std::string format_duration(int64_t ns) {
-  char buf[32];
-  const double a = std::fabs(static_cast<double>(ns));
-  if (a < 1e3)
-    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  else if (a < 1e6)
-    std::snprintf(buf, sizeof buf, "%.3g us", static_cast<double>(ns) / 1e3);
-  else if (a < 1e9)
-    std::snprintf(buf, sizeof buf, "%.3g ms", static_cast<double>(ns) / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
-  return buf;
+  return analyzer::format_duration(static_cast<double>(ns));
 }
 
 std::string format_bytes(int64_t bytes) {

@@ -9,6 +9,7 @@
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
+#include "c3/analyzer/names.h"
 #include "c3/gui/format.h"
 
 namespace c3::gui {
@@ -459,9 +460,15 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
     std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     h.section(title);
     if (v.empty()) h.row(QObject::tr("none"), "");
+    // Names as Nsight shortens them (a templated name would wrap over many lines), told apart
+    // where they would read the same, cut in the middle beyond 60 characters.
+    std::vector<std::string> names;
+    for (size_t i = 0; i < v.size() && i < 8; ++i)
+      names.push_back(v[i].second.substr(0, v[i].second.rfind('\x1f') - 1));
+    names = analyzer::distinct_short_names(names);
     for (size_t i = 0; i < v.size() && i < 8; ++i) {
       const auto sep = v[i].second.rfind('\x1f');
-      h.row(QString::fromStdString(v[i].second.substr(0, sep - 1)),
+      h.row(QString::fromStdString(analyzer::elide_middle(names[i], 60)),
             QObject::tr("%1 (%2 instances)")
                 .arg(dur(v[i].first), QString::fromStdString(v[i].second.substr(sep + 1))));
     }

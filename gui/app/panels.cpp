@@ -4,6 +4,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QHeaderView>
 #include <QHorizontalStackedBarSeries>
 #include <QLabel>
@@ -114,7 +115,15 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     tl->addWidget(heading(
         tr("Interference: durations alone vs overlapped with the other class, per signature"),
         top));
-    tl->addWidget(make_table(&interference_, top));
+    // Cut long kernel names in the middle: the launch shape at the end tells rows apart.
+    QTableView* itable = make_table(&interference_, top);
+    itable->setTextElideMode(Qt::ElideMiddle);
+    tl->addWidget(itable);
+    // Rows without a verdict (too few samples, point-to-point waits) are counted, not listed.
+    show_all_interference_ = new QCheckBox(top);
+    connect(show_all_interference_, &QCheckBox::toggled, this,
+            [this](bool on) { interference_.set_show_all(on); });
+    tl->addWidget(show_all_interference_);
     auto* bottom = new QWidget(split);
     auto* bl = new QVBoxLayout(bottom);
     bl->setContentsMargins(0, 0, 0, 0);
@@ -201,6 +210,10 @@ void AnalysisPanels::set_document(const Document* doc) {
   skew_.set(ready);
   collectives_.set(ready);
   interference_.set(ready);
+  show_all_interference_->setText(
+      tr("Also show the %n row(s) without a verdict (too few samples alone or overlapped, or "
+         "point-to-point waits)",
+         nullptr, interference_.without_verdict()));
   contention_.set(ready);
   bench_.set(doc);
   charts_->set(doc != nullptr ? &doc->trace : nullptr);

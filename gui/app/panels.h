@@ -9,6 +9,7 @@
 #include "c3/gui/models.h"
 #include "c3/gui/verdict_model.h"
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QTableView;
@@ -75,6 +76,7 @@ class AnalysisPanels : public QTabWidget {
   QWidget* summary_page_ = nullptr;
   QWidget* collectives_page_ = nullptr;
   QWidget* interference_page_ = nullptr;
+  QCheckBox* show_all_interference_ = nullptr;
   QWidget* bench_page_ = nullptr;
   QWidget* compare_page_ = nullptr;
 };

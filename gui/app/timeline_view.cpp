@@ -16,6 +16,7 @@
 #include <array>
 #include <cmath>
 
+#include "c3/analyzer/names.h"
 #include "c3/gui/format.h"
 #include "theme.h"
 
@@ -48,14 +49,17 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
 }
 
 const TimelineView::NameText& TimelineView::name_text(const std::string& name,
-                                                      const QFontMetrics& fm) {
-  auto it = names_.find(name);
-  if (it == names_.end()) {
-    if (names_.size() > 100000) names_.clear();
+                                                      const QFontMetrics& fm, bool kernel) {
+  auto& cache = kernel ? kernel_names_ : names_;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    if (cache.size() > 100000) cache.clear();
     NameText nt;
-    nt.text = QString::fromStdString(name);
+    // Kernels under their short name, as Nsight draws them (the full one in the tooltip and the
+    // details).
+    nt.text = QString::fromStdString(kernel ? analyzer::short_kernel_name(name) : name);
     nt.width = fm.horizontalAdvance(nt.text);
-    it = names_.emplace(name, std::move(nt)).first;
+    it = cache.emplace(name, std::move(nt)).first;
   }
   return it->second;
 }
@@ -63,6 +67,7 @@ const TimelineView::NameText& TimelineView::name_text(const std::string& name,
 void TimelineView::set_document(Document* doc) {
   doc_ = doc;
   names_.clear();
+  kernel_names_.clear();
   overview_cache_ = QImage();
   sel_row_ = -1;
   sel_item_ = -1;
@@ -80,7 +85,7 @@ int64_t TimelineView::hit_slack() const {
 }
 
 int TimelineView::body_width() const {
-  return std::max(1, viewport()->width() - kLabelWidth);
+  return std::max(1, viewport()->width() - label_w_);
 }
 
 void TimelineView::relayout() {
@@ -101,9 +106,39 @@ void TimelineView::relayout() {
       y += h;
     }
   }
+  // The label column grows to hold the longest label in view ("GPU 0: NVIDIA H100 80GB HBM3"
+  // three levels deep), up to a third of the window; longer ones are elided, whole in the tooltip.
+  int want = kLabelWidth;
+  if (doc_ != nullptr && doc_->timeline) {
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics fm(font()), fmb(bold);
+    for (const Line& l : lines_) {
+      const Row& r = doc_->timeline->row(l.row);
+      const bool group = r.kind == RowKind::group;
+      const QString text = row_label(r);
+      want = std::max(want, 6 + l.depth * 12 + (group ? 12 : 2) +
+                                (group ? fmb : fm).horizontalAdvance(text) + 8);
+    }
+  }
+  const int cap = std::max(kLabelWidth, std::min(kMaxLabelWidth, viewport()->width() / 3));
+  const int label_w = std::min(want, cap);
+  if (label_w != label_w_) {
+    // Keep the same time window in the new body width.
+    const double span = vp_.ns_per_px * vp_.width;
+    label_w_ = label_w;
+    vp_.width = body_width();
+    if (span > 0) vp_.ns_per_px = span / vp_.width;
+    overview_cache_ = QImage();
+  }
   update_scrollbar();
   viewport()->update();
   emit rowsChanged();
+}
+
+QString TimelineView::row_label(const Row& r) const {
+  if (r.kind == RowKind::overlap) return tr("overlap (hidden / exposed comm)");
+  return QString::fromStdString(r.label);
 }
 
 int TimelineView::content_height() const {
@@ -340,7 +375,7 @@ void TimelineView::paint_frame(QPainter& p, const QSize& size) {
   QElapsedTimer timer;
   timer.start();
   const bool dark = is_dark(palette());
-  vp_.width = std::max(1, size.width() - kLabelWidth);
+  vp_.width = std::max(1, size.width() - label_w_);
   p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
   paint_rows(p, size, dark);
   paint_links(p, size, dark);
@@ -391,7 +426,7 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
   last_fold_ms_ = static_cast<double>(fold_timer.nsecsElapsed()) / 1e6;
 
   const QFontMetrics fm(font());
-  const int label_w = kLabelWidth;
+  const int label_w = label_w_;
   const QColor grid = pal.color(QPalette::Mid);
   const QColor alt =
       dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase);
@@ -438,8 +473,7 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
     }
     p.setFont(f);
     const int tx = indent + (r.kind == RowKind::group ? 12 : 2);
-    QString label = qs(r.label);
-    if (r.kind == RowKind::overlap) label = tr("overlap (hidden / exposed comm)");
+    const QString label = row_label(r);
     p.drawText(QRect(tx, y, label_w - tx - 4, l.height), Qt::AlignVCenter | Qt::AlignLeft,
                QFontMetrics(f).elidedText(label, Qt::ElideRight, label_w - tx - 4));
     p.setFont(font());
@@ -513,7 +547,7 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
           // Names are measured once per frame-independent string; ones that do not fit are cut
           // by the average character width (elidedText's full layout per item is what made
           // mid-zoom frames slow) and clipped to their rectangle.
-          const NameText& nt = name_text(tl.name(r, it.first), fm);
+          const NameText& nt = name_text(tl.name(r, it.first), fm, r.kind == RowKind::stream);
           p.setPen(text_on(c));
           const QString shown_text =
               nt.width <= w
@@ -559,15 +593,14 @@ int TimelineView::visible_y(int row) const {
 void TimelineView::paint_links(QPainter& p, const QSize& size, bool dark) {
   if (links_.empty() || doc_ == nullptr) return;
   p.save();
-  p.setClipRect(kLabelWidth, kHeaderHeight, size.width() - kLabelWidth,
-                size.height() - kHeaderHeight);
+  p.setClipRect(label_w_, kHeaderHeight, size.width() - label_w_, size.height() - kHeaderHeight);
   p.setRenderHint(QPainter::Antialiasing, true);
   const QColor c = dark ? QColor(255, 220, 120) : QColor(120, 60, 160);
   for (const FlowLink& k : links_) {
     const int y0 = visible_y(k.from_row), y1 = visible_y(k.to_row);
     if (y0 < 0 || y1 < 0) continue;
-    const QPointF a(vp_.x_of(k.from_t) + kLabelWidth, y0);
-    const QPointF b(vp_.x_of(k.to_t) + kLabelWidth,
+    const QPointF a(vp_.x_of(k.from_t) + label_w_, y0);
+    const QPointF b(vp_.x_of(k.to_t) + label_w_,
                     y1 + (y1 > y0 ? -kRowHeight / 2 + 2 : kRowHeight / 2 - 2));
     QPainterPath path(a);
     const double dy = (b.y() - a.y()) / 2;
@@ -615,7 +648,7 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
     int x = 6, y = 4;
     for (const Entry& e : entries) {
       const int ew = 14 + fm.horizontalAdvance(e.name) + 8;
-      if (x + ew > kLabelWidth - 4) {
+      if (x + ew > label_w_ - 4) {
         x = 6;
         y += fm.height() + 2;
       }
@@ -626,11 +659,11 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
     }
     p.setFont(font());
   }
-  const int bw = w - kLabelWidth;
+  const int bw = w - label_w_;
   if (doc_ == nullptr || !doc_->timeline || bw <= 0) return;
   const Timeline& tl = *doc_->timeline;
   // Overview strip: busy share per class over the whole trace, the visible window outlined.
-  const QRect ov(kLabelWidth, 2, bw, kOverviewHeight - 4);
+  const QRect ov(label_w_, 2, bw, kOverviewHeight - 4);
   // The strip only changes with the document, its width, the palette and the pixel ratio: drawn
   // once into a cached image.
   const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
@@ -684,14 +717,14 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
 
   // Ruler: ticks relative to the trace's start, labels in adaptive units.
   const int ry = kOverviewHeight;
-  p.fillRect(QRect(kLabelWidth, ry, bw, kRulerHeight), pal.color(QPalette::Window));
+  p.fillRect(QRect(label_w_, ry, bw, kRulerHeight), pal.color(QPalette::Window));
   p.setPen(pal.color(QPalette::WindowText));
   // Window times are already relative to the trace's first timestamp (Viewport::origin).
   const std::vector<Tick> ticks = ruler_ticks(vp_.t0, vp_.t1(), vp_.ns_per_px, 90, first);
   ruler_labels_.clear();
   for (const Tick& t : ticks) {
-    const double x = (t.t - vp_.t0) / vp_.ns_per_px + kLabelWidth;
-    if (x < kLabelWidth) continue;
+    const double x = (t.t - vp_.t0) / vp_.ns_per_px + label_w_;
+    if (x < label_w_) continue;
     p.drawLine(QPointF(x, ry + kRulerHeight - (t.major ? 10 : 4)),
                QPointF(x, ry + kRulerHeight - 1));
     if (t.major) {
@@ -701,7 +734,7 @@ void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
   }
   // The window's width, right-aligned.
   const QString width_label = tr("window %1").arg(format_duration(vp_.ns_per_px * bw));
-  p.drawText(QRect(0, ry, kLabelWidth - 6, kRulerHeight), Qt::AlignVCenter | Qt::AlignRight,
+  p.drawText(QRect(0, ry, label_w_ - 6, kRulerHeight), Qt::AlignVCenter | Qt::AlignRight,
              width_label);
   p.setPen(pal.color(QPalette::Mid));
   p.drawLine(0, kHeaderHeight - 1, w, kHeaderHeight - 1);
@@ -725,12 +758,12 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
   press_t0_ = vp_.t0;
   press_scroll_ = verticalScrollBar()->value();
   const int x = e->pos().x(), y = e->pos().y();
-  if (y < kOverviewHeight && x >= kLabelWidth && doc_ != nullptr) {
+  if (y < kOverviewHeight && x >= label_w_ && doc_ != nullptr) {
     drag_ = Drag::overview;
     mouseMoveEvent(e);
     return;
   }
-  if (x < kLabelWidth) {
+  if (x < label_w_) {
     const Line* l = line_at(y);
     if (l == nullptr || doc_ == nullptr) return;
     if (e->button() == Qt::RightButton) {
@@ -759,7 +792,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
       if (doc_ == nullptr) return;
       const double first = vp_.rel(doc_->timeline->first_ns());
       const double span = std::max(1.0, vp_.rel(doc_->timeline->last_ns()) - first);
-      const double t = first + (e->position().x() - kLabelWidth) / body_width() * span;
+      const double t = first + (e->position().x() - label_w_) / body_width() * span;
       vp_.t0 = t - vp_.ns_per_px * vp_.width / 2;
       clamp_window();
       viewport()->update();
@@ -777,12 +810,12 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
       if (std::abs(d.x()) < 4) return;
       drag_ = Drag::select;
       has_range_ = true;
-      range_a_ = vp_.rel_at(press_pos_.x() - kLabelWidth);
+      range_a_ = vp_.rel_at(press_pos_.x() - label_w_);
       [[fallthrough]];
     case Drag::select:
-      range_b_ = vp_.rel_at(std::clamp(e->position().x(), static_cast<double>(kLabelWidth),
+      range_b_ = vp_.rel_at(std::clamp(e->position().x(), static_cast<double>(label_w_),
                                        static_cast<double>(viewport()->width())) -
-                            kLabelWidth);
+                            label_w_);
       viewport()->update();
       return;
   }
@@ -803,8 +836,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
   has_range_ = false;
   if (l != nullptr) {
     const Row& r = doc_->timeline->row(l->row);
-    const int64_t k =
-        doc_->timeline->hit(r, vp_.t_at(e->position().x() - kLabelWidth), hit_slack());
+    const int64_t k = doc_->timeline->hit(r, vp_.t_at(e->position().x() - label_w_), hit_slack());
     if (k >= 0) {
       select(l->row, k, false);
       return;
@@ -814,11 +846,11 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
 }
 
 void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
-  if (e->pos().x() < kLabelWidth) return;
+  if (e->pos().x() < label_w_) return;
   const Line* l = line_at(e->pos().y());
   if (l == nullptr || doc_ == nullptr) return;
   const Row& r = doc_->timeline->row(l->row);
-  const int64_t k = doc_->timeline->hit(r, vp_.t_at(e->position().x() - kLabelWidth), hit_slack());
+  const int64_t k = doc_->timeline->hit(r, vp_.t_at(e->position().x() - label_w_), hit_slack());
   if (k < 0) return;
   select(l->row, k, false);
   zoom_to_selection();
@@ -827,7 +859,7 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
 void TimelineView::wheelEvent(QWheelEvent* e) {
   const QPointF pos = e->position();
   const double steps = e->angleDelta().y() / 120.0;
-  if (pos.x() < kLabelWidth || (e->modifiers() & Qt::AltModifier) != 0) {
+  if (pos.x() < label_w_ || (e->modifiers() & Qt::AltModifier) != 0) {
     QAbstractScrollArea::wheelEvent(e);
     return;
   }
@@ -836,15 +868,15 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
   } else if (e->angleDelta().x() != 0 && e->angleDelta().y() == 0) {
     pan_pixels(-e->angleDelta().x() / 2.0);  // horizontal wheels and touchpads
   } else {
-    zoom_at(std::pow(kZoomStep, steps), pos.x() - kLabelWidth);
+    zoom_at(std::pow(kZoomStep, steps), pos.x() - label_w_);
   }
   e->accept();
 }
 
 void TimelineView::keyPressEvent(QKeyEvent* e) {
   const QPoint cur = viewport()->mapFromGlobal(QCursor::pos());
-  const double at = cur.x() > kLabelWidth && cur.x() < viewport()->width() ? cur.x() - kLabelWidth
-                                                                           : body_width() / 2.0;
+  const double at =
+      cur.x() > label_w_ && cur.x() < viewport()->width() ? cur.x() - label_w_ : body_width() / 2.0;
   const double fast = (e->modifiers() & Qt::ShiftModifier) != 0 ? 3 : 1;
   switch (e->key()) {
     case Qt::Key_W:
@@ -878,12 +910,16 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
 }
 
 QString TimelineView::tooltip_at(const QPoint& pos) const {
-  if (doc_ == nullptr || pos.x() < kLabelWidth) return {};
+  if (doc_ == nullptr) return {};
+  if (pos.x() < label_w_) {  // a row's label, whole (it may be elided)
+    const Line* l = line_at(pos.y());
+    return l == nullptr ? QString() : row_label(doc_->timeline->row(l->row)).toHtmlEscaped();
+  }
   const Line* l = line_at(pos.y());
   if (l == nullptr) return {};
   const Timeline& tl = *doc_->timeline;
   const Row& r = tl.row(l->row);
-  const int64_t k = tl.hit(r, vp_.t_at(pos.x() - kLabelWidth), hit_slack());
+  const int64_t k = tl.hit(r, vp_.t_at(pos.x() - label_w_), hit_slack());
   if (k < 0) return {};
   const auto i = static_cast<size_t>(k);
   const int64_t s = tl.start(r, i), e = tl.end(r, i);

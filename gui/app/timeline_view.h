@@ -78,7 +78,10 @@ class TimelineView : public QAbstractScrollArea {
   int row_y(int row) const;
   int content_height() const;
 
+  // The label column: at least kLabelWidth, wider to hold the longest label (relayout).
+  int label_width() const { return label_w_; }
   static constexpr int kLabelWidth = 240;
+  static constexpr int kMaxLabelWidth = 420;
   static constexpr int kOverviewHeight = 30;
   static constexpr int kRulerHeight = 24;
   static constexpr int kHeaderHeight = kOverviewHeight + kRulerHeight;
@@ -114,6 +117,7 @@ class TimelineView : public QAbstractScrollArea {
   enum class Drag { none, maybe_click, select, pan, overview };
 
   int body_width() const;
+  QString row_label(const Row& r) const;
   void set_window_rel(double t0, double t1);  // window times (Viewport::t0)
   int64_t hit_slack() const;                  // ns within which a click hits an item
   // The visible row at viewport y, or -1.
@@ -130,11 +134,12 @@ class TimelineView : public QAbstractScrollArea {
     QString text;
     int width = 0;
   };
-  const NameText& name_text(const std::string& name, const QFontMetrics& fm);
+  const NameText& name_text(const std::string& name, const QFontMetrics& fm, bool kernel);
 
   Document* doc_ = nullptr;
   Viewport vp_;
   std::vector<Line> lines_;
+  int label_w_ = kLabelWidth;
   std::vector<int> line_of_row_;  // row -> lines_ index or -1
   int sel_row_ = -1;
   int64_t sel_item_ = -1;
@@ -148,7 +153,8 @@ class TimelineView : public QAbstractScrollArea {
   int press_scroll_ = 0;
   double last_frame_ms_ = 0;
   double last_fold_ms_ = 0;
-  std::unordered_map<std::string, NameText> names_;  // item names as drawn, with their width
+  std::unordered_map<std::string, NameText> names_;         // item names as drawn, with their width
+  std::unordered_map<std::string, NameText> kernel_names_;  // the same, shortened
   QImage overview_cache_;
   QSize overview_key_;
   double overview_dpr_ = 0;

@@ -61,6 +61,60 @@ TEST(AnalyzeCli, ImportThenAnalyzeKineto) {
   EXPECT_NE(rg.out.find("ProfilerStep#551"), std::string::npos) << rg.out;
 }
 
+// Issue 13, on a real PyTorch trace: the interference table listed rows without a verdict
+// ("not enough samples"), cut names at 52 characters so that rows read the same, and showed
+// SendRecv's peer waits as a +11006.7 % slowdown. Now: rows with a verdict only (the rest
+// counted), kernel names shortened as Nsight shows them with the launch shape kept, every
+// interval in %, point-to-point left out, collectives marked; durations in one formatter.
+TEST(AnalyzeCli, InterferenceOnARealTraceShowsVerdictsOnly) {
+  const std::string trace = kineto("hta_trace_diff_control.json.gz");
+  if (!fs::exists(trace)) GTEST_SKIP() << "no ../shared/traces here";
+  TempDir dir;
+  const std::string json = dir.path() + "/r.json";
+  RunResult an = c3scope({"analyze", trace, "--json", json}, dir);
+  ASSERT_EQ(an.exit_code, 0) << an.err;
+  const std::string& out = an.out;
+  const size_t from = out.find("\nInterference:");
+  ASSERT_NE(from, std::string::npos) << out;
+  const std::string section = out.substr(from, out.find("\nContention", from) - from);
+  EXPECT_EQ(section.find("not enough samples\n"), std::string::npos) << section;
+  EXPECT_EQ(section.find("SendRecv"), std::string::npos) << section;
+  EXPECT_NE(section.find("point-to-point signature(s) (Send/Recv) left out"), std::string::npos)
+      << section;
+  EXPECT_NE(section.find("more without enough samples"), std::string::npos) << section;
+  EXPECT_EQ(section.find("void "), std::string::npos) << "return types are left out\n" << section;
+  // Table rows: all different, each interval in %, no row without a verdict.
+  std::istringstream in(section);
+  std::set<std::string> names;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    const size_t shape = line.find(">>>");
+    if (shape == std::string::npos) continue;
+    ++rows;
+    EXPECT_TRUE(names.insert(line.substr(0, shape + 3)).second)
+        << "two rows read the same: " << line;
+    EXPECT_NE(line.find("%]"), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 15);
+  // --json keeps every row, with its verdict and peer wait.
+  const auto j = nlohmann::json::parse(slurp(json));
+  int verdicts = 0, p2p = 0;
+  for (const auto& x : j.at("interference")) {
+    verdicts += x.at("verdict").get<bool>() ? 1 : 0;
+    if (x.at("peer_wait") == "point_to_point") {
+      ++p2p;
+      EXPECT_FALSE(x.at("verdict").get<bool>());
+    }
+  }
+  EXPECT_GT(j.at("interference").size(), 100u);
+  EXPECT_EQ(p2p, 1);
+  EXPECT_NE(section.find(std::to_string(verdicts) + " signature(s) with a verdict"),
+            std::string::npos)
+      << section;
+  // Skew and clock offsets use the same formatter as everything else.
+  EXPECT_EQ(out.find(" us, p95"), std::string::npos);
+}
+
 TEST(AnalyzeCli, RecordedC3benchTraceHasLinkedCollectivesWithBandwidth) {
   TempDir dir;
   RunResult rec = run(

@@ -182,6 +182,13 @@ std::vector<InterferenceRow> interference_rows(const std::vector<InterferenceSta
     r.median_alone_ns = s.alone.median();
     r.median_overlapped_ns = s.overlapped.median();
     r.enough = r.alone >= o.min_samples && r.overlapped >= o.min_samples;
+    if (s.cls == Class::communication) {
+      // The signature is "OP SIZE" (interference_signature).
+      const std::string op = s.signature.substr(0, s.signature.find(' '));
+      r.peer_wait = op == "Send" || op == "Recv" || op == "SendRecv"
+                        ? InterferenceRow::PeerWait::point_to_point
+                        : InterferenceRow::PeerWait::collective;
+    }
     if (r.enough && r.median_alone_ns > 0) {
       r.slowdown = r.median_overlapped_ns / r.median_alone_ns - 1;
       std::tie(r.ci_low, r.ci_high) = slowdown_interval(s.alone, s.overlapped);

@@ -5,11 +5,14 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "c3/analyzer/load.h"
+#include "c3/analyzer/names.h"
 #include "c3/analyzer/summary.h"
+#include "c3/analyzer/units.h"
 
 namespace c3::analyzer {
 namespace {
@@ -81,26 +84,77 @@ nlohmann::json process_json(const Report& r, int p) {
   return j;
 }
 
+// The name column of the interference table: kernel names shortened as Nsight Systems shows
+// them, cut in the middle so that the launch shape stays whole.
+std::vector<std::string> interference_names(const std::vector<const InterferenceRow*>& rows) {
+  std::vector<std::string> sigs;
+  for (const InterferenceRow* x : rows) sigs.push_back(x->signature);
+  std::vector<std::string> out = short_signatures(sigs);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t shape = out[i].rfind(" <<<");
+    const size_t tail = shape == std::string::npos ? 0 : out[i].size() - shape;
+    const size_t room = tail < 46 ? 52 - tail : 6;
+    out[i] = elide_middle(out[i].substr(0, out[i].size() - tail), room) +
+             out[i].substr(out[i].size() - tail);
+    if (rows[i]->peer_wait == InterferenceRow::PeerWait::collective) out[i] += " *";
+  }
+  return out;
+}
+
 void print_interference(FILE* out, const Report& r) {
   if (!r.interference.empty()) {
+    // Rows with a verdict; the others are counted (all of them are in --json).
+    std::vector<const InterferenceRow*> shown;
+    int64_t few = 0, p2p = 0;
+    for (const auto& x : r.interference) {
+      if (x.peer_wait == InterferenceRow::PeerWait::point_to_point) {
+        ++p2p;
+      } else if (!x.enough) {
+        ++few;
+      } else if (shown.size() < 15) {
+        shown.push_back(&x);
+      }
+    }
+    int64_t verdicts = 0;
+    for (const auto& x : r.interference) verdicts += x.verdict() ? 1 : 0;
     std::fprintf(out,
                  "\nInterference: duration alone vs overlapped (>= 50%% of it) with the other kind "
-                 "on the same "
-                 "device; top 15 by time\n");
-    std::fprintf(out, "%-52s %6s %6s %11s %11s %9s %17s\n", "operation", "alone", "overl",
-                 "alone us", "overl us", "slowdown", "95% interval");
-    int shown = 0;
-    for (const auto& x : r.interference) {
-      if (shown++ == 15) break;
-      char slow[32] = "-", ci[48] = "not enough samples";
-      if (x.enough) {
+                 "on the same device; %" PRId64 " signature(s) with a verdict%s\n",
+                 verdicts, verdicts > 15 ? ", the 15 with the most time" : "");
+    if (!shown.empty()) {
+      std::fprintf(out, "%-52s %6s %6s %10s %10s %9s %18s\n", "operation", "alone", "overl",
+                   "med alone", "med overl", "slowdown", "95% interval");
+      const std::vector<std::string> names = interference_names(shown);
+      bool starred = false;
+      for (size_t i = 0; i < shown.size(); ++i) {
+        const InterferenceRow& x = *shown[i];
+        char slow[32], ci[64];
         std::snprintf(slow, sizeof slow, "%+.1f%%", 100 * x.slowdown);
         std::snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", 100 * x.ci_low, 100 * x.ci_high);
+        std::fprintf(out, "%-52s %6" PRId64 " %6" PRId64 " %10s %10s %9s %18s\n", names[i].c_str(),
+                     x.alone, x.overlapped, format_duration(x.median_alone_ns).c_str(),
+                     format_duration(x.median_overlapped_ns).c_str(), slow, ci);
+        starred = starred || x.peer_wait == InterferenceRow::PeerWait::collective;
       }
-      std::fprintf(out, "%-52.52s %6" PRId64 " %6" PRId64 " %11.1f %11.1f %9s %17s\n",
-                   x.signature.c_str(), x.alone, x.overlapped, x.median_alone_ns / 1e3,
-                   x.median_overlapped_ns / 1e3, slow, ci);
+      if (starred) {
+        std::fprintf(out,
+                     "  * a collective: its time includes waiting for the other ranks (see "
+                     "\"Across ranks\"), not only interference\n");
+      }
     }
+    if (few > 0) {
+      std::fprintf(out,
+                   "  %" PRId64 " more without enough samples alone and overlapped for a verdict\n",
+                   few);
+    }
+    if (p2p > 0) {
+      std::fprintf(out,
+                   "  %" PRId64
+                   " point-to-point signature(s) (Send/Recv) left out: their time is mostly "
+                   "waiting for the peer (cross-rank skew)\n",
+                   p2p);
+    }
+    if (few > 0 || p2p > 0) std::fprintf(out, "  (every row: analyze --json)\n");
   }
   if (!r.bench.empty()) {
     std::fprintf(out, "\nControlled experiments (c3bench results in the trace%s)\n",
@@ -144,9 +198,10 @@ void print_contention(FILE* out, const Report& r) {
                  ms(c.oversubscribed_ns).c_str(), c.kernels_with_demand, c.kernels_unknown,
                  ms(c.copy_overlap_ns).c_str());
     for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
-      std::fprintf(out, "    oversubscribed with %.60s: %s ms\n",
-                   c.oversubscribed_kernels[i].first.c_str(),
-                   ms(c.oversubscribed_kernels[i].second).c_str());
+      std::fprintf(
+          out, "    oversubscribed with %s: %s\n",
+          elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60).c_str(),
+          format_duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
     }
     for (const auto& [dir, share] : c.copy_bandwidth_share) {
       std::fprintf(out, "    %s copies: median %.1f%% of the device's memory bandwidth\n",
@@ -155,9 +210,10 @@ void print_contention(FILE* out, const Report& r) {
     if (c.queued_kernels > 0) {
       std::fprintf(out,
                    "    launch queueing (start - submitted) over %" PRId64
-                   " kernels: median %.1f us, p95 %.1f us, max %.1f us\n",
-                   c.queued_kernels, c.queue_median_ns / 1e3, c.queue_p95_ns / 1e3,
-                   c.queue_max_ns / 1e3);
+                   " kernels: median %s, p95 %s, max %s\n",
+                   c.queued_kernels, format_duration(c.queue_median_ns).c_str(),
+                   format_duration(c.queue_p95_ns).c_str(),
+                   format_duration(c.queue_max_ns).c_str());
     }
   }
 }
@@ -171,12 +227,13 @@ void print_cross_rank(FILE* out, const Report& r) {
   std::vector<int64_t> skews;
   for (const auto& m : r.cross.collectives) skews.push_back(m.skew_ns);
   std::sort(skews.begin(), skews.end());
-  std::fprintf(out, "  arrival skew: median %.1f us, p95 %.1f us, max %.1f us\n",
-               static_cast<double>(skews[skews.size() / 2]) / 1e3,
-               static_cast<double>(
-                   skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]) /
-                   1e3,
-               static_cast<double>(skews.back()) / 1e3);
+  std::fprintf(
+      out, "  arrival skew: median %s, p95 %s, max %s\n",
+      format_duration(static_cast<double>(skews[skews.size() / 2])).c_str(),
+      format_duration(static_cast<double>(
+                          skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]))
+          .c_str(),
+      format_duration(static_cast<double>(skews.back())).c_str());
   std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
   for (const auto& w : r.cross.ranks) {
     std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n",
@@ -187,8 +244,8 @@ void print_cross_rank(FILE* out, const Report& r) {
     if (c.how == "reference") continue;
     std::fprintf(out, "  clock of %s: %s%s\n",
                  r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
-                 c.matched ? (", offset " + std::to_string(c.offset_ns) + " ns from " +
-                              std::to_string(c.matched) + " collectives")
+                 c.matched ? (", offset " + format_duration(static_cast<double>(c.offset_ns)) +
+                              " from " + std::to_string(c.matched) + " collectives")
                                  .c_str()
                            : "");
   }
@@ -297,12 +354,13 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
   if (r.processes.size() > 1) row("overall (sum)", "", r.overall.b);
 
   std::fprintf(out,
-               "\nKernel-type breakdown (overall): time during which exactly these classes run\n");
+               "\nKernel-type breakdown (overall): time during which exactly these classes run, "
+               "and its share of the busy time\n");
   const Breakdown& o = r.overall.b;
   for (size_t m = 1; m < o.by_mask.size(); ++m) {
     if (o.by_mask[m] <= 0) continue;
     std::fprintf(
-        out, "  %-42s %12s ms %6.2f%%\n", mask_name(static_cast<int>(m)).c_str(),
+        out, "  %-42s %12s ms %6.2f%% of busy\n", mask_name(static_cast<int>(m)).c_str(),
         ms(o.by_mask[m]).c_str(),
         o.busy > 0 ? 100.0 * static_cast<double>(o.by_mask[m]) / static_cast<double>(o.busy) : 0.0);
   }
@@ -389,15 +447,20 @@ std::string to_json(const Report& r) {
   j["ranges"] = std::move(ranges);
   nlohmann::json inter = nlohmann::json::array();
   for (const auto& x : r.interference) {
-    nlohmann::json o = {{"signature", x.signature},
-                        {"class", class_name(x.cls)},
-                        {"alone", x.alone},
-                        {"overlapped", x.overlapped},
-                        {"partial", x.partial},
-                        {"median_alone_ns", x.median_alone_ns},
-                        {"median_overlapped_ns", x.median_overlapped_ns},
-                        {"total_ns", x.total_ns},
-                        {"enough_samples", x.enough}};
+    nlohmann::json o = {
+        {"signature", x.signature},
+        {"class", class_name(x.cls)},
+        {"alone", x.alone},
+        {"overlapped", x.overlapped},
+        {"partial", x.partial},
+        {"median_alone_ns", x.median_alone_ns},
+        {"median_overlapped_ns", x.median_overlapped_ns},
+        {"total_ns", x.total_ns},
+        {"enough_samples", x.enough},
+        {"peer_wait", x.peer_wait == InterferenceRow::PeerWait::point_to_point ? "point_to_point"
+                      : x.peer_wait == InterferenceRow::PeerWait::collective   ? "collective"
+                                                                               : "none"},
+        {"verdict", x.verdict()}};
     if (x.enough) {
       o["slowdown"] = x.slowdown;
       o["slowdown_ci95"] = {x.ci_low, x.ci_high};

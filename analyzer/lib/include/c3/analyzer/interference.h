@@ -29,6 +29,14 @@ struct InterferenceRow {
   double slowdown = 0;             // median(overlapped) / median(alone) - 1
   double ci_low = 0, ci_high = 0;  // 95% interval of the slowdown (slowdown_interval)
   int64_t total_ns = 0;            // all instances (sorting key)
+  // A communication kernel's time includes waiting for the other ranks (their arrival skew),
+  // which overlap with compute does not cause. Point-to-point operations (Send, Recv,
+  // SendRecv) mostly wait for their one peer: they get no verdict. Collectives keep theirs,
+  // labelled as including peer waits.
+  enum class PeerWait : uint8_t { none, collective, point_to_point };
+  PeerWait peer_wait = PeerWait::none;
+  // A number to show: enough samples, and not a point-to-point wait.
+  bool verdict() const { return enough && peer_wait != PeerWait::point_to_point; }
 };
 
 // The signature activity i is grouped under: "name <<<grid, block>>>" for compute kernels,

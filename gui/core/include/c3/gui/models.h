@@ -58,6 +58,7 @@ class DocumentTableModel : public TableModel {
   void set(const Document* doc);
 
  protected:
+  virtual void document_changed() {}  // inside set()'s model reset: drop what was derived
   const Document* doc_ = nullptr;
 };
 
@@ -95,7 +96,9 @@ class CollectivesModel : public DocumentTableModel {
   QVariant extra(int row, int role) const override;
 };
 
-// Durations alone vs overlapped per operation, with the slowdown and its 95% interval.
+// Durations alone vs overlapped per operation, with the slowdown and its 95% interval. By
+// default only the rows with a verdict (enough samples, not a point-to-point wait); kernel names
+// shortened as Nsight shows them, the full signature in the tooltip.
 class InterferenceModel : public DocumentTableModel {
   Q_OBJECT
  public:
@@ -110,9 +113,24 @@ class InterferenceModel : public DocumentTableModel {
   };
   explicit InterferenceModel(const Document* doc = nullptr, QObject* parent = nullptr);
   int rowCount(const QModelIndex& parent = {}) const override;
+  // Every row (true) or those with a verdict (false, the default).
+  void set_show_all(bool all);
+  bool show_all() const { return show_all_; }
+  // Rows of the report without a verdict (hidden unless show_all).
+  int without_verdict() const;
 
  protected:
   Cell cell(int row, int column) const override;
+  void document_changed() override { fresh_ = false; }
+
+ private:
+  void refresh() const;  // rows_ and names_ for the current document and filter
+  bool show_all_ = false;
+  mutable const Document* shown_doc_ = nullptr;
+  mutable bool shown_all_ = false;
+  mutable bool fresh_ = false;
+  mutable std::vector<size_t> rows_;    // report.interference indices shown
+  mutable std::vector<QString> names_;  // their short names
 };
 
 // Per (process, device): SM oversubscription, copy-engine sharing, launch queueing, copy bandwidth.
