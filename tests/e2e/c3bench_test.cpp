@@ -4,8 +4,11 @@
 // the results tables the run appended.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "harness.h"
@@ -234,5 +237,64 @@ TEST(C3benchSim, RejectsBadFlagsWithOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << joined << ": " << r.err;
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << joined << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << joined << ": nothing on stdout, got " << r.out;
+  }
+}
+
+// Every communication op c3bench has (descriptors.h CommKind, the --comm flag) in every --mode,
+// plain and pipelined, in both launch orders, on 2 and 4 simulated GPUs: each case runs (exit 0,
+// status ok) and every time its mode measures is finite and positive. Regression (issue 13):
+// sendrecv deadlocked the simulated node ("cudaEventSynchronize cannot finish"), because the
+// simulated NCCL ran each Send and Recv of a group as its own kernel in call order, so the ring
+// shift's sends waited in a cycle for receives queued behind them.
+TEST(C3benchSim, EveryCommOpInEveryMode) {
+  TempDir dir;
+  const std::vector<std::string> comms = {"allreduce:8M", "allgather:8M", "reducescatter:8M",
+                                          "alltoall:8M",  "sendrecv:8M",  "dma_d2d:8M",
+                                          "dma_p2p:8M",   "sm_copy:8M",   "sm_copy:8M:peer"};
+  // The times each mode measures: alone phases always, then the concurrent and serial walls.
+  const std::map<std::string, std::vector<std::string>> measured = {
+      {"alone", {"t_comp", "t_comm"}},
+      {"concurrent", {"t_comp", "t_comm", "t_comp_c3", "t_comm_c3", "t_c3"}},
+      {"serial", {"t_comp", "t_comm", "t_serial"}},
+      {"all", {"t_comp", "t_comm", "t_comp_c3", "t_comm_c3", "t_c3", "t_serial"}}};
+  for (const std::string& gpus : {std::string("2"), std::string("4")}) {
+    for (const auto& [mode, times] : measured) {
+      std::string what = "--gpus ";
+      what.append(gpus).append(" --mode ").append(mode);
+      std::string json = dir.path();
+      json.append("/").append(gpus).append("-").append(mode).append(".json");
+      std::vector<std::string> args = {c3bench_path(), "--backend", "sim",    "--gpus", gpus,
+                                       "--mode",       mode,        "--json", json};
+      for (const char* a :
+           {"--compute", "gemm:2048x2048x2048:bf16", "--order", "compute_first,comm_first",
+            "--schedule", "independent,chunks=1,2", "-w", "1", "-n", "2"})
+        args.emplace_back(a);
+      for (const auto& c : comms) {
+        args.emplace_back("--comm");
+        args.push_back(c);
+      }
+      RunResult r = run(args, dir.path(), injected(Inject::none));
+      ASSERT_EQ(r.exit_code, 0) << what << "\n" << r.err;
+      const auto doc = nlohmann::json::parse(slurp(json));
+      // 9 ops x 2 orders x 3 schedules.
+      ASSERT_EQ(doc.at("results").size(), comms.size() * 2 * 3) << what;
+      std::set<std::string> ops_seen;
+      for (const auto& res : doc.at("results")) {
+        const std::string label = what + ": " + res.at("label").get<std::string>();
+        ASSERT_EQ(res.at("status"), "ok") << label << ": " << res.value("skip_reason", "");
+        ops_seen.insert(res.at("comm").get<std::string>());
+        for (const auto& t : times) {
+          ASSERT_TRUE(res.at(t).is_object()) << label << ": no " << t;
+          const double median = res.at(t).at("median_ns").get<double>();
+          EXPECT_TRUE(std::isfinite(median) && median > 0) << label << ": " << t << " " << median;
+          EXPECT_GT(res.at(t).at("min_ns").get<double>(), 0) << label << ": " << t;
+        }
+        if (res.contains("ideal_speedup")) {
+          EXPECT_TRUE(std::isfinite(res.at("realized_speedup").get<double>())) << label;
+          EXPECT_GE(res.at("ideal_speedup").get<double>(), 1.0) << label;
+        }
+      }
+      EXPECT_EQ(ops_seen.size(), comms.size()) << what;
+    }
   }
 }

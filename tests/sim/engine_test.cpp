@@ -8,6 +8,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <vector>
 
 #include "c3/sim/cost.h"
 
@@ -255,6 +257,50 @@ TEST(SimCost, CollectiveShapes) {
   // Bus bandwidth of a large ring AllReduce approaches the achievable link bandwidth.
   const double busbw = static_cast<double>(size) / (ar.alone_ns * 1e-9) * 2 * 7 / 8;
   EXPECT_NEAR(busbw / n.gpu.link_total_bytes_per_s(), 1.0, 0.05);
+}
+
+// Grouped Send/Recv (issue 13): a rank's sends and receives of one group are one kernel. A ring
+// shift over 4 GPUs is one op with a part per rank, each sending and receiving S; links are full
+// duplex, so it takes what one direction alone takes, and it runs to the end with every part on
+// one stream per GPU (issued one transfer at a time, the sends waited in a cycle).
+TEST(SimCost, GroupedSendRecvIsOneKernelPerRank) {
+  const NodeSpec n = node(4);
+  const int64_t size = int64_t{64} << 20;
+  const auto one_way =
+      collective(n.gpu, n.gpu.topology, Collective::sendrecv, {0, 1}, size, 0, false);
+  const auto single = point_to_point(n.gpu, n.gpu.topology, {0, 1}, {{0, 1, size}}, 0);
+  ASSERT_EQ(one_way.desc.parts.size(), 2u);
+  EXPECT_DOUBLE_EQ(one_way.alone_ns, single.alone_ns) << "a lone Send/Recv is one transfer";
+  EXPECT_DOUBLE_EQ(one_way.desc.parts[0].link_out_bytes, static_cast<double>(size));
+  EXPECT_DOUBLE_EQ(one_way.desc.parts[0].link_in_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(one_way.desc.parts[1].link_in_bytes, static_cast<double>(size));
+  EXPECT_DOUBLE_EQ(one_way.desc.parts[1].sm_driven_bytes, 0.0);
+  const std::vector<Transfer> ring = {{0, 1, size}, {1, 2, size}, {2, 3, size}, {3, 0, size}};
+  const auto shift = point_to_point(n.gpu, n.gpu.topology, {0, 1, 2, 3}, ring, 0);
+  ASSERT_EQ(shift.desc.parts.size(), 4u);
+  for (const PartDemand& d : shift.desc.parts) {
+    EXPECT_DOUBLE_EQ(d.link_out_bytes, static_cast<double>(size));
+    EXPECT_DOUBLE_EQ(d.link_in_bytes, static_cast<double>(size));
+    EXPECT_DOUBLE_EQ(d.hbm_bytes, 2.0 * static_cast<double>(size));
+  }
+  EXPECT_DOUBLE_EQ(shift.alone_ns, one_way.alone_ns);
+  // In the engine: one stream per GPU, the parts enqueued in rank order; it completes on every
+  // rank at once, in its alone time.
+  Engine e(n);
+  std::vector<PartTiming> parts;
+  e.on_complete([&](const CompletedOp& c) { parts = c.parts; });
+  const OpId id = e.create(shift.desc);
+  for (int r = 0; r < 4; ++r) e.enqueue(id, r, e.add_stream(r, 0), 0);
+  const double end = e.run_until_done(id);
+  ASSERT_EQ(parts.size(), 4u);
+  for (const PartTiming& p : parts) EXPECT_DOUBLE_EQ(p.end, end);
+  EXPECT_NEAR(end - parts[0].ready, shift.alone_ns, 1e-6 * shift.alone_ns);
+  // A send to itself is a copy within the GPU: read and written once, no link.
+  const auto self = point_to_point(n.gpu, n.gpu.topology, {2}, {{0, 0, size}}, 0);
+  EXPECT_DOUBLE_EQ(self.desc.parts[0].hbm_bytes, 2.0 * static_cast<double>(size));
+  EXPECT_DOUBLE_EQ(self.desc.parts[0].link_out_bytes, 0.0);
+  EXPECT_THROW(point_to_point(n.gpu, n.gpu.topology, {0, 1}, {{0, 2, size}}, 0),
+               std::invalid_argument);
 }
 
 TEST(SimPresets, KnownAndUnknown) {

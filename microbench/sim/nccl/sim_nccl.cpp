@@ -6,9 +6,10 @@
 //
 // Semantics kept from NCCL: ranks of a communicator are matched by call order (per-communicator
 // sequence numbers; Send/Recv per peer and direction); calls inside ncclGroupStart/End are
-// issued at the outermost ncclGroupEnd; channels default to the platform's and follow
-// NCCL_MIN/MAX_NCHANNELS and ncclConfig_t minCTAs/maxCTAs; a 1-rank collective out of place is
-// a copy-engine copy and in place is nothing.
+// issued at the outermost ncclGroupEnd, where each rank's Send and Recv calls whose other halves
+// are in the same group become one kernel that moves them together; channels default to the
+// platform's and follow NCCL_MIN/MAX_NCHANNELS and ncclConfig_t minCTAs/maxCTAs; a 1-rank
+// collective out of place is a copy-engine copy and in place is nothing.
 #include <nccl.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -223,52 +225,177 @@ std::string kernel_name(const Op& op, sim::Algorithm algo) {
          "(ncclDevKernelArgsStorage<4096ul>)";
 }
 
-// Issues one rank's part of an operation; the first rank to arrive creates it in the node.
-ncclResult_t issue(const Op& op) {
-  Comm* c = op.comm;
-  Clique& q = *c->clique;
-  std::string seq_key;
-  std::vector<int> gpus;
-  int part = c->rank;
-  if (op.kind == sim::Collective::sendrecv) {
-    // A send from a to b pairs with b's receive from a, in order.
-    const int from = op.is_send ? c->rank : op.peer;
-    const int to = op.is_send ? op.peer : c->rank;
-    const int64_t n = c->p2p_seq[{from, to}]++;
-    seq_key = "p2p/" + std::to_string(from) + ">" + std::to_string(to) + "/" + std::to_string(n);
-    Comm* a = q.ranks[static_cast<size_t>(from)];
-    Comm* b = q.ranks[static_cast<size_t>(to)];
-    if (a == nullptr || b == nullptr)
-      return fail(ncclInvalidUsage, "peer has not joined the communicator");
-    gpus = {a->device, b->device};
-    part = op.is_send ? 0 : 1;
-  } else {
-    seq_key = "coll/" + std::to_string(c->coll_seq++);
-    for (Comm* r : q.ranks) {
-      if (r == nullptr) return fail(ncclInvalidUsage, "not every rank has joined the communicator");
-      gpus.push_back(r->device);
-    }
-  }
-  if (gpus.size() == 1 && op.in_place) return ncclSuccess;  // nothing to move
-  auto it = q.pending.find(seq_key);
-  if (it == q.pending.end()) {
-    const sim::NodeSpec& node = simgpu::spec();
-    sim::CollectiveCost cost = sim::collective(node.gpu, node.gpu.topology, op.kind, gpus, op.bytes,
-                                               c->channels, op.in_place);
-    simgpu::CollectiveLaunch how;
-    how.is_copy = gpus.size() == 1;
-    how.kernel_name = kernel_name(op, cost.algorithm);
-    how.grid = static_cast<unsigned>(c->channels);
-    how.block = 512;  // NCCL_NTHREADS default on recent GPUs
-    const int64_t id = simgpu::collective_create(cost.desc, how);
-    it = q.pending.emplace(seq_key, std::make_pair(id, 0)).first;
-  }
+// Enqueues `part` of node operation `key` of clique `q`, creating it with `make_op` when this is
+// the first part to arrive; it is forgotten once all `nparts` parts are there.
+template <typename MakeOp>
+ncclResult_t enqueue_part(Clique& q, const std::string& key, int part, int nparts, void* stream,
+                          MakeOp make_op) {
+  auto it = q.pending.find(key);
+  if (it == q.pending.end()) it = q.pending.emplace(key, std::make_pair(make_op(), 0)).first;
   try {
-    simgpu::collective_enqueue(it->second.first, part, op.stream);
+    simgpu::collective_enqueue(it->second.first, part, stream);
   } catch (const std::exception& e) {
     return fail(ncclInvalidArgument, e.what());
   }
-  if (++it->second.second == static_cast<int>(gpus.size())) q.pending.erase(it);
+  if (++it->second.second == nparts) q.pending.erase(it);
+  return ncclSuccess;
+}
+
+int64_t create_kernel_op(const sim::CollectiveCost& cost, const std::string& name, int channels,
+                         bool is_copy) {
+  simgpu::CollectiveLaunch how;
+  how.is_copy = is_copy;
+  how.kernel_name = name;
+  how.grid = static_cast<unsigned>(channels);
+  how.block = 512;  // NCCL_NTHREADS default on recent GPUs
+  return simgpu::collective_create(cost.desc, how);
+}
+
+// Issues one rank's part of a collective; the first rank to arrive creates it in the node.
+ncclResult_t issue_collective(const Op& op) {
+  Comm* c = op.comm;
+  Clique& q = *c->clique;
+  std::vector<int> gpus;
+  for (Comm* r : q.ranks) {
+    if (r == nullptr) return fail(ncclInvalidUsage, "not every rank has joined the communicator");
+    gpus.push_back(r->device);
+  }
+  const std::string key = "coll/" + std::to_string(c->coll_seq++);
+  if (gpus.size() == 1 && op.in_place) return ncclSuccess;  // nothing to move
+  return enqueue_part(q, key, c->rank, static_cast<int>(gpus.size()), op.stream, [&] {
+    const sim::NodeSpec& node = simgpu::spec();
+    const sim::CollectiveCost cost = sim::collective(node.gpu, node.gpu.topology, op.kind, gpus,
+                                                     op.bytes, c->channels, op.in_place);
+    return create_kernel_op(cost, kernel_name(op, cost.algorithm), c->channels, gpus.size() == 1);
+  });
+}
+
+// One half (a Send or a Recv) of a point-to-point transfer: a send from a to b pairs with b's
+// receive from a, in order.
+struct Half {
+  int from = 0, to = 0;
+  std::string key;  // "p2p/a>b/n", the same for both halves
+};
+
+// Numbers a Send/Recv call (once, in call order) and checks its peers joined.
+ncclResult_t number_half(const Op& op, Half* h) {
+  Comm* c = op.comm;
+  h->from = op.is_send ? c->rank : op.peer;
+  h->to = op.is_send ? op.peer : c->rank;
+  if (c->clique->ranks[static_cast<size_t>(h->from)] == nullptr ||
+      c->clique->ranks[static_cast<size_t>(h->to)] == nullptr) {
+    return fail(ncclInvalidUsage, "peer has not joined the communicator");
+  }
+  const int64_t n = c->p2p_seq[{h->from, h->to}]++;
+  h->key = "p2p/" + std::to_string(h->from) + ">" + std::to_string(h->to) + "/" + std::to_string(n);
+  return ncclSuccess;
+}
+
+// A Send or Recv whose other half is not in the same group (or a call outside any group): its
+// transfer is a kernel of its own on each side, as NCCL launches a lone Send or Recv.
+ncclResult_t issue_half(const Op& op, const Half& h) {
+  Clique& q = *op.comm->clique;
+  return enqueue_part(q, h.key, op.is_send ? 0 : 1, 2, op.stream, [&] {
+    const Comm* a = q.ranks[static_cast<size_t>(h.from)];
+    const Comm* b = q.ranks[static_cast<size_t>(h.to)];
+    const sim::NodeSpec& node = simgpu::spec();
+    const sim::CollectiveCost cost = sim::point_to_point(
+        node.gpu, node.gpu.topology, {a->device, b->device}, {{0, 1, op.bytes}}, op.comm->channels);
+    return create_kernel_op(cost, kernel_name(op, cost.algorithm), op.comm->channels, false);
+  });
+}
+
+ncclResult_t issue(const Op& op) {
+  if (op.kind != sim::Collective::sendrecv) return issue_collective(op);
+  Half h;
+  if (ncclResult_t r = number_half(op, &h); r != ncclSuccess) return r;
+  return issue_half(op, h);
+}
+
+// The calls of one ncclGroupEnd. NCCL runs all Send and Recv calls a rank makes in a group as one
+// kernel that progresses them together; issued one by one, in call order on each stream, a ring
+// shift (every rank sends to the next and receives from the previous) would wait in a cycle:
+// rank 0's send waits for rank 1's receive, queued behind rank 1's send, which waits for rank 0's
+// receive, queued behind rank 0's send. So every transfer whose two halves are in this group
+// joins the ranks it connects; each set of connected ranks becomes one node operation, one fused
+// SendRecv kernel per rank (on the stream of its first call), costed by sim::point_to_point.
+ncclResult_t issue_group(const std::vector<Op>& ops) {
+  const size_t n = ops.size();
+  std::vector<Half> halves(n);
+  // (clique, key) -> indices of the send and the receive in `ops`, -1 when not in this group.
+  std::map<std::pair<const Clique*, std::string>, std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < n; ++i) {
+    if (ops[i].kind != sim::Collective::sendrecv) continue;
+    if (ncclResult_t r = number_half(ops[i], &halves[i]); r != ncclSuccess) return r;
+    auto& idx = pairs.try_emplace({ops[i].comm->clique.get(), halves[i].key}, -1, -1).first->second;
+    (ops[i].is_send ? idx.first : idx.second) = static_cast<int64_t>(i);
+  }
+  // Union-find over the ranks (their Comm) that matched transfers connect.
+  std::map<const Comm*, const Comm*> parent;
+  auto find = [&](const Comm* c) {
+    while (parent.at(c) != c) c = parent[c] = parent.at(parent.at(c));
+    return c;
+  };
+  std::vector<bool> fused(n, false);
+  for (const auto& [key, idx] : pairs) {
+    if (idx.first < 0 || idx.second < 0) continue;
+    const Comm* a = ops[static_cast<size_t>(idx.first)].comm;
+    const Comm* b = ops[static_cast<size_t>(idx.second)].comm;
+    parent.emplace(a, a);
+    parent.emplace(b, b);
+    parent[find(a)] = find(b);
+    fused[static_cast<size_t>(idx.first)] = fused[static_cast<size_t>(idx.second)] = true;
+  }
+  // Each component: its ranks in rank order and its transfers (by index into them).
+  struct Component {
+    std::vector<const Comm*> ranks;
+    std::vector<sim::Transfer> transfers;
+    int64_t op = -1;
+  };
+  std::map<const Comm*, Component> components;  // by root
+  for (const auto& [c, p] : parent) components[find(c)].ranks.push_back(c);
+  auto part_of = [](const Component& k, const Comm* c) {
+    const auto at = std::find(k.ranks.begin(), k.ranks.end(), c);
+    return static_cast<int>(at - k.ranks.begin());
+  };
+  for (auto& [root, k] : components) {
+    std::sort(k.ranks.begin(), k.ranks.end(),
+              [](const Comm* x, const Comm* y) { return x->rank < y->rank; });
+  }
+  for (const auto& [key, idx] : pairs) {
+    if (idx.first < 0 || idx.second < 0) continue;
+    const Op& send = ops[static_cast<size_t>(idx.first)];
+    const Op& recv = ops[static_cast<size_t>(idx.second)];
+    Component& k = components.at(find(send.comm));
+    k.transfers.push_back({part_of(k, send.comm), part_of(k, recv.comm), send.bytes});
+  }
+  std::set<const Comm*> launched;
+  for (size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (op.kind != sim::Collective::sendrecv) {
+      if (ncclResult_t r = issue_collective(op); r != ncclSuccess) return r;
+      continue;
+    }
+    if (!fused[i]) {
+      if (ncclResult_t r = issue_half(op, halves[i]); r != ncclSuccess) return r;
+      continue;
+    }
+    if (!launched.insert(op.comm).second) continue;  // its rank's kernel is already enqueued
+    Component& k = components.at(find(op.comm));
+    if (k.op < 0) {
+      std::vector<int> gpus;
+      for (const Comm* c : k.ranks) gpus.push_back(c->device);
+      const sim::NodeSpec& node = simgpu::spec();
+      const sim::CollectiveCost cost =
+          sim::point_to_point(node.gpu, node.gpu.topology, gpus, k.transfers, op.comm->channels);
+      k.op = create_kernel_op(cost, kernel_name(op, cost.algorithm), op.comm->channels, false);
+    }
+    try {
+      simgpu::collective_enqueue(k.op, part_of(k, op.comm), op.stream);
+    } catch (const std::exception& e) {
+      return fail(ncclInvalidArgument, e.what());
+    }
+  }
   return ncclSuccess;
 }
 
@@ -465,11 +592,7 @@ C3_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   std::vector<Op> ops;
   ops.swap(t_group_ops);
   std::lock_guard lock(g_mu);
-  for (const Op& op : ops) {
-    ncclResult_t r = issue(op);
-    if (r != ncclSuccess) return r;
-  }
-  return ncclSuccess;
+  return issue_group(ops);
 }
 
 C3_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count,

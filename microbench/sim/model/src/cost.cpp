@@ -232,6 +232,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
     out.alone_ns = alone_ns(g, d);
     return out;
   }
+  if (c == Collective::sendrecv && n == 2) return point_to_point(g, t, ranks, {{0, 1, bytes}}, ch);
   const double nn = n;
   // Per rank: bytes sent (= received), and bytes combined with local data (read once more).
   // HBM traffic = sent (read) + received (written) + reduced (read).
@@ -271,21 +272,7 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
       d.hbm_bytes = 2 * s.sent + s.reduced;
       d.sm_driven_bytes = s.sent;
       d.bytes_per_sm_ns = g.nccl_channel_bytes_per_s / 1e9;
-      // Send/Recv to one peer over a mesh has that one link.
-      if (c == Collective::sendrecv && t == Topology::mesh) {
-        d.stream_bytes = s.sent;
-        d.stream_bytes_per_ns = one_link_cap(g);
-      }
       cc.desc.parts.push_back(d);
-    }
-    if (c == Collective::sendrecv && cc.desc.parts.size() == 2) {
-      // One direction: the sender reads and sends, the receiver receives and writes.
-      for (int k = 0; k < 2; ++k) {
-        PartDemand& d = cc.desc.parts[static_cast<size_t>(k)];
-        (k == 0 ? d.link_in_bytes : d.link_out_bytes) = 0;
-        d.hbm_bytes = s.sent;
-        if (k == 1) d.sm_driven_bytes = 0;
-      }
     }
     cc.alone_ns = alone_ns(g, cc.desc.parts[0], cc.desc.latency_ns);
     return cc;
@@ -298,6 +285,59 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
     if (tree.alone_ns < best.alone_ns) best = std::move(tree);
   }
   return best;
+}
+
+CollectiveCost point_to_point(const GpuSpec& g, Topology t, const std::vector<int>& ranks,
+                              const std::vector<Transfer>& transfers, int channels) {
+  if (ranks.empty()) throw std::invalid_argument("point_to_point: no ranks");
+  const int n = static_cast<int>(ranks.size());
+  const int ch = channels > 0 ? std::min(channels, g.sms) : g.nccl_channels;
+  CollectiveCost out;
+  out.desc.name = collective_name(Collective::sendrecv);
+  out.desc.latency_ns = g.nccl_base_latency_ns + g.nccl_step_latency_ns;
+  // Per part: bytes out to and in from each peer (by index), and bytes copied within its GPU.
+  std::vector<std::vector<double>> out_to(static_cast<size_t>(n),
+                                          std::vector<double>(static_cast<size_t>(n), 0));
+  std::vector<double> local(static_cast<size_t>(n), 0);
+  for (const Transfer& x : transfers) {
+    if (x.from < 0 || x.from >= n || x.to < 0 || x.to >= n || x.bytes < 0)
+      throw std::invalid_argument("point_to_point: bad transfer");
+    const double b = static_cast<double>(x.bytes);
+    if (x.from == x.to) {
+      local[static_cast<size_t>(x.from)] += b;
+    } else {
+      out_to[static_cast<size_t>(x.from)][static_cast<size_t>(x.to)] += b;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto ui = static_cast<size_t>(i);
+    double sent = 0, received = 0, busiest_link = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto uj = static_cast<size_t>(j);
+      sent += out_to[ui][uj];
+      received += out_to[uj][ui];
+      busiest_link = std::max({busiest_link, out_to[ui][uj], out_to[uj][ui]});
+    }
+    PartDemand d;
+    d.gpu = ranks[ui];
+    d.sm_demand = ch;
+    d.sm_occupancy = cta_occupancy(g, kNcclThreads);
+    // The sender reads and sends, the receiver receives and writes; a local copy reads and
+    // writes.
+    d.link_out_bytes = sent;
+    d.link_in_bytes = received;
+    d.hbm_bytes = sent + received + 2 * local[ui];
+    d.sm_driven_bytes = sent + local[ui];
+    d.bytes_per_sm_ns = g.nccl_channel_bytes_per_s / 1e9;
+    // Over a mesh each peer is one link away.
+    if (t == Topology::mesh && busiest_link > 0) {
+      d.stream_bytes = busiest_link;
+      d.stream_bytes_per_ns = one_link_cap(g);
+    }
+    out.desc.parts.push_back(d);
+    out.alone_ns = std::max(out.alone_ns, alone_ns(g, d, out.desc.latency_ns));
+  }
+  return out;
 }
 
 }  // namespace c3::sim

@@ -51,7 +51,7 @@ enum class Algorithm { ring, tree };
 // tree alone (what NCCL's tuner does for AllReduce); other collectives use rings. A 1-rank
 // collective is NCCL's cudaMemcpyAsync (runtime_d2d_copy) when `in_place` is false, else
 // nothing. Send/Recv takes exactly two ranks, sender first: the
-// sender's part sends, the receiver's part receives.
+// sender's part sends, the receiver's part receives (point_to_point with one transfer).
 inline constexpr int kNcclThreads = 512;  // NCCL_NTHREADS default (Simple protocol)
 struct CollectiveCost {
   OpDesc desc;
@@ -60,6 +60,20 @@ struct CollectiveCost {
 };
 CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std::vector<int>& ranks,
                           int64_t bytes, int channels, bool in_place);
+
+// Grouped Send/Recv: NCCL runs all of a rank's Send and Recv calls of one group as one kernel
+// that moves them at once (a ring shift's send to the next rank and receive from the previous
+// one progress together). One part per entry of `ranks` (GPU ids); each transfer names its
+// sender and receiver by index into `ranks` (the same index twice: a copy within that GPU).
+// Each part's links carry what it sends and receives, its HBM what it reads and writes, its
+// channels push what it sends; on a mesh each peer has its one link. Latency: one step.
+struct Transfer {
+  int from = 0;
+  int to = 0;
+  int64_t bytes = 0;
+};
+CollectiveCost point_to_point(const GpuSpec& g, Topology t, const std::vector<int>& ranks,
+                              const std::vector<Transfer>& transfers, int channels);
 
 // Time of a single-part op alone on an idle GPU (what the engine yields with nothing else
 // running); used by tests and the docs.
