@@ -35,7 +35,31 @@ std::string num(double v, int decimals = 2) {
   return b;
 }
 
+// What the table's columns mean, in the words of docs/c3bench.md and METRICS.md ("Interference").
+constexpr const char* kLegend[] = {
+    "T_comp, T_comm: compute and communication each alone; T_c3: both concurrently, first start "
+    "to last end; T_serial: one after the other (medians, us)",
+    "slow_cp, slow_cm: compute and comm slowdown while concurrent, T_concurrent / T_alone - 1",
+    "ideal: ideal speedup (T_comp + T_comm) / max(T_comp, T_comm); real: realized speedup "
+    "(T_comp + T_comm) / T_c3",
+    "frac: fraction of ideal (real - 1) / (ideal - 1); r/i: real / ideal; class: compute-long, "
+    "comm-long or balanced (at 1.15x)",
+    "algbw: S / T_comm; busbw: algbw x the nccl-tests factor (bus bandwidth)",
+    "-: none (no such op, default knobs), a phase this --mode does not run, or not defined (the "
+    "comm slowdown of a chunked schedule)",
+    "note: !c3>serial: concurrent slower than serial (T_c3 > T_serial); !frac<0: realized speedup "
+    "below 1 (T_c3 > T_comp + T_comm), running both together lost time",
+};
+
 }  // namespace
+
+std::vector<std::string> result_notes(const Result& r) {
+  std::vector<std::string> notes;
+  if (r.c3_wall && r.serial_wall && r.c3_wall->median > r.serial_wall->median)
+    notes.emplace_back("!c3>serial");
+  if (r.metrics && r.metrics->fraction_of_ideal < 0) notes.emplace_back("!frac<0");
+  return notes;
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -67,10 +91,10 @@ void TablePrinter::header() {
   }
   std::fprintf(out_, "# timing: %s; %d warm-up + %d timed iterations per phase, medians shown\n",
                info_.timing_overhead.c_str(), info_.warmup, info_.iterations);
-  std::fprintf(out_,
-               "#%4s  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s\n",
-               "case", "compute", "comm", "knobs", "T_comp", "T_comm", "T_c3", "T_serial",
-               "slow_cp", "slow_cm", "ideal", "real", "frac", "r/i", "class", "algbw", "busbw");
+  std::fprintf(
+      out_, "#%4s  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s  %s\n",
+      "case", "compute", "comm", "knobs", "T_comp", "T_comm", "T_c3", "T_serial", "slow_cp",
+      "slow_cm", "ideal", "real", "frac", "r/i", "class", "algbw", "busbw", "note");
   std::fprintf(out_,
                "#%4s  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s\n",
                "", "", "", "", "(us)", "(us)", "(us)", "(us)", "(%)", "(%)", "(x)", "(x)", "", "",
@@ -88,8 +112,10 @@ void TablePrinter::row(const Result& r) {
     return;
   }
   const auto& m = r.metrics;
+  std::string note;
+  for (const std::string& n : result_notes(r)) note += (note.empty() ? "  " : " ") + n;
   std::fprintf(
-      out_, " %4d  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s\n",
+      out_, " %4d  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s%s\n",
       r.c.id, comp.c_str(), comm.c_str(), knobs.c_str(), us(r.comp_alone).c_str(),
       us(r.comm_alone).c_str(), us(r.c3_wall).c_str(), us(r.serial_wall).c_str(),
       pct(m ? std::optional<double>(m->compute_slowdown) : std::nullopt).c_str(),
@@ -97,7 +123,7 @@ void TablePrinter::row(const Result& r) {
       m ? num(m->realized_speedup).c_str() : "-", m ? num(m->fraction_of_ideal).c_str() : "-",
       m ? num(m->realized_over_ideal).c_str() : "-", m ? scenario_name(m->scenario) : "-",
       r.algbw > 0 ? num(r.algbw / 1e9, 1).c_str() : "-",
-      r.busbw > 0 ? num(r.busbw / 1e9, 1).c_str() : "-");
+      r.busbw > 0 ? num(r.busbw / 1e9, 1).c_str() : "-", note.c_str());
   if (r.decomposition_loss_comp || r.decomposition_loss_comm || r.schedule_speedup) {
     std::string speedup = "-";
     if (r.schedule_speedup) speedup = num(*r.schedule_speedup) + "x";
@@ -110,10 +136,19 @@ void TablePrinter::row(const Result& r) {
 }
 
 void TablePrinter::footer(const std::vector<Result>& results) {
-  int ok = 0, skipped = 0;
-  for (const auto& r : results) (r.skip_reason.empty() ? ok : skipped)++;
+  int ok = 0, skipped = 0, marked = 0;
+  for (const auto& r : results) {
+    (r.skip_reason.empty() ? ok : skipped)++;
+    if (!result_notes(r).empty()) ++marked;
+  }
   std::fprintf(out_, "# %d cases run, %d skipped%s\n", ok, skipped,
                info_.simulated ? " (simulated)" : "");
+  if (marked > 0) {
+    std::fprintf(out_, "# ! %d case%s where running both together did not pay (see note below)\n",
+                 marked, marked == 1 ? "" : "s");
+  }
+  std::fprintf(out_, "# columns (docs/c3bench.md):\n");
+  for (const char* line : kLegend) std::fprintf(out_, "#   %s\n", line);
 }
 
 std::string to_json(const RunInfo& info, const std::vector<Result>& results) {

@@ -30,7 +30,8 @@ struct RunInfo {
   int iterations = 0;
 };
 
-// Table: a header, then one line per result as it arrives.
+// Table: a header, then one line per result as it arrives, then the counts and a legend of the
+// columns. A row whose concurrency did not pay carries notes (result_notes) in its last column.
 class TablePrinter {
  public:
   TablePrinter(FILE* out, const RunInfo& info);
@@ -42,6 +43,10 @@ class TablePrinter {
   FILE* out_;
   RunInfo info_;
 };
+
+// The marks of a result's row: "!c3>serial" when concurrent was slower than serial
+// (T_c3 > T_serial), "!frac<0" when the fraction of ideal is negative (realized speedup below 1).
+std::vector<std::string> result_notes(const Result& r);
 
 // JSON document of a whole run (schema "c3bench/1", documented in docs/c3bench.md).
 std::string to_json(const RunInfo& info, const std::vector<Result>& results);
