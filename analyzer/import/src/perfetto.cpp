@@ -3,8 +3,9 @@
 // Tracks: each traced process's threads (NVTX ranges, CUDA API calls, NCCL calls) under its
 // pid; each GPU of each process as its own "process" (pid 1000000 + 1000 * process row + device)
 // with one thread per stream (kernels, copies, sets). Flow arrows go from each launching API
-// call to its GPU work (CUPTI correlation ids), and from each NCCL call to the kernels it
-// launched. Timestamps are microseconds with nanosecond decimals.
+// call to its GPU work (CUPTI correlation ids), and from each NCCL call to the first kernel it
+// launched on its own GPU; every arrow ends at a slice's start on that slice's track.
+// Timestamps are microseconds with nanosecond decimals.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "c3/importer/exporter.h"
 #include "c3/tracedb/output_file.h"
@@ -42,6 +44,29 @@ struct KeyHash {
   size_t operator()(const Key& k) const noexcept {
     return std::hash<uint64_t>()(static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ULL ^
                                  static_cast<uint64_t>(k.second));
+  }
+};
+
+// Where GPU work ran: its device and stream (the track of its slices), and its first start.
+struct Place {
+  int64_t device = 0, stream = 0, start = 0;
+};
+// A correlation is one API call, so its work runs on one stream; a damaged trace may spread one
+// over any number of tracks. Keeping a few of them keeps the export linear (each external id's
+// correlations are walked with their places), and any place kept is a real slice's start.
+constexpr size_t kMaxPlacesPerCorrelation = 16;
+// An NCCL call's work on one GPU (stream = -1) or one stream of it: (process row, external id,
+// device, stream).
+struct CallKey {
+  int64_t process = 0, external = 0, device = 0, stream = 0;
+  bool operator==(const CallKey&) const = default;
+};
+struct CallKeyHash {
+  size_t operator()(const CallKey& k) const noexcept {
+    uint64_t h = 0;
+    for (int64_t v : {k.process, k.external, k.device, k.stream})
+      h = (h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ULL + (h >> 29);
+    return std::hash<uint64_t>()(h);
   }
 };
 
@@ -164,30 +189,46 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
       while (q.step()) launched.insert({q.i64(0), q.i64(1)});
     }
     // ... and GPU work that has them: an API call starts a flow only when something ends it.
-    // With the first start of each correlation's work, where NCCL calls' flows end.
-    std::unordered_map<Key, int64_t, KeyHash> first_work;
+    // With where each correlation's work ran (per device and stream, its first start), where NCCL
+    // calls' flows end.
+    std::unordered_map<Key, std::vector<Place>, KeyHash> work_places;
     {
       auto q = r->query(
-          "SELECT process_id, correlation_id, MIN(start_ns) FROM (SELECT process_id, "
-          "correlation_id, start_ns FROM kernel UNION ALL SELECT process_id, correlation_id, "
-          "start_ns FROM memcpy UNION ALL SELECT process_id, correlation_id, start_ns FROM "
-          "memset) WHERE correlation_id IS NOT NULL GROUP BY process_id, correlation_id");
-      while (q.step()) first_work.emplace(Key{q.i64(0), q.i64(1)}, q.i64(2));
+          "SELECT process_id, correlation_id, device_id, IFNULL(stream_id, 0), MIN(start_ns) "
+          "FROM (SELECT process_id, correlation_id, device_id, stream_id, start_ns FROM kernel "
+          "UNION ALL SELECT process_id, correlation_id, device_id, stream_id, start_ns FROM "
+          "memcpy UNION ALL SELECT process_id, correlation_id, device_id, stream_id, start_ns "
+          "FROM memset) WHERE correlation_id IS NOT NULL GROUP BY process_id, correlation_id, "
+          "device_id, IFNULL(stream_id, 0)");
+      while (q.step()) {
+        auto& places = work_places[Key{q.i64(0), q.i64(1)}];
+        if (places.size() < kMaxPlacesPerCorrelation)
+          places.push_back({q.i64(2), q.i64(3), q.i64(4)});
+      }
     }
-    // Each NCCL call's first GPU work: what collective_gpu's start_ns says, from the external
-    // correlations and first_work above instead of the view, whose row per (call, linked
-    // activity) made 20,000 kernels sharing one correlation id 400 million rows and took 43 s
-    // (issue 12; bench/export_bench.cpp).
-    std::unordered_map<Key, int64_t, KeyHash> call_work;  // (process, external id) -> start
+    // Each NCCL call's first GPU work on its own GPU: all calls of a group share the group's
+    // work (one external id), which spans every GPU the group drives, so a call's flow ends on
+    // the first slice of its own device, on the call's stream when it has work there: the
+    // group's first start (collective_gpu's start_ns) may be another GPU's kernel, and an arrow
+    // to it left on the call's own track points at nothing (issue 13: 2,100 of 9,600 NCCL flows
+    // of the demo trace). Built from the external correlations and work_places above instead of
+    // the view, whose row per (call, linked activity) made 20,000 kernels sharing one
+    // correlation id 400 million rows and took 43 s (issue 12; bench/export_bench.cpp).
+    std::unordered_map<CallKey, Place, CallKeyHash> call_work;  // first per stream, and per GPU
     {
       auto q = r->query(
           "SELECT process_id, external_id, correlation_id FROM external_correlation WHERE "
           "external_kind = 'custom0'");
       while (q.step()) {
-        const auto w = first_work.find({q.i64(0), q.i64(2)});
-        if (w == first_work.end()) continue;
-        auto [it, fresh] = call_work.emplace(Key{q.i64(0), q.i64(1)}, w->second);
-        if (!fresh) it->second = std::min(it->second, w->second);
+        const auto w = work_places.find({q.i64(0), q.i64(2)});
+        if (w == work_places.end()) continue;
+        for (const Place& at : w->second) {
+          for (const int64_t stream : {at.stream, int64_t{-1}}) {
+            auto [it, fresh] =
+                call_work.emplace(CallKey{q.i64(0), q.i64(1), at.device, stream}, at);
+            if (!fresh && at.start < it->second.start) it->second = at;
+          }
+        }
       }
     }
     o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
@@ -333,7 +374,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.ts(duration(q.i64(3), q.i64(4)));
         std::fprintf(f, ", \"args\": {\"correlation\": %" PRId64 "}}", q.i64(5));
         ++st.cpu_events;
-        if (!first_work.count({p, q.i64(5)})) continue;
+        if (!work_places.count({p, q.i64(5)})) continue;
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"s\", \"cat\": \"launch\", \"name\": \"launch\", \"id\": %" PRId64
@@ -369,28 +410,32 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.raw("}}");
         ++st.cpu_events;
         const auto ext = q.opt_i64(11);
-        const auto work = ext ? call_work.find({p, *ext}) : call_work.end();
-        if (work != call_work.end() && !q.is_null(12)) {
-          const int64_t* gs = &work->second;
-          // Negative, apart from the API calls' flow ids; wraps rather than overflows.
-          const int64_t id = wrap(
-              0 - (static_cast<uint64_t>(p) * 1'000'000'000u + static_cast<uint64_t>(q.i64(14))));
-          o.begin();
-          std::fprintf(f,
-                       "{\"ph\": \"s\", \"cat\": \"nccl\", \"name\": \"nccl\", \"id\": %" PRId64
-                       ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       id, pid[p], q.i64(1));
-          o.ts(q.i64(3));
-          o.raw("}");
-          o.begin();
-          std::fprintf(f,
-                       "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"nccl\", \"name\": \"nccl\", "
-                       "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       id, gpu_pid(p, q.i64(12)), q.opt_i64(13).value_or(0));
-          o.ts(*gs);
-          o.raw("}");
-          ++st.flows;
-        }
+        const auto dev = q.opt_i64(12);
+        if (!ext || !dev) continue;
+        // Its first work on the call's stream, else its first on its GPU: the arrow ends on
+        // that slice's own track. No work on its GPU, no arrow (never one to nothing).
+        auto work = call_work.find(CallKey{p, *ext, *dev, q.opt_i64(13).value_or(-1)});
+        if (work == call_work.end()) work = call_work.find(CallKey{p, *ext, *dev, -1});
+        if (work == call_work.end()) continue;
+        const Place* end = &work->second;
+        // Negative, apart from the API calls' flow ids; wraps rather than overflows.
+        const int64_t id = wrap(
+            0 - (static_cast<uint64_t>(p) * 1'000'000'000u + static_cast<uint64_t>(q.i64(14))));
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"s\", \"cat\": \"nccl\", \"name\": \"nccl\", \"id\": %" PRId64
+                     ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                     id, pid[p], q.i64(1));
+        o.ts(q.i64(3));
+        o.raw("}");
+        o.begin();
+        std::fprintf(f,
+                     "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"nccl\", \"name\": \"nccl\", "
+                     "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
+                     id, gpu_pid(p, end->device), end->stream);
+        o.ts(end->start);
+        o.raw("}");
+        ++st.flows;
       }
     }
     // NVTX ranges and marks on their threads.
