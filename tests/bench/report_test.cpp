@@ -66,7 +66,7 @@ std::string line_of_case(const std::string& out, int id) {
 
 // The allgather:1M row: T_c3 1604 > T_serial 1541 (realized 0.95, fraction of ideal
 // negative): marked with both notes; a case that gained is not.
-TEST(Report, MarksConcurrencySlowerThanSerial) {
+TEST(BenchTable, MarksConcurrencySlowerThanSerial) {
   const Result bad = measured(1, 1400, 120, 1604, 1541);
   ASSERT_LT(bad.metrics->realized_speedup, 1);
   EXPECT_EQ(result_notes(bad), (std::vector<std::string>{"!c3>serial", "!frac<0"}));
@@ -100,7 +100,7 @@ TEST(Report, MarksConcurrencySlowerThanSerial) {
 }
 
 // Every column of the header is explained under the table, and so is '-'.
-TEST(Report, LegendExplainsEveryColumn) {
+TEST(BenchTable, LegendExplainsEveryColumn) {
   const std::string out = table({measured(1, 1000, 500, 1100, 1500)});
   const size_t legend = out.find("# columns (docs/c3bench.md):\n");
   ASSERT_NE(legend, std::string::npos) << out;
