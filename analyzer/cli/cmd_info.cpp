@@ -29,7 +29,8 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
       "SELECT id, pid, host, rank, local_rank, world_size, command_line, start_ns, end_ns "
       "FROM process ORDER BY id");
   while (procs.step()) {
-    out << "  process " << procs.i64(1) << " on " << procs.text(2);
+    out << "  process " << procs.i64(1) << " on "
+        << (procs.text(2).empty() ? std::string("(host unknown)") : procs.text(2));
     if (auto rank = procs.opt_i64(3)) {
       out << ", rank " << *rank;
       if (auto ws = procs.opt_i64(5)) out << "/" << *ws;

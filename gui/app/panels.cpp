@@ -13,6 +13,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTextDocument>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
@@ -255,6 +256,12 @@ void AnalysisPanels::set_compare_step(const QString& pattern) {
   step_edit_->setModified(false);
 }
 
+QString AnalysisPanels::headline_text() const {
+  QTextDocument d;
+  d.setHtml(headline_->text());
+  return d.toPlainText();
+}
+
 void AnalysisPanels::update_summary() {
   if (doc_ == nullptr) {
     headline_->setText(tr("No trace open."));
@@ -270,12 +277,29 @@ void AnalysisPanels::update_summary() {
   const bool dark = is_dark(palette());
   const QString hid = hidden_color(dark).name();
   const QString exp = exposed_color(dark).name();
-  QString s =
-      tr("<span style='font-size:large'><b>%1</b> of communication hidden under compute"
-         " &nbsp; <span style='color:%2'>■</span> hidden %3 &nbsp; <span style='color:%4'>■</span>"
-         " exposed %5</span>")
-          .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)), exp,
-               format_duration(static_cast<double>(b.exposed_comm)));
+  const int64_t gpu_work = doc_->report.kernels + doc_->report.memcpys + doc_->report.memsets;
+  QString s;
+  if (gpu_work == 0) {
+    // A CPU-only profile: say so rather than a row of zeros.
+    s =
+        tr("<span style='font-size:large'><b>No GPU activity</b> in this trace</span><br>No "
+           "kernels, copies or sets were recorded (a CPU-only profile?): there is nothing to "
+           "overlap. The timeline shows its %n range(s).",
+           nullptr, static_cast<int>(doc_->trace.ranges.size()));
+    headline_->setText(s);
+    return;
+  }
+  if (b.comm() == 0) {
+    s =
+        tr("<span style='font-size:large'><b>No communication</b> on the GPUs: nothing to hide "
+           "under compute</span>");
+  } else {
+    s = tr("<span style='font-size:large'><b>%1</b> of communication hidden under compute"
+           " &nbsp; <span style='color:%2'>■</span> hidden %3 &nbsp; <span "
+           "style='color:%4'>■</span> exposed %5</span>")
+            .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)),
+                 exp, format_duration(static_cast<double>(b.exposed_comm)));
+  }
   s += tr("<br>span %1 (summed over %2 processes) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed "
           "memcpy %5"
           " &nbsp; %6 kernels, %7 copies, %8 sets")
@@ -302,7 +326,28 @@ void AnalysisPanels::update_bars() {
   chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
   chart->setTitle(tr("Time per rank: where the span went"));
   chart->setAnimationOptions(QChart::NoAnimation);
-  if (doc_ != nullptr && doc_->analyzed && !doc_->report.processes.empty()) {
+  const bool gpu_work =
+      doc_ != nullptr && doc_->report.kernels + doc_->report.memcpys + doc_->report.memsets > 0;
+  if (doc_ != nullptr && doc_->analyzed && !gpu_work) {
+    chart->setTitle(tr("No GPU activity: no time to break down"));
+  } else if (doc_ != nullptr && doc_->analyzed && !doc_->report.processes.empty()) {
+    // The axis unit follows the longest span (a 0.4 ms trace read "0 0 0 1 1 1" in ms).
+    double longest = 0;
+    for (const auto& p : doc_->report.processes)
+      longest = std::max(longest, static_cast<double>(p.b.span));
+    double unit = 1e6;
+    QString unit_name = tr("ms");
+    if (longest >= 10e9) {
+      unit = 1e9;
+      unit_name = tr("s");
+    } else if (longest < 1e6) {
+      unit = 1e3;
+      unit_name = tr("µs");
+    }
+    if (longest < 1e3) {
+      unit = 1;
+      unit_name = tr("ns");
+    }
     auto* series = new QHorizontalStackedBarSeries();
     auto* compute = new QBarSet(tr("compute"));
     auto* exposed = new QBarSet(tr("exposed comm"));
@@ -316,17 +361,17 @@ void AnalysisPanels::update_bars() {
     idle->setColor(dark ? QColor(70, 70, 70) : QColor(220, 220, 220));
     QStringList cats;
     double most = 0;
-    // Bars in milliseconds; ranks bottom to top in rank order.
+    // Bars in `unit`; ranks bottom to top in rank order.
     for (auto it = doc_->report.processes.rbegin(); it != doc_->report.processes.rend(); ++it) {
       const analyzer::Breakdown& b = it->b;
       cats << QString::fromStdString(
           doc_->trace.processes[static_cast<size_t>(it->process)].label());
-      *compute << static_cast<double>(b.compute()) / 1e6;
-      *exposed << static_cast<double>(b.exposed_comm) / 1e6;
-      *copies << static_cast<double>(b.exposed_memcpy) / 1e6;
-      *other << static_cast<double>(b.exposed_other) / 1e6;
-      *idle << static_cast<double>(b.idle) / 1e6;
-      most = std::max(most, static_cast<double>(b.span) / 1e6);
+      *compute << static_cast<double>(b.compute()) / unit;
+      *exposed << static_cast<double>(b.exposed_comm) / unit;
+      *copies << static_cast<double>(b.exposed_memcpy) / unit;
+      *other << static_cast<double>(b.exposed_other) / unit;
+      *idle << static_cast<double>(b.idle) / unit;
+      most = std::max(most, static_cast<double>(b.span) / unit);
     }
     series->append(compute);
     series->append(exposed);
@@ -339,10 +384,10 @@ void AnalysisPanels::update_bars() {
     chart->addAxis(y, Qt::AlignLeft);
     series->attachAxis(y);
     auto* x = new QValueAxis();
-    x->setTitleText(tr("ms"));
+    x->setTitleText(unit_name);
     x->setRange(0, most > 0 ? most * 1.02 : 1);
     x->applyNiceNumbers();
-    x->setLabelFormat("%.0f");
+    x->setLabelFormat("%g");  // 0.5 steps stay 0.5, not "0 1 1"
     chart->addAxis(x, Qt::AlignBottom);
     series->attachAxis(x);
     chart->legend()->setAlignment(Qt::AlignBottom);

@@ -36,6 +36,7 @@ class AnalysisPanels : public QTabWidget {
   QWidget* summary_page() const { return summary_page_; }
   QWidget* collectives_page() const { return collectives_page_; }
   QWidget* interference_page() const { return interference_page_; }
+  QString headline_text() const;  // the summary's headline, as plain text (for tests)
   QWidget* bench_page() const { return bench_page_; }
   QWidget* compare_page() const { return compare_page_; }
   // The comparison's step pattern (a regular expression over NVTX / annotation names; empty:

@@ -247,7 +247,20 @@ TEST(Report, RangesAndJson) {
   ASSERT_EQ(r.ranges.size(), 2u);
   EXPECT_EQ(r.ranges[0].b.overlap, 50);
   EXPECT_EQ(r.ranges[1].b.compute(), 100);
-  EXPECT_EQ(r.processes[0].b.span, 300);
+  // Issue 13: over ranges the span is the time inside them (0..320), not first to last
+  // activity (0..300); idle is what the kernels leave of it.
+  EXPECT_EQ(r.processes[0].b.span, 320);
+  EXPECT_EQ(r.processes[0].b.idle, 320 - 250);
+  EXPECT_EQ(r.ranges[1].b.span, 160);
+  EXPECT_EQ(r.ranges[1].b.idle, 60);
+  // No GPU work in a range: its span and idle are still its length.
+  Trace cpu = Builder().done();
+  cpu.processes.resize(1);
+  cpu.ranges.push_back({0, 0, "pytorch", "ProfilerStep#1", 1000, 5000, 0});
+  const Report rc = analyze(cpu, {"cpu.json"}, o);
+  ASSERT_EQ(rc.ranges.size(), 1u);
+  EXPECT_EQ(rc.ranges[0].b.span, 4000);
+  EXPECT_EQ(rc.ranges[0].b.idle, 4000);
   const std::string j = to_json(r);
   for (const char* key : {"\"schema\": \"c3scope-analyze/1\"", "\"span_ns\"", "\"idle_ns\"",
                           "\"compute_ns\"", "\"comm_ns\"", "\"overlap_ns\"", "\"overlap_pct\"",

@@ -571,6 +571,38 @@ class AppTest : public QObject {
     qunsetenv("C3SCOPE_CACHE_MIN_MB");
   }
 
+  // Issue 13: a CPU-only PyTorch profile gave "0.0 % of communication hidden" and a chart
+  // axis reading "0 0 0 1 1 1"; the host read "(unknown)" although the JSON names it.
+  void cpuOnlyProfileSaysThereIsNoGpuActivity() {
+    const QString json = dir_.filePath("cpu_only.json");
+    {
+      QFile f(json);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(R"({"schemaVersion": 1, "host_name": "trainer-7", "traceEvents": [)"
+              R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 9, )"
+              R"("tid": 9, "ts": 1660000000000000, "dur": 5000},)"
+              R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 9, "tid": 9, )"
+              R"("ts": 1660000000000100, "dur": 200}]})");
+    }
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    bool analyzed = false;
+    w.open({json}, [&](bool) {});
+    for (int i = 0; i < 3000 && !analyzed; ++i) {
+      QTest::qWait(10);
+      analyzed = w.document() != nullptr && w.document()->analyzed;
+    }
+    QVERIFY2(analyzed, qPrintable(w.last_error()));
+    const QString headline = w.panels()->headline_text();
+    QVERIFY2(headline.contains("No GPU activity"), qPrintable(headline));
+    QVERIFY2(!headline.contains("% of communication hidden"), qPrintable(headline));
+    QCOMPARE(w.document()->trace.processes[0].host, std::string("trainer-7"));
+    QCOMPARE(w.document()->timeline->row(w.document()->timeline->roots()[0]).label,
+             std::string("host trainer-7"));
+  }
+
   void opensPyTorchProfilerTraces() {
     // Real Kineto traces of two ranks (../shared/traces, or $C3SCOPE_TRACES), imported on the fly.
     const QString dir = qEnvironmentVariableIsEmpty("C3SCOPE_TRACES")

@@ -457,6 +457,7 @@ struct Pending {
   std::optional<int64_t> rank, world_size;
   int64_t base_ns = 0;  // baseTimeNanoseconds
   std::string nccl_version;
+  std::string host;  // top-level "host_name" (or "hostname"), when the profiler wrote it
 };
 
 }  // namespace
@@ -484,6 +485,9 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
       if (num(o, "rank", &v)) p.rank = v;
       if (num(o, "world_size", &v)) p.world_size = v;
       p.nccl_version = std::string(str(o, "nccl_version"));
+    } else if (key == "host_name" || key == "hostname") {
+      std::string_view h;
+      if (doc.get_string().get(h) == simdjson::SUCCESS) p.host = std::string(h);
     } else if (key == "baseTimeNanoseconds") {
       int64_t v = 0;
       if (doc.get_int64().get(v) == simdjson::SUCCESS) p.base_ns = v;
@@ -729,7 +733,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   // Process row.
   tracedb::ProcessRow proc;
   proc.pid = p.pid >= 0 ? p.pid : 0;
-  proc.host = "";
+  proc.host = p.host;
   proc.rank = p.rank;
   proc.world_size = p.world_size;
   proc.command_line = "kineto trace " + path;
@@ -741,6 +745,9 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   for (const auto& m : p.memsets)
     first = std::min(first, m.start_ns), last = std::max(last, m.end_ns);
   for (const auto& a : p.api) first = std::min(first, a.start_ns), last = std::max(last, a.end_ns);
+  // CPU-only traces: the annotations and operators are all there is.
+  for (const auto& g : p.ranges)
+    first = std::min(first, g.start_ns), last = std::max(last, g.end_ns);
   if (first == INT64_MAX) first = last = 0;
   proc.start_ns = first;
   proc.end_ns = last;

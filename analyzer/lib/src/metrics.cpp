@@ -172,6 +172,15 @@ Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window) {
   return from_unions(u, count);
 }
 
+void span_over(Breakdown& b, const Intervals& window) {
+  if (window.empty()) return;
+  b.first = window.front().start;
+  b.last = window.back().end;
+  b.span = length(window);
+  b.idle = b.span - b.busy;
+  b.non_compute = b.span - b.compute() - b.idle;
+}
+
 std::vector<Breakdown> window_breakdowns(const Trace& t, int process,
                                          const std::vector<Interval>& windows) {
   const Activities& a = t.activities;

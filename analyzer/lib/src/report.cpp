@@ -173,12 +173,31 @@ void print_interference(FILE* out, const Report& r) {
       std::snprintf(b, sizeof b, "%.2f", *v);
       return std::string(b);
     };
+    int64_t marked = 0;
     for (const auto& b : r.bench) {
-      std::fprintf(out, "%-58.58s %9s %9s %7s %7s %6s %6s  %s\n", b.label.c_str(),
-                   p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
+      const bool lost = b.fraction_of_ideal && *b.fraction_of_ideal < 0;
+      marked += lost ? 1 : 0;
+      std::fprintf(out,
+                   lost ? "%-58.58s %9s %9s %7s %7s %6s %6s  %-11s%s\n"
+                        : "%-58.58s %9s %9s %7s %7s %6s %6s  %s%s\n",
+                   b.label.c_str(), p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
                    x(b.ideal_speedup).c_str(), x(b.realized_speedup).c_str(),
                    x(b.fraction_of_ideal).c_str(), x(b.realized_over_ideal).c_str(),
-                   b.scenario.c_str());
+                   b.scenario.c_str(), lost ? " !frac<0" : "");
+    }
+    // The columns in words (docs/c3bench.md), so that the table reads without the docs.
+    std::fprintf(out,
+                 "  slow_cp, slow_cm: compute and comm slowdown while concurrent (T_concurrent / "
+                 "T_alone - 1)\n"
+                 "  ideal: (T_comp + T_comm) / max(T_comp, T_comm); real: (T_comp + T_comm) / "
+                 "T_c3; frac: (real - 1) / (ideal - 1); r/i: real / ideal\n"
+                 "  class: compute-long, comm-long or balanced (at 1.15x); -: not measured or not "
+                 "defined for the case\n");
+    if (marked > 0) {
+      std::fprintf(out,
+                   "  !frac<0 (%" PRId64
+                   " case(s)): running both together took longer than one after the other\n",
+                   marked);
     }
   }
 }
@@ -324,8 +343,17 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
     std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", r.skipped,
                  r.first_skipped.c_str());
   }
+  if (r.kernels + r.memcpys + r.memsets == 0) {
+    std::fprintf(out,
+                 "no GPU activity: the trace(s) hold no kernels, copies or sets (a CPU-only "
+                 "profile?), so every GPU figure below is 0\n");
+  }
   if (!r.ranges.empty() || r.matching_ranges > 0) {
-    std::fprintf(out, "restricted to %" PRId64 " matching range(s)\n", r.matching_ranges);
+    std::fprintf(out,
+                 "restricted to %" PRId64
+                 " matching range(s): spans are the time inside them, idle what GPU work "
+                 "leaves of it\n",
+                 r.matching_ranges);
   }
   std::fprintf(
       out,
@@ -384,12 +412,12 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
   print_steps(out, r, po);
   if (!r.ranges.empty()) {
     std::fprintf(out, "\nPer range (ms)\n");
-    std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "span",
+    std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "length",
                  "idle", "compute", "comm", "overlap%", "exposed-comm");
     for (const RangeReport& g : r.ranges) {
       std::fprintf(out, "%-22s %-28.28s %11s %11s %11s %11s %9s %11s\n",
                    r.process_info[static_cast<size_t>(g.process)].label().c_str(), g.name.c_str(),
-                   ms(g.b.span).c_str(), ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(),
+                   ms(g.end - g.start).c_str(), ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(),
                    ms(g.b.comm()).c_str(), g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
                    ms(g.b.exposed_comm).c_str());
     }

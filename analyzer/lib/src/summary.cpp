@@ -130,12 +130,15 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
         rr.end = g.end;
         const Intervals w{{g.start, g.end}};
         rr.b = breakdown(t, {pi, -1}, &w);
+        span_over(rr.b, w);
         s.ranges.push_back(std::move(rr));
       }
       window = union_of(std::move(window));
     }
     const Intervals* win = o.range.empty() ? nullptr : &window;
     s.total = breakdown(t, {pi, -1}, win);
+    // Over ranges, spans are the time inside them (span_over).
+    if (win != nullptr) span_over(s.total, *win);
     std::vector<int16_t> devs;
     for (const Device& d : s.devices) devs.push_back(d.device);
     // Devices that have activities but no device row.
@@ -144,7 +147,10 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
         devs.push_back(a.device[i]);
     }
     std::sort(devs.begin(), devs.end());
-    for (int16_t d : devs) s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
+    for (int16_t d : devs) {
+      s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
+      if (win != nullptr) span_over(s.per_device.back().second, *win);
+    }
     const std::vector<CommOverlap> comm = comm_overlap(t, {pi, -1}, win);
     s.collectives = collective_stats(t, comm);
     s.kernel_stats = kernel_stats(t, pi, win);

@@ -49,6 +49,10 @@ std::string mask_name(int mask);
 
 // The breakdown of one scope; `window` (merged intervals) restricts it to those times.
 Breakdown breakdown(const Trace& t, Scope scope, const Intervals* window = nullptr);
+// A breakdown restricted to ranges (--range, a selection in the GUI) measured over the time
+// inside them: span = their length, idle = what GPU work leaves of it (not first to last
+// activity, which counts the gaps between ranges and is 0 without GPU work).
+void span_over(Breakdown& b, const Intervals& window);
 // breakdown(t, {process, -1}, &{w}) for each window w, reading only the rows near each window
 // (per device, a binary search bounded by its longest activity): steps cost their own rows, not
 // the whole trace each.
