@@ -1,6 +1,9 @@
-// c3scope export: a trace to Chrome trace JSON for ui.perfetto.dev or chrome://tracing.
+// c3scope export: traces to Chrome trace JSON for ui.perfetto.dev or chrome://tracing. Several
+// traces (the ranks of a job) go into one file, their clocks aligned as analyze aligns them.
 #include <iostream>
 
+#include "c3/analyzer/cross_rank.h"
+#include "c3/analyzer/load.h"
 #include "c3/analyzer/open.h"
 #include "c3/importer/exporter.h"
 #include "c3/tracedb/reader.h"
@@ -12,11 +15,12 @@ namespace c3::cli {
 Action add_export(CLI::App& app) {
   auto* cmd = app.add_subcommand("export",
                                  "Write a trace as Chrome trace JSON (open it in ui.perfetto.dev)");
-  auto in = std::make_shared<std::string>();
+  auto in = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("perfetto");
-  cmd->add_option("trace", *in,
-                  "The trace (c3scope, PyTorch profiler JSON or Nsight Systems export)")
+  cmd->add_option("traces", *in,
+                  "Traces or folders (c3scope, PyTorch profiler JSON or Nsight Systems export); "
+                  "several go into one file, their clocks aligned as analyze aligns them")
       ->required();
   cmd->add_option("-o,--output", *out,
                   "The JSON file to write (an existing file only with --force)")
@@ -33,25 +37,42 @@ Action add_export(CLI::App& app) {
     try {
       // Opened as analyze opens it (analyzer/open.h): a PyTorch or Nsight file is converted
       // into a temporary trace first.
-      const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs({*in});
-      if (inputs.size() != 1) {
-        error_line("export: '" + *in + "' holds " + std::to_string(inputs.size()) +
-                   " traces: export one at a time");
+      const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs(*in);
+      if (inputs.empty()) {
+        error_line("export: no traces in the given paths");
         return kExitUsage;
       }
-      // The output is checked (never the input, an existing file only with --force) before the
+      // The output is checked (never an input, an existing file only with --force) before the
       // conversion's work; a signal removes the temporary (tracedb/output_file.h).
       tracedb::OutputRules rules;
       rules.force = *force;
-      rules.inputs = {*in, inputs.front().path};
+      rules.inputs = *in;
+      for (const analyzer::Input& i : inputs) rules.inputs.push_back(i.path);
       tracedb::install_output_cleanup();
       tracedb::OutputFile file("-o", *out, rules);
       const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
-      const auto st = importer::export_perfetto(tf.files.front(), file);
+      std::vector<importer::ExportInput> exports;
+      for (const std::string& t : tf.files) exports.push_back({t, {}});
+      if (tf.files.size() > 1) {
+        // The ranks' clocks, aligned by matched collectives (or wall-clock anchors) as analyze
+        // and the GUI align them; each process's offset goes with its rows.
+        analyzer::LoadOptions lo;
+        lo.defer_kernel_shapes = true;
+        analyzer::Trace t = analyzer::load(tf.files, lo);
+        analyzer::align_clocks(t);
+        for (const analyzer::Process& p : t.processes) {
+          for (size_t k = 0; k < tf.files.size(); ++k) {
+            if (p.source == tf.files[k] && p.offset_ns != 0)
+              exports[k].offset_ns[p.db_id] = p.offset_ns;
+          }
+        }
+      }
+      const auto st = importer::export_perfetto(exports, file);
       // On stderr when the JSON itself went to standard output (export -o /dev/stdout | jq).
       std::ostream& said = file.to_stdout() ? std::cerr : std::cout;
-      said << "wrote " << *out << ": " << st.gpu_events << " GPU events, " << st.cpu_events
-           << " host events, " << st.flows << " flow arrows (open it in ui.perfetto.dev)\n";
+      said << "wrote " << *out << ": " << tf.files.size() << " trace(s), " << st.gpu_events
+           << " GPU events, " << st.cpu_events << " host events, " << st.flows
+           << " flow arrows (open it in ui.perfetto.dev)\n";
     } catch (const tracedb::ReadError& e) {
       error_line(std::string("export: ") + e.what());
       return kExitUsage;

@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "harness.h"
+#include "synthetic.h"
 
 namespace fs = std::filesystem;
 using namespace c3::e2e;
@@ -215,6 +217,68 @@ TEST(AnalyzeCli, BadInputIsOneLineAndExit2) {
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << joined << r.err;
   }
   EXPECT_FALSE(fs::exists(dir.path() + "/x.sqlite"));
+}
+
+// Issue 13: `export` took one trace only. The ranks of a job (two hosts, rank 1's clock 7 ms
+// ahead) go into one file: their clocks aligned as analyze aligns them, GPU pids and flow ids
+// of their own, and a pid taken twice (the same file twice here) given a free one.
+TEST(ExportCli, SeveralTracesGoIntoOneAlignedFile) {
+  TempDir dir;
+  c3::gui::testing::SyntheticJob job;
+  job.ranks = 2;
+  job.steps = 3;
+  job.layers = 2;
+  const std::vector<std::string> ranks =
+      c3::gui::testing::write_synthetic_job(dir.path() + "/job", job);
+  const std::string out = dir.path() + "/job.json";
+  RunResult ex = c3scope({"export", ranks[0], ranks[1], "-o", out}, dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_NE(ex.out.find("2 trace(s)"), std::string::npos) << ex.out;
+  const auto j = nlohmann::json::parse(slurp(out));
+  std::map<int64_t, std::vector<double>> allreduce_ends;  // GPU pid -> kernel ends (us)
+  std::set<int64_t> hosts, gpus;
+  std::map<std::string, std::set<int64_t>> flow_ids;  // ph -> ids
+  for (const auto& e : j.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    const int64_t pid = e.at("pid");
+    if (ph == "M" && e.at("name") == "process_name") (pid >= 1000000 ? gpus : hosts).insert(pid);
+    if (ph == "s" || ph == "f") {
+      EXPECT_TRUE(flow_ids[ph].insert(e.at("id").get<int64_t>()).second) << "one id twice";
+    }
+    if (ph == "X" && e.value("cat", "") == "kernel" &&
+        e.at("name").get<std::string>().find("AllReduce") != std::string::npos) {
+      allreduce_ends[pid].push_back(e.at("ts").get<double>() + e.at("dur").get<double>());
+    }
+  }
+  EXPECT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(flow_ids["s"], flow_ids["f"]) << "every flow has both ends";
+  // Aligned: the ranks' matching AllReduces end together (7000 us apart as recorded).
+  ASSERT_EQ(allreduce_ends.size(), 2u);
+  const auto& a = allreduce_ends.begin()->second;
+  const auto& b = allreduce_ends.rbegin()->second;
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  EXPECT_NEAR(a.front(), b.front(), 1.0);
+  // The same rank twice: one keeps pid 4000, the other gets a free pid, named with the real one.
+  fs::create_directories(dir.path() + "/copy");
+  fs::copy_file(ranks[0], dir.path() + "/copy/rank0.sqlite");
+  const std::string twice = dir.path() + "/twice.json";
+  RunResult ex2 =
+      c3scope({"export", ranks[0], dir.path() + "/copy/rank0.sqlite", "-o", twice}, dir);
+  ASSERT_EQ(ex2.exit_code, 0) << ex2.err;
+  std::set<int64_t> host_pids;
+  bool renamed = false;
+  const auto j2 = nlohmann::json::parse(slurp(twice));
+  for (const auto& e : j2.at("traceEvents")) {
+    if (e.at("ph") != "M" || e.at("name") != "process_name" || e.at("pid") >= 1000000) continue;
+    host_pids.insert(e.at("pid").get<int64_t>());
+    renamed = renamed ||
+              e.at("args").at("name").get<std::string>().find("(pid 4000)") != std::string::npos;
+  }
+  EXPECT_EQ(host_pids.size(), 2u);
+  EXPECT_TRUE(host_pids.count(4000));
+  EXPECT_TRUE(renamed);
 }
 
 TEST(ExportCli, PerfettoJsonHasTracksSlicesAndMatchedFlows) {

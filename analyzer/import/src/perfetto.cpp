@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -167,11 +168,30 @@ class Out {
 }  // namespace
 
 ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) {
-  auto r = tracedb::Reader::open(trace);
+  return export_perfetto(std::vector<ExportInput>{{trace, {}}}, out);
+}
+
+ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::OutputFile& out) {
   FILE* f = out.stream();
   ExportStats st;
   Out o(f);
-  {
+  o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
+  // Several traces (one per rank): process rows number from 1 in every file, so each file's
+  // rows are numbered on from the last file's (GPU pids, flow ids), and a host pid another
+  // file already took (pid 4000 on two hosts) gets a free one, the real pid in its name.
+  int64_t base = 0;
+  std::set<int64_t> taken;
+  int64_t next_free = 900000;
+  for (const ExportInput& in : inputs) {
+    auto r = tracedb::Reader::open(in.trace);
+    // Clock alignment: the offset of each process row (0 when none is given).
+    auto at = [&](int64_t process_row, int64_t t) {
+      const auto it = in.offset_ns.find(process_row);
+      int64_t shifted = t;
+      if (it != in.offset_ns.end() && __builtin_add_overflow(t, it->second, &shifted)) return t;
+      return shifted;
+    };
+    int64_t rows = 0;  // the highest process row of this file
     std::unordered_map<int64_t, std::string> names;
     {
       auto q = r->query("SELECT id, value FROM string");
@@ -222,33 +242,42 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
       while (q.step()) {
         const auto w = work_places.find({q.i64(0), q.i64(2)});
         if (w == work_places.end()) continue;
-        for (const Place& at : w->second) {
-          for (const int64_t stream : {at.stream, int64_t{-1}}) {
+        for (const Place& place : w->second) {
+          for (const int64_t stream : {place.stream, int64_t{-1}}) {
             auto [it, fresh] =
-                call_work.emplace(CallKey{q.i64(0), q.i64(1), at.device, stream}, at);
-            if (!fresh && at.start < it->second.start) it->second = at;
+                call_work.emplace(CallKey{q.i64(0), q.i64(1), place.device, stream}, place);
+            if (!fresh && place.start < it->second.start) it->second = place;
           }
         }
       }
     }
-    o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
+    std::map<int64_t, int64_t> os_pid;  // process row -> its pid as recorded
     {
       auto q = r->query("SELECT id, pid, host, rank, command_line FROM process");
       while (q.step()) {
-        pid[q.i64(0)] = q.i64(1);
+        rows = std::max(rows, q.i64(0));
+        os_pid[q.i64(0)] = q.i64(1);
+        int64_t shown = q.i64(1);
+        if (!taken.insert(shown).second) {
+          while (!taken.insert(next_free).second) ++next_free;
+          shown = next_free;
+        }
+        pid[q.i64(0)] = shown;
         std::string label = q.text(4);
+        if (shown != q.i64(1)) label += " (pid " + std::to_string(q.i64(1)) + ")";
+        if (!q.text(2).empty()) label += " on " + q.text(2);
         if (auto rank = q.opt_i64(3)) label.insert(0, "rank " + std::to_string(*rank) + ": ");
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %" PRId64
                      ", \"args\": {\"name\": ",
-                     q.i64(1));
+                     shown);
         o.str(label);
         o.raw("}}");
       }
     }
     auto gpu_pid = [&](int64_t process_row, int64_t device) {
-      return wrap(1000000u + 1000u * static_cast<uint64_t>(process_row) +
+      return wrap(1000000u + 1000u * static_cast<uint64_t>(base + process_row) +
                   static_cast<uint64_t>(device));
     };
     {
@@ -260,7 +289,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
                      ", \"args\": {\"name\": ",
                      gpu_pid(q.i64(0), q.i64(1)));
         o.str("GPU " + std::to_string(q.i64(1)) + " (" + q.text(2) + ") of pid " +
-              std::to_string(pid[q.i64(0)]));
+              std::to_string(os_pid[q.i64(0)]));
         o.raw("}}");
       }
     }
@@ -291,7 +320,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.str(q.text(5));
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", gpu_pid(p, dev),
                      stream);
-        o.ts(q.i64(3));
+        o.ts(at(p, q.i64(3)));
         o.raw(", \"dur\": ");
         o.ts(duration(q.i64(3), q.i64(4)));
         o.raw(", \"args\": {");
@@ -307,8 +336,8 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
           std::fprintf(f,
                        "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
                        "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       flow_id(p, *c), gpu_pid(p, dev), stream);
-          o.ts(q.i64(3));
+                       flow_id(base + p, *c), gpu_pid(p, dev), stream);
+          o.ts(at(p, q.i64(3)));
           o.raw("}");
           ++st.flows;
         }
@@ -330,7 +359,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.str(name(q.i64(5)));
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", gpu_pid(p, dev),
                      stream);
-        o.ts(q.i64(3));
+        o.ts(at(p, q.i64(3)));
         o.raw(", \"dur\": ");
         o.ts(duration(q.i64(3), q.i64(4)));
         std::fprintf(f, ", \"args\": {\"device\": %" PRId64 ", \"stream\": %" PRId64, dev, stream);
@@ -344,8 +373,8 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
           std::fprintf(f,
                        "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"launch\", \"name\": \"launch\", "
                        "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                       flow_id(p, *c), gpu_pid(p, dev), stream);
-          o.ts(q.i64(3));
+                       flow_id(base + p, *c), gpu_pid(p, dev), stream);
+          o.ts(at(p, q.i64(3)));
           o.raw("}");
           ++st.flows;
         }
@@ -369,7 +398,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.raw("{\"ph\": \"X\", \"cat\": \"cuda_api\", \"name\": ");
         o.str(name(q.i64(2)));
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
-        o.ts(q.i64(3));
+        o.ts(at(p, q.i64(3)));
         o.raw(", \"dur\": ");
         o.ts(duration(q.i64(3), q.i64(4)));
         std::fprintf(f, ", \"args\": {\"correlation\": %" PRId64 "}}", q.i64(5));
@@ -379,8 +408,8 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         std::fprintf(f,
                      "{\"ph\": \"s\", \"cat\": \"launch\", \"name\": \"launch\", \"id\": %" PRId64
                      ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
-                     flow_id(p, q.i64(5)), pid[p], q.i64(1));
-        o.ts(q.i64(3));
+                     flow_id(base + p, q.i64(5)), pid[p], q.i64(1));
+        o.ts(at(p, q.i64(3)));
         o.raw("}");
       }
     }
@@ -397,7 +426,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.raw("{\"ph\": \"X\", \"cat\": \"nccl\", \"name\": ");
         o.str("nccl" + q.text(2));
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
-        o.ts(q.i64(3));
+        o.ts(at(p, q.i64(3)));
         o.raw(", \"dur\": ");
         o.ts(duration(q.i64(3), q.i64(4)));
         o.raw(", \"args\": {\"comm\": ");
@@ -419,21 +448,21 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         if (work == call_work.end()) continue;
         const Place* end = &work->second;
         // Negative, apart from the API calls' flow ids; wraps rather than overflows.
-        const int64_t id = wrap(
-            0 - (static_cast<uint64_t>(p) * 1'000'000'000u + static_cast<uint64_t>(q.i64(14))));
+        const int64_t id = wrap(0 - (static_cast<uint64_t>(base + p) * 1'000'000'000u +
+                                     static_cast<uint64_t>(q.i64(14))));
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"s\", \"cat\": \"nccl\", \"name\": \"nccl\", \"id\": %" PRId64
                      ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
                      id, pid[p], q.i64(1));
-        o.ts(q.i64(3));
+        o.ts(at(p, q.i64(3)));
         o.raw("}");
         o.begin();
         std::fprintf(f,
                      "{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"nccl\", \"name\": \"nccl\", "
                      "\"id\": %" PRId64 ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ",
                      id, gpu_pid(p, end->device), end->stream);
-        o.ts(end->start);
+        o.ts(at(p, end->start));
         o.raw("}");
         ++st.flows;
       }
@@ -453,7 +482,7 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         o.raw(", \"name\": ");
         o.str(q.text(4));
         std::fprintf(f, ", \"pid\": %" PRId64 ", \"tid\": %" PRId64 ", \"ts\": ", pid[p], q.i64(1));
-        o.ts(q.i64(5));
+        o.ts(at(p, q.i64(5)));
         if (!mark) {
           o.raw(", \"dur\": ");
           o.ts(duration(q.i64(5), q.i64(6)));
@@ -463,8 +492,9 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
         ++st.cpu_events;
       }
     }
-    o.raw("\n]}\n");
+    base += rows + 1;
   }
+  o.raw("\n]}\n");
   out.commit();
   return st;
 }

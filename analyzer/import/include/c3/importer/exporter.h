@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace c3::tracedb {
 class OutputFile;
@@ -20,5 +22,15 @@ struct ExportStats {
 // at the end. Throws tracedb::ReadError for a bad trace, tracedb::OutputError when `out` cannot
 // be written.
 ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out);
+
+// One trace of several exported into one file (the ranks of a job): `offset_ns` per process row
+// (process.id) is added to its times, the clock alignment analyze works out (align_clocks).
+struct ExportInput {
+  std::string trace;
+  std::map<int64_t, int64_t> offset_ns;
+};
+// Several traces into one JSON: each file's processes get GPU pids and flow ids of their own,
+// and a host pid already taken by another file a free one (the real pid in the process name).
+ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::OutputFile& out);
 
 }  // namespace c3::importer
