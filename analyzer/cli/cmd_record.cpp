@@ -16,6 +16,7 @@
 #include <set>
 #include <vector>
 
+#include "c3/tracedb/contents.h"
 #include "commands.h"
 
 namespace c3::cli {
@@ -178,7 +179,10 @@ int run(const RecordOptions& o) {
   } else {
     std::cerr << "c3scope: " << written.size() << " trace" << (written.size() == 1 ? "" : "s")
               << " written:\n";
-    for (const auto& t : written) std::cerr << "  " << t << "\n";
+    for (const auto& t : written) {
+      const std::string holds = tracedb::trace_contents(t);
+      std::cerr << "  " << t << (holds.empty() ? "" : " (" + holds + ")") << "\n";
+    }
   }
 
   if (WIFSIGNALED(status)) {

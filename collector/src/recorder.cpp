@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "buffer_pool.h"
+#include "c3/tracedb/contents.h"
 #include "clock.h"
 #include "cupti_session.h"
 #include "event_queue.h"
@@ -470,16 +471,18 @@ void Recorder::finalize(const char* why) {
   }
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->trace_path.empty() && s->get_phase() == Phase::finalized) {
+    // What it holds (issue 13: "(983 rows)" counted every table, strings and stats included);
+    // the row count when the closed file cannot be read back.
+    std::string holds = tracedb::trace_contents(s->trace_path);
+    if (holds.empty()) holds = std::to_string(s->trace_rows) + " rows";
     if (s->trace_write_errors > 0) {
       warn(
-          "trace written to %s (%lld rows); %lld write error(s) cost %lld row(s) (stats "
+          "trace written to %s (%s); %lld write error(s) cost %lld row(s) (stats "
           "write_errors, write_dropped_rows)",
-          s->trace_path.c_str(), static_cast<long long>(s->trace_rows),
-          static_cast<long long>(s->trace_write_errors),
+          s->trace_path.c_str(), holds.c_str(), static_cast<long long>(s->trace_write_errors),
           static_cast<long long>(s->trace_dropped_rows));
     } else {
-      info("trace written to %s (%lld rows)", s->trace_path.c_str(),
-           static_cast<long long>(s->trace_rows));
+      info("trace written to %s (%s)", s->trace_path.c_str(), holds.c_str());
     }
   }
 }

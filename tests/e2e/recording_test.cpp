@@ -31,6 +31,10 @@ TEST(Recording, BasicJobUnderLdPreload) {
   EXPECT_EQ(t->meta().at("clean_close"), "1");
   EXPECT_EQ(t->meta().at("source"), "collector");
 
+  // The job's last line says what the trace holds (issue 13: it said "(983 rows)", counting
+  // strings, stats and every other table).
+  EXPECT_NE(r.err.find("(4 kernels, 3 copies, 1 set"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(" rows)"), std::string::npos) << r.err;
   // Kernels: 3 GEMMs on the compute stream (13), one reduce on the comm stream (14).
   EXPECT_EQ(t->count("kernel"), 4);
   EXPECT_EQ(scalar(*t,

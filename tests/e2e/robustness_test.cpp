@@ -230,6 +230,10 @@ TEST(Robustness, RecordCliPassesExitStatusAndListsTraces) {
   EXPECT_NE(r.err.find(r.traces[0]), std::string::npos) << r.err;
   auto t = Reader::open(r.traces[0]);
   EXPECT_EQ(t->count("nvtx_range"), 3);
+  // Each trace with what it holds (issue 13).
+  EXPECT_NE(r.err.find(r.traces[0] + " (" + std::to_string(t->count("kernel")) + " kernel"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(t->count("kernel"), 4);
 }
 
