@@ -119,6 +119,10 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     // Cut long kernel names in the middle: the launch shape at the end tells rows apart.
     QTableView* itable = make_table(&interference_, top);
     itable->setTextElideMode(Qt::ElideMiddle);
+    // The names take the room the numbers leave.
+    itable->horizontalHeader()->setStretchLastSection(false);
+    itable->horizontalHeader()->setSectionResizeMode(InterferenceModel::kOperation,
+                                                     QHeaderView::Stretch);
     tl->addWidget(itable);
     // Rows without a verdict (too few samples, point-to-point waits) are counted, not listed.
     show_all_interference_ = new QCheckBox(top);

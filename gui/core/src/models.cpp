@@ -336,7 +336,13 @@ void InterferenceModel::refresh() const {
     rows_.push_back(i);
     sigs.push_back(all[i].signature);
   }
-  for (const std::string& s : analyzer::short_signatures(sigs)) names_.push_back(qs(s));
+  // Long templated names cut in the middle (the launch shape at the end tells rows apart).
+  for (const std::string& s : analyzer::short_signatures(sigs)) {
+    const size_t shape = s.rfind(" <<<");
+    const std::string name = shape == std::string::npos ? s : s.substr(0, shape);
+    const std::string tail = shape == std::string::npos ? std::string() : s.substr(shape);
+    names_.push_back(qs(analyzer::elide_middle(name, 70) + tail));
+  }
 }
 
 void InterferenceModel::set_show_all(bool all) {
