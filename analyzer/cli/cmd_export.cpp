@@ -53,9 +53,17 @@ Action add_export(CLI::App& app) {
       const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
       std::vector<importer::ExportInput> exports;
       for (const std::string& t : tf.files) exports.push_back({t, {}});
-      if (tf.files.size() > 1) {
+      // Processes in all: several (files, or one file holding several ranks) are aligned.
+      int64_t processes = 0;
+      for (const std::string& t : tf.files) {
+        const auto r = tracedb::Reader::open(t);
+        auto q = r->query("SELECT COUNT(*) FROM process");
+        if (q.step()) processes += q.i64(0);
+      }
+      if (processes > 1) {
         // The ranks' clocks, aligned by matched collectives (or wall-clock anchors) as analyze
-        // and the GUI align them; each process's offset goes with its rows.
+        // and the GUI align them; each process's offset goes with its rows. (The load holds
+        // every activity of every trace: about 50 bytes each.)
         analyzer::LoadOptions lo;
         lo.defer_kernel_shapes = true;
         analyzer::Trace t = analyzer::load(tf.files, lo);

@@ -180,8 +180,10 @@ int run(const RecordOptions& o) {
     std::cerr << "c3scope: " << written.size() << " trace" << (written.size() == 1 ? "" : "s")
               << " written:\n";
     for (const auto& t : written) {
-      const std::string holds = tracedb::trace_contents(t);
-      std::cerr << "  " << t << (holds.empty() ? "" : " (" + holds + ")") << "\n";
+      tracedb::TraceCounts counts;
+      std::cerr << "  " << t
+                << (tracedb::count_rows(t, &counts) ? " (" + tracedb::describe(counts) + ")" : "")
+                << "\n";
     }
   }
 

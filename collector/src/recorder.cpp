@@ -113,7 +113,8 @@ struct Recorder::State {
   CuptiStatus cupti_status;
   std::string trace_path;
   int64_t trace_rows = 0;
-  int64_t trace_write_errors = 0;  // and the rows they cost (TraceWriter::dropped_rows)
+  tracedb::TraceCounts trace_counts;  // per kind, as written (the line at exit)
+  int64_t trace_write_errors = 0;     // and the rows they cost (TraceWriter::dropped_rows)
   int64_t trace_dropped_rows = 0;
   ProcessFacts facts;
   int64_t start_ns = 0;
@@ -388,6 +389,7 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
     std::lock_guard<std::mutex> io(s->io_mu);
     std::lock_guard<std::mutex> lock(s->mu);
     s->trace_rows = tw->rows();
+    s->trace_counts = tracedb::counts_of(tw->db_writer());
     s->trace_write_errors = tw->write_errors();
     s->trace_dropped_rows = tw->dropped_rows();
     const std::string wal = tw->path() + "-wal";
@@ -471,10 +473,9 @@ void Recorder::finalize(const char* why) {
   }
   std::lock_guard<std::mutex> lock(s->mu);
   if (!s->trace_path.empty() && s->get_phase() == Phase::finalized) {
-    // What it holds (issue 13: "(983 rows)" counted every table, strings and stats included);
-    // the row count when the closed file cannot be read back.
-    std::string holds = tracedb::trace_contents(s->trace_path);
-    if (holds.empty()) holds = std::to_string(s->trace_rows) + " rows";
+    // What it holds, as the writer counted it (issue 13: "(983 rows)" counted every table,
+    // strings and stats included; reading the file back would cost a scan at every exit).
+    const std::string holds = tracedb::describe(s->trace_counts);
     if (s->trace_write_errors > 0) {
       warn(
           "trace written to %s (%s); %lld write error(s) cost %lld row(s) (stats "
@@ -494,6 +495,7 @@ void Recorder::restart_after_failed_exec() {
   s->set_phase(Phase::idle);
   s->trace_path.clear();
   s->trace_rows = 0;
+  s->trace_counts = {};
   s->trace_write_errors = 0;
   s->trace_dropped_rows = 0;
   ++s->exec_generation;
@@ -584,6 +586,7 @@ void Recorder::on_fork_child() {
   s->flush_requested = false;
   s->trace_path.clear();
   s->trace_rows = 0;
+  s->trace_counts = {};
   s->trace_write_errors = 0;
   s->trace_dropped_rows = 0;
   reset_tid_after_fork();

@@ -381,7 +381,11 @@ QString DetailsPanel::range_html(size_t g) const {
   h.row(tr("domain"), qs(rg.domain));
   h.row(tr("process"), qs(t.processes[p].label()));
   h.row(tr("thread"), QString::number(rg.thread));
-  h.row(tr("depth"), QString::number(rg.depth));
+  if (rg.start_end) {
+    h.row(tr("kind"), tr("start/end range (may overlap others of its thread)"));
+  } else {
+    h.row(tr("depth"), QString::number(rg.depth));
+  }
   h.row(tr("start"), dur(rg.start + off - tl.first_ns()));
   h.row(tr("duration"), dur(rg.end - rg.start));
   try {
@@ -416,6 +420,8 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
     const int64_t off = t.processes[p].offset_ns;
     const analyzer::Intervals window{{t0 - off, t1 - off}};
     per[p] = analyzer::breakdown(t, {static_cast<int>(p), -1}, &window);
+    // Over the selection, as analyze --range measures: idle is what GPU work leaves of it.
+    analyzer::span_over(per[p], window);
     all.add(per[p]);
   }
   h.row(QObject::tr("overlap"),

@@ -215,6 +215,7 @@ void AnalysisPanels::set_document(const Document* doc) {
   skew_.set(ready);
   collectives_.set(ready);
   interference_.set(ready);
+  show_all_interference_->setVisible(interference_.without_verdict() > 0);
   show_all_interference_->setText(
       tr("Also show the %n row(s) without a verdict (too few samples alone or overlapped, or "
          "point-to-point waits)",

@@ -106,6 +106,13 @@ void TimelineView::relayout() {
       y += h;
     }
   }
+  fit_labels();
+  update_scrollbar();
+  viewport()->update();
+  emit rowsChanged();
+}
+
+void TimelineView::fit_labels() {
   // The label column grows to hold the longest label in view ("GPU 0: NVIDIA H100 80GB HBM3"
   // three levels deep), up to a third of the window; longer ones are elided, whole in the tooltip.
   int want = kLabelWidth;
@@ -131,9 +138,6 @@ void TimelineView::relayout() {
     if (span > 0) vp_.ns_per_px = span / vp_.width;
     overview_cache_ = QImage();
   }
-  update_scrollbar();
-  viewport()->update();
-  emit rowsChanged();
 }
 
 QString TimelineView::row_label(const Row& r) const {
@@ -160,8 +164,9 @@ void TimelineView::update_scrollbar() {
 
 void TimelineView::resizeEvent(QResizeEvent* e) {
   QAbstractScrollArea::resizeEvent(e);
-  // Keep the same time window across resizes.
+  // Keep the same time window across resizes; the label column's cap follows the width.
   const double span = vp_.ns_per_px * vp_.width;
+  fit_labels();
   vp_.width = body_width();
   if (span > 0) vp_.ns_per_px = span / vp_.width;
   update_scrollbar();

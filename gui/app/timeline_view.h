@@ -118,6 +118,7 @@ class TimelineView : public QAbstractScrollArea {
 
   int body_width() const;
   QString row_label(const Row& r) const;
+  void fit_labels();                          // label_w_ for the rows shown and the window's width
   void set_window_rel(double t0, double t1);  // window times (Viewport::t0)
   int64_t hit_slack() const;                  // ns within which a click hits an item
   // The visible row at viewport y, or -1.

@@ -67,6 +67,10 @@ TEST(Names, ElideMiddle) {
             "bn_bw_1C11_..., true, 1>");
   EXPECT_EQ(elide_middle("µµµµµµµµµµ", 5), "µ...µ");
   EXPECT_EQ(elide_middle("abcdef", 2), "ab");
+  EXPECT_EQ(elide_middle("abcdef", 4), "abcd");
+  EXPECT_EQ(elide_middle("abcdef", 5), "a...f");
+  EXPECT_EQ(elide_middle("abcdef", 0), "");
+  for (size_t w = 0; w < 12; ++w) EXPECT_LE(elide_middle("abcdefghijk", w).size(), w) << w;
 }
 
 }  // namespace

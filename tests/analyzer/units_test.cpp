@@ -19,6 +19,9 @@ TEST(Units, FormatDuration) {
   EXPECT_EQ(format_duration(999'960'000), "1.00 s");  // %.3g printed "1e+03 ms"
   EXPECT_EQ(format_duration(123'400'000), "123 ms");
   EXPECT_EQ(format_duration(4.2e12), "4200 s");
+  EXPECT_EQ(format_duration(99'960), "100 us");  // three digits after rounding, not "100.0"
+  EXPECT_EQ(format_duration(9'996), "10.0 us");
+  EXPECT_EQ(format_duration(1'234), "1.23 us");
   EXPECT_EQ(format_duration(std::numeric_limits<double>::quiet_NaN()), "-");
 }
 

@@ -253,6 +253,25 @@ TEST(ExportCli, SeveralTracesGoIntoOneAlignedFile) {
   EXPECT_EQ(hosts.size(), 2u);
   EXPECT_EQ(gpus.size(), 2u);
   EXPECT_EQ(flow_ids["s"], flow_ids["f"]) << "every flow has both ends";
+  // Every flow end lies inside a slice of its own track, shifted as its slices are (the clock
+  // offset applies to every timestamp, flows and NVTX included).
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> slices;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "X")
+      slices[{e.at("pid"), e.at("tid")}].emplace_back(
+          e.at("ts"), e.at("ts").get<double>() + e.at("dur").get<double>());
+  }
+  int checked = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") != "s" && e.at("ph") != "f") continue;
+    const double ts = e.at("ts");
+    bool inside = false;
+    for (const auto& [a, b] : slices[{e.at("pid"), e.at("tid")}])
+      inside = inside || (a <= ts && ts <= b);
+    EXPECT_TRUE(inside) << e.dump();
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
   // Aligned: the ranks' matching AllReduces end together (7000 us apart as recorded).
   ASSERT_EQ(allreduce_ends.size(), 2u);
   const auto& a = allreduce_ends.begin()->second;

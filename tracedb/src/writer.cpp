@@ -285,11 +285,19 @@ sqlite3_stmt* Writer::prepare_insert(const TableDesc& table) {
   return s;
 }
 
-int64_t Writer::step_insert(sqlite3_stmt* stmt) {
+int64_t Writer::rows_in(std::string_view table) const {
+  for (const auto& [t, n] : table_rows_) {
+    if (t->name == table) return n;
+  }
+  return 0;
+}
+
+int64_t Writer::step_insert(sqlite3_stmt* stmt, const TableDesc* table) {
   int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   if (rc != SQLITE_DONE) fail("insert failed");
   ++rows_;
+  if (table != nullptr) ++table_rows_[table];
   return sqlite3_last_insert_rowid(db_);
 }
 
@@ -297,7 +305,7 @@ int64_t Writer::step_insert(sqlite3_stmt* stmt) {
   int64_t Writer::insert(const Row& row) {                \
     sqlite3_stmt* stmt = prepare_insert(table_of<Row>()); \
     bind_row(stmt, row);                                  \
-    return step_insert(stmt);                             \
+    return step_insert(stmt, &table_of<Row>());           \
   }
 C3_TABLES(C3_DEFINE_INSERT)
 #undef C3_DEFINE_INSERT
@@ -321,7 +329,7 @@ void Writer::set_meta(std::string_view key, std::string_view value) {
   sqlite3_bind_text(meta_upsert_, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
   sqlite3_bind_text(meta_upsert_, 2, value.data(), static_cast<int>(value.size()),
                     SQLITE_TRANSIENT);
-  step_insert(meta_upsert_);
+  step_insert(meta_upsert_, nullptr);
 }
 
 void Writer::set_stat(std::optional<int64_t> process_id, std::string_view name, int64_t value,
@@ -355,6 +363,7 @@ void Writer::commit() {
     in_txn_ = false;
   }
   rows_committed_ = rows_;
+  table_rows_committed_ = table_rows_;
   committed_string_id_ = last_string_id_;
   exec("BEGIN;");
   in_txn_ = true;
@@ -371,6 +380,7 @@ void Writer::rollback() {
   std::erase_if(strings_, [&](const auto& kv) { return kv.second > committed_string_id_; });
   last_string_id_ = committed_string_id_;
   rows_ = rows_committed_;
+  table_rows_ = table_rows_committed_;
   exec("BEGIN;");
   in_txn_ = true;
 }
@@ -385,6 +395,7 @@ void Writer::close() {
   exec("COMMIT;");
   in_txn_ = false;
   rows_committed_ = rows_;
+  table_rows_committed_ = table_rows_;
   committed_string_id_ = last_string_id_;
   closed_ = true;
   // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.

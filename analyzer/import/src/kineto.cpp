@@ -745,7 +745,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   for (const auto& m : p.memsets)
     first = std::min(first, m.start_ns), last = std::max(last, m.end_ns);
   for (const auto& a : p.api) first = std::min(first, a.start_ns), last = std::max(last, a.end_ns);
-  // CPU-only traces: the annotations and operators are all there is.
+  // CPU-only traces: the annotations (user annotations, ProfilerStep) are all there is.
   for (const auto& g : p.ranges)
     first = std::min(first, g.start_ns), last = std::max(last, g.end_ns);
   if (first == INT64_MAX) first = last = 0;

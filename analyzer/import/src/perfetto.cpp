@@ -219,7 +219,7 @@ ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::Out
           "UNION ALL SELECT process_id, correlation_id, device_id, stream_id, start_ns FROM "
           "memcpy UNION ALL SELECT process_id, correlation_id, device_id, stream_id, start_ns "
           "FROM memset) WHERE correlation_id IS NOT NULL GROUP BY process_id, correlation_id, "
-          "device_id, IFNULL(stream_id, 0)");
+          "device_id, IFNULL(stream_id, 0) ORDER BY 5");
       while (q.step()) {
         auto& places = work_places[Key{q.i64(0), q.i64(1)}];
         if (places.size() < kMaxPlacesPerCorrelation)
@@ -258,7 +258,8 @@ ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::Out
         rows = std::max(rows, q.i64(0));
         os_pid[q.i64(0)] = q.i64(1);
         int64_t shown = q.i64(1);
-        if (!taken.insert(shown).second) {
+        // GPU tracks take pids from 1000000 on: a real pid there is moved too.
+        if (shown >= 1000000 || !taken.insert(shown).second) {
           while (!taken.insert(next_free).second) ++next_free;
           shown = next_free;
         }

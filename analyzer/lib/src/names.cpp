@@ -150,7 +150,7 @@ std::string elide_middle(std::string_view text, size_t width) {
     if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) starts.push_back(i);
   }
   if (starts.size() <= width) return std::string(text);
-  if (width <= 3) return std::string(text.substr(0, width < starts.size() ? starts[width] : 0));
+  if (width <= 4) return std::string(text.substr(0, starts[width]));  // no room for "..."
   const size_t keep = width - 3, head = (keep + 1) / 2, tail = keep - head;
   return std::string(text.substr(0, starts[head])) + "..." +
          std::string(text.substr(starts[starts.size() - tail]));

@@ -144,8 +144,8 @@ void print_interference(FILE* out, const Report& r) {
     }
     if (few > 0) {
       std::fprintf(out,
-                   "  %" PRId64 " more without enough samples alone and overlapped for a verdict\n",
-                   few);
+                   "  %" PRId64 " %s without enough samples alone and overlapped for a verdict\n",
+                   few, shown.empty() ? "signature(s)" : "more");
     }
     if (p2p > 0) {
       std::fprintf(out,
@@ -346,7 +346,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
   if (r.kernels + r.memcpys + r.memsets == 0) {
     std::fprintf(out,
                  "no GPU activity: the trace(s) hold no kernels, copies or sets (a CPU-only "
-                 "profile?), so every GPU figure below is 0\n");
+                 "profile?), so compute, communication and overlap below are 0\n");
   }
   if (!r.ranges.empty() || r.matching_ranges > 0) {
     std::fprintf(out,

@@ -16,14 +16,21 @@ std::string format_duration(double ns) {
     scale *= 1e3;
   }
   double v = ns / scale;
-  // Three significant digits; a value that rounds up to 1000 moves to the next unit.
-  int decimals = std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 10 ? 1 : 2;
-  if (u == 0) decimals = 0;  // whole nanoseconds
-  const double p = std::pow(10.0, decimals);
-  if (u < 3 && std::fabs(std::round(v * p) / p) >= 1000) {
+  // Three significant digits, counted after rounding (99.96 is "100", not "100.0"); a value that
+  // rounds up to 1000 moves to the next unit.
+  auto decimals_for = [](double x) {
+    for (int d = 2; d > 0; --d) {
+      const double p = std::pow(10.0, d);
+      if (std::fabs(std::round(x * p) / p) < std::pow(10.0, 3 - d)) return d;
+    }
+    return 0;
+  };
+  int decimals = u == 0 ? 0 : decimals_for(v);  // whole nanoseconds
+  if (u < 3 &&
+      std::fabs(std::round(v * std::pow(10.0, decimals)) / std::pow(10.0, decimals)) >= 1000) {
     ++u;
     v /= 1e3;
-    decimals = 2;
+    decimals = decimals_for(v);
   }
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, units[u]);

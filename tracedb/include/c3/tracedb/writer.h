@@ -97,13 +97,15 @@ class Writer final : public RowSink {
   int64_t rows_written() const {
     return rows_;
   }
+  // Rows written to one table (rolled-back rows not counted).
+  int64_t rows_in(std::string_view table) const;
 
  private:
   Writer(std::string path, sqlite3* db);
   sqlite3_stmt* prepare_insert(const TableDesc& table);
   sqlite3_stmt* prepare(const std::string& sql);
   [[noreturn]] void fail(const std::string& what) const;
-  int64_t step_insert(sqlite3_stmt* stmt);
+  int64_t step_insert(sqlite3_stmt* stmt, const TableDesc* table);
 
   std::string path_;
   sqlite3* db_ = nullptr;
@@ -117,6 +119,7 @@ class Writer final : public RowSink {
   bool owned_ = true;
   int64_t rows_ = 0;
   int64_t rows_committed_ = 0;
+  std::unordered_map<const TableDesc*, int64_t> table_rows_, table_rows_committed_;
   int64_t last_string_id_ = 0;       // the newest string row
   int64_t committed_string_id_ = 0;  // the newest string row of the last commit
 };
