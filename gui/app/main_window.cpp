@@ -28,6 +28,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "c3/analyzer/pattern.h"
@@ -148,10 +150,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(view_, &TimelineView::windowChanged, this, [this] {
     // Times after the trace's first timestamp, subtracted in integers (epoch timestamps).
     const int64_t first = doc_ ? doc_->timeline->first_ns() : 0;
-    status_->setText(tr("window %1 .. %2 (%3)")
-                         .arg(format_duration(static_cast<double>(view_->window_start() - first)),
-                              format_duration(static_cast<double>(view_->window_end() - first)),
-                              format_duration(view_->window_ns())));
+    // Both ends in one unit, with the decimals that tell them apart however deep the zoom
+    // ("232.5633 ms .. 232.6098 ms", not "233 ms .. 233 ms").
+    const auto a = static_cast<double>(view_->window_start() - first);
+    const auto b = static_cast<double>(view_->window_end() - first);
+    const double reach = std::max(std::fabs(a), std::fabs(b));
+    const double unit = reach >= 1e9 ? 1e9 : reach >= 1e6 ? 1e6 : reach >= 1e3 ? 1e3 : 1;
+    const QString name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "µs" : "ns";
+    const double step = std::max(view_->window_ns(), 1.0) / unit;
+    const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step))) + 2, 0, 9);
+    status_->setText(tr("window %1 .. %2 %3 (%4)")
+                         .arg(a / unit, 0, 'f', unit == 1 ? 0 : decimals)
+                         .arg(b / unit, 0, 'f', unit == 1 ? 0 : decimals)
+                         .arg(name, format_duration(view_->window_ns())));
   });
 
   build_menus();

@@ -7,11 +7,13 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -398,6 +400,14 @@ class AppTest : public QObject {
           qPrintable(at + ": " +
                      QStringList(vb->ruler_labels().begin(), vb->ruler_labels().end()).join(", ")));
       QVERIFY2(ia == ib, qPrintable(at + ": the pictures differ"));
+      // The status line tells the window's ends apart at every zoom ("233 ms .. 233 ms" did not).
+      QString status;
+      for (const QLabel* l : b.statusBar()->findChildren<QLabel*>())
+        if (l->text().startsWith("window ")) status = l->text();
+      const QStringList ends = status.mid(7).split(" .. ");
+      QVERIFY2(ends.size() == 2 && ends[0] != ends[1].section(' ', 0, 0) &&
+                   ends[0].section(' ', 0, 0) != ends[1].section(' ', 0, 0),
+               qPrintable(at + ": " + status));
     }
   }
 

@@ -88,6 +88,7 @@ nlohmann::json process_json(const Report& r, int p) {
 // them, cut in the middle so that the launch shape stays whole.
 std::vector<std::string> interference_names(const std::vector<const InterferenceRow*>& rows) {
   std::vector<std::string> sigs;
+  sigs.reserve(rows.size());
   for (const InterferenceRow* x : rows) sigs.push_back(x->signature);
   std::vector<std::string> out = short_signatures(sigs);
   for (size_t i = 0; i < out.size(); ++i) {
