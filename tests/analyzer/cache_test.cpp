@@ -190,3 +190,23 @@ TEST(Cache, TamperedIndicesAreRefused) {
   ASSERT_TRUE(save_cache(sample(), "clean", path));
   EXPECT_TRUE(load_cache(path, "clean").has_value());
 }
+
+// Format 3 added the NVTX ranges' kind and colour (issue 13). A format-2 snapshot still reads,
+// its ranges as push/pop without a colour: the fuzzers' regressions of format 2 keep guarding
+// their bugs. (A user's cache of format 2 is rebuilt: its key names its format.)
+TEST(Cache, FormatTwoStillReads) {
+  const std::string dir = std::string(C3_SOURCE_DIR) + "/fuzz/corpus/snapshot/";
+  const std::optional<Trace> old = load_cache(dir + "kineto_nccl-format2.c3cache", "fuzz");
+  const std::optional<Trace> now = load_cache(dir + "kineto_nccl.c3cache", "fuzz");
+  ASSERT_TRUE(old.has_value());
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(old->activities.size(), now->activities.size());
+  ASSERT_EQ(old->ranges.size(), now->ranges.size());
+  ASSERT_FALSE(old->ranges.empty());
+  for (const Range& g : old->ranges) {
+    EXPECT_FALSE(g.start_end);
+    EXPECT_EQ(g.color, -1);
+  }
+  // Not under another format's key.
+  EXPECT_FALSE(load_cache(dir + "kineto_nccl-format2.c3cache", "format 2; fuzz").has_value());
+}

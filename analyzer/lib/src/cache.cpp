@@ -25,14 +25,18 @@ namespace {
 
 constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // Bump whenever Trace, the loader or this format changes meaning.
-// 2: c3bench busbw, process versions; 3: NVTX range kind and colour.
+// 2: c3bench busbw, process versions; 3: NVTX range kind and colour. Format 2 still reads (its
+// ranges as push/pop without a colour); a cache's key names its format, so a user's cache of
+// format 2 is rebuilt, and what reads one is the fuzzers' regressions, which stay meaningful.
 constexpr int64_t kFormat = 3;
+constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
 // Buffered writer: fields go to a 4 MiB buffer, flushed in large writes.
 class Out {
  public:
   explicit Out(std::FILE* f) : f_(f) { buf_.reserve(kChunk); }
+  int64_t format() const { return kFormat; }
   ~Out() { flush(); }
   Out(const Out&) = delete;
   Out& operator=(const Out&) = delete;
@@ -106,6 +110,8 @@ struct Damaged {};
 class In {
  public:
   In(const char* data, size_t size) : p_(data), left_(size) {}
+  int64_t format() const { return format_; }
+  void set_format(int64_t f) { format_ = f; }
   void raw(void* out, size_t n) {
     if (n == 0) return;  // (an empty vector's data() may be null)
     if (n > left_) throw Damaged{};
@@ -175,6 +181,7 @@ class In {
  private:
   const char* p_;
   size_t left_;
+  int64_t format_ = kFormat;
 };
 
 // Every field of a Trace, in file order, for writing (Out, const Trace) and reading (In, Trace).
@@ -257,10 +264,12 @@ void visit(IO& io, T& t) {
         io.field(g.start);
         io.field(g.end);
         io.field(g.depth);
-        io.field(g.start_end);
-        io.field(g.color);
+        if (io.format() >= 3) {
+          io.field(g.start_end);
+          io.field(g.color);
+        }
       },
-      72);
+      io.format() >= 3 ? 72 : 56);
   io.vec(t.launch_delays);
   io.list(
       t.bench,
@@ -431,7 +440,10 @@ std::optional<Trace> load_cache(const std::string& path, const std::string& key)
     In in(static_cast<const char*>(map), size);
     char magic[sizeof kMagic];
     in.raw(magic, sizeof magic);
-    if (std::memcmp(magic, kMagic, sizeof magic) == 0 && in.i64() == kFormat && in.str() == key) {
+    const bool ours = std::memcmp(magic, kMagic, sizeof magic) == 0;
+    const int64_t format = ours ? in.i64() : 0;
+    in.set_format(format);
+    if (ours && format >= kOldestFormat && format <= kFormat && in.str() == key) {
       Trace t = read_trace(in);
       if (in.i64() == kEndMarker) out = std::move(t);
     }
