@@ -300,6 +300,43 @@ TEST(ExportCli, SeveralTracesGoIntoOneAlignedFile) {
   EXPECT_TRUE(renamed);
 }
 
+// One file holding several ranks (an import of two PyTorch ranks) is aligned too: rank 1's
+// clock is 170 us off rank 0's (analyze: "offset -170 us from 10 collectives").
+TEST(ExportCli, OneFileOfSeveralRanksIsAligned) {
+  if (!fs::exists(kineto("hta_sampled_rank-0.json.gz"))) GTEST_SKIP() << "no ../shared/traces here";
+  TempDir dir;
+  const std::string db = dir.path() + "/ranks.sqlite", out = dir.path() + "/ranks.json";
+  ASSERT_EQ(c3scope({"import", kineto("hta_sampled_rank-0.json.gz"),
+                     kineto("hta_sampled_rank-1.json.gz"), "-o", db},
+                    dir)
+                .exit_code,
+            0);
+  RunResult ex = c3scope({"export", db, "-o", out}, dir);
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  // Rank 1's first kernel as recorded, and as exported (its GPU track names its pid).
+  auto r = c3::tracedb::Reader::open(db);
+  auto q = r->query(
+      "SELECT p.pid, MIN(k.start_ns) FROM kernel k JOIN process p ON p.id = k.process_id WHERE "
+      "p.rank = 1");
+  ASSERT_TRUE(q.step());
+  const int64_t pid1 = q.i64(0), first1 = q.i64(1);
+  const auto j = nlohmann::json::parse(slurp(out));
+  std::set<int64_t> gpu_pids;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "process_name" &&
+        e.at("args").at("name").get<std::string>().find("of pid " + std::to_string(pid1)) !=
+            std::string::npos)
+      gpu_pids.insert(e.at("pid").get<int64_t>());
+  }
+  ASSERT_FALSE(gpu_pids.empty());
+  double exported = 1e300;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "X" && e.value("cat", "") == "kernel" && gpu_pids.count(e.at("pid")))
+      exported = std::min(exported, e.at("ts").get<double>());
+  }
+  EXPECT_NEAR(exported - static_cast<double>(first1) / 1e3, -170.0, 1.0);
+}
+
 TEST(ExportCli, PerfettoJsonHasTracksSlicesAndMatchedFlows) {
   TempDir dir;
   RunResult rec = run(
