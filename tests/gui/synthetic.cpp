@@ -71,37 +71,36 @@ int64_t kernel(Rank& r, int64_t name, int stream, int64_t s, int64_t e, int64_t 
 // The colour the application gives its step ranges (nvtxEventAttributes_t.color, ARGB).
 constexpr int64_t kStepColor = 0xff76b900;
 
-void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
-           std::optional<int64_t> payload, std::optional<int64_t> color = std::nullopt) {
+// One NVTX row of rank r's thread, in its clock.
+tracedb::NvtxRangeRow nvtx_row(const Rank& r, const char* kind, const char* domain,
+                               const std::string& name, int64_t s, int64_t e) {
   tracedb::NvtxRangeRow g;
   g.process_id = 1;
   g.thread_id = r.tid;
-  g.kind = "push_pop";
-  g.domain = "default";
+  g.kind = kind;
+  g.domain = domain;
   g.name = name;
-  g.payload_int = payload;
-  g.color = color;
   g.start_ns = s + r.offset;
   g.end_ns = e + r.offset;
-  g.depth = depth;
   g.closed = 1;
+  return g;
+}
+
+void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
+           std::optional<int64_t> payload, std::optional<int64_t> color = std::nullopt) {
+  tracedb::NvtxRangeRow g = nvtx_row(r, "push_pop", "default", name, s, e);
+  g.payload_int = payload;
+  g.color = color;
+  g.depth = depth;
   r.w->insert(g);
 }
 
 // A data loader's nvtxDomainRangeStartEx/End range in its own domain: they overlap (the next
 // batch is fetched while the last one is still in use), so they have no depth.
 void start_end_range(Rank& r, const std::string& name, int64_t s, int64_t e) {
-  tracedb::NvtxRangeRow g;
-  g.process_id = 1;
-  g.thread_id = r.tid;
-  g.kind = "start_end";
-  g.domain = "data";
-  g.name = name;
+  tracedb::NvtxRangeRow g = nvtx_row(r, "start_end", "data", name, s, e);
   g.category = 1;
   g.category_name = "prefetch";
-  g.start_ns = s + r.offset;
-  g.end_ns = e + r.offset;
-  g.closed = 1;
   r.w->insert(g);
 }
 
