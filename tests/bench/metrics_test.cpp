@@ -1,4 +1,4 @@
-// The controlled-experiment metrics of METRICS.md on fixed inputs.
+// The controlled-experiment metrics of docs/metrics.md on fixed inputs.
 #include "c3/bench/metrics.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Classification of GPU activities into compute / communication / memory / other
-// (METRICS.md "Classes of GPU activity"). Rules are regular expressions on the activity's name,
+// (docs/metrics.md "Classes of GPU activity"). Rules are regular expressions on the activity's name,
 // tried in order, first match wins; the default rules are HTA's. A kernel that the collector
 // linked to an NCCL call is communication whatever its name, and memcpy/memset activities are
 // memory unless a rule says otherwise.

@@ -1,5 +1,5 @@
 // `c3scope compare`: a candidate run against a baseline, metric by metric, with statistics,
-// budgets and exit codes (../shared/design/METRICS.md "Steps" and "Regressions";
+// budgets and exit codes (docs/metrics.md "Steps" and "Regressions";
 // docs/compare.md). Both runs are rank summaries (summary.h): of traces through the pipeline, of
 // summary files, or of c3bench JSON results. The statistics are regression.h's; this builds the
 // metrics from the summaries, applies the budgets and writes the reports (text, Markdown, JUnit,
@@ -86,7 +86,7 @@ struct BudgetResult {
   std::string why;
 };
 
-// The change of the median step time split into the terms of the span invariant (METRICS.md
+// The change of the median step time split into the terms of the span invariant (docs/metrics.md
 // "Overlap and time breakdown"): each part is the change of that part's median, and "other" is
 // what is left (exposed other-class time, time in the step outside GPU activity, and the
 // difference between a median of sums and a sum of medians), so the parts add up to the whole.

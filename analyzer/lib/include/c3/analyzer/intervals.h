@@ -1,4 +1,4 @@
-// Interval algebra on half-open [start, end) nanosecond intervals (METRICS.md notation U(S)).
+// Interval algebra on half-open [start, end) nanosecond intervals (docs/metrics.md notation U(S)).
 // Inputs are lists of intervals; "merged" lists are sorted, disjoint and non-touching, which is
 // what union_of produces and what every other function takes.
 #pragma once

@@ -1,4 +1,4 @@
-// Opening what a user has (../shared/design/ARCHITECTURE.md "The analysis pipeline", step 1):
+// Opening what a user has (docs/architecture.md "The analysis pipeline", step 1):
 // c3scope traces, folders of them, PyTorch profiler (Kineto) JSON (plain or gzip), Nsight
 // Systems SQLite exports and rank summaries (summary.h), mixed, detected by content. PyTorch and
 // Nsight files are converted into temporary c3scope traces that live as long as what opened

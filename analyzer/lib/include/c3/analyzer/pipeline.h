@@ -1,4 +1,4 @@
-// The whole analysis of a job (../shared/design/ARCHITECTURE.md "The analysis pipeline"): open
+// The whole analysis of a job (docs/architecture.md "The analysis pipeline"): open
 // each input (open.h) on its own, map it to rank summaries (summary.h), reduce them to the job
 // report. Inputs are mapped one at a time per worker thread, so peak memory is the largest
 // traces in flight plus the summaries, not the job; a summary file given as an input is read,

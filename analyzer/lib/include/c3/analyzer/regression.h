@@ -1,5 +1,5 @@
 // Regression decisions between a baseline and a candidate run, metric by metric
-// (../shared/design/METRICS.md "Regressions"): the statistical core under `c3scope compare`.
+// (docs/metrics.md "Regressions"): the statistical core under `c3scope compare`.
 //
 // Each metric has per-step samples on both sides. Its change is median(candidate) /
 // median(baseline) - 1 with a 95% interval (distribution.h slowdown_interval: order statistics,

@@ -42,7 +42,7 @@ struct RangeReport {
   Breakdown b;
 };
 
-// One step of one rank (METRICS.md "Steps"): its window and the breakdown of the activities
+// One step of one rank (docs/metrics.md "Steps"): its window and the breakdown of the activities
 // clipped to it; the step time is end - start.
 struct StepSample {
   int64_t index = 0;  // N of ProfilerStep#N; otherwise the order of the step on its rank

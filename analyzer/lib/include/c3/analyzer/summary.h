@@ -1,4 +1,4 @@
-// The analysis pipeline's map and reduce (../shared/design/ARCHITECTURE.md "The analysis
+// The analysis pipeline's map and reduce (docs/architecture.md "The analysis
 // pipeline", steps 2 and 3). The map turns one trace's processes (ranks) into RankSummary
 // values: every breakdown number per rank, per device and per step, interference statistics per
 // signature and collective statistics per op and size in mergeable form (distribution.h),

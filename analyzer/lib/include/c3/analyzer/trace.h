@@ -1,6 +1,6 @@
 // The analyzer's in-memory view of one or many traces: compact columnar tables (struct of
 // arrays), sorted once, so that every metric is a sweep over sorted intervals
-// (../shared/design/ARCHITECTURE.md "Pure functions where possible"). Loaded from trace
+// (docs/architecture.md "Pure functions where possible"). Loaded from trace
 // databases (load.h); importers produce trace databases too, so imported traces look the same.
 #pragma once
 
