@@ -170,7 +170,7 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
   sqlite3_int64 image_size = 0;
   try {
     // 16 KiB pages: fewer B-tree splits per row than the default 4 KiB (measured by
-    // bench/collector_write_bench.cpp); must be set before the first table exists.
+    // perf/collector_write.cpp); must be set before the first table exists.
     exec_or_throw(mem, path, "PRAGMA page_size=16384;");
     exec_or_throw(mem, path, "BEGIN;");
     exec_or_throw(mem, path, create_tables_sql());

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace c3::bench {
+namespace c3::perf {
 
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -29,4 +29,4 @@ class RatioReporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> rate_;
 };
 
-}  // namespace c3::bench
+}  // namespace c3::perf

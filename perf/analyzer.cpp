@@ -6,7 +6,7 @@
 // baseline in the same run is one streaming pass over the same columns (the least any metric must
 // do); the ratio says how much the interval sweeps cost on top of it.
 //
-//   build/bin/c3_bench_analyzer [--activities N]   (default 10000000)
+//   build/bin/c3_perf_analyzer [--activities N]   (default 10000000)
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     }
   }
   if (n < 1000) {
-    std::fprintf(stderr, "c3_bench_analyzer: --activities must be at least 1000\n");
+    std::fprintf(stderr, "c3_perf_analyzer: --activities must be at least 1000\n");
     return 2;
   }
   const long rss0 = peak_rss_kb();

@@ -9,8 +9,8 @@ fractional-microsecond epoch timestamps as recent PyTorch writes them), then in 
   - the floor: decompressing the file alone.
 Prints both times, the ratio, and both overlap numbers (which must agree within 0.1 point).
 
-  bench/hta/compare.py --c3scope build/bin/c3scope [--activities 200000] [--keep DIR]
-(scripts/bench-hta makes the venv with HolisticTraceAnalysis and runs this in it.)
+  perf/hta/compare.py --c3scope build/bin/c3scope [--activities 200000] [--keep DIR]
+(scripts/perf-hta makes the venv with HolisticTraceAnalysis and runs this in it.)
 """
 import argparse
 import gzip

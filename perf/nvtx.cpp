@@ -2,7 +2,7 @@
 // writer thread, which writes to a real trace meanwhile), against the tracker alone with rows
 // discarded, measured in the same run. Prints the ratio and the cost per range.
 //
-//   build/bin/c3_bench_nvtx
+//   build/bin/c3_perf_nvtx
 #include <cstdint>
 
 // This benchmark is a static NVTX injection (see tests/collector/nvtx_injection_test.cpp).
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   setenv("C3SCOPE_LOG", "warn", 1);
   c3::collector::Recorder::instance().init();
   benchmark::Initialize(&argc, argv);
-  c3::bench::RatioReporter reporter;
+  c3::perf::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const double full = reporter.rate("BM_PushPopThroughCollector");
   const double tracker = reporter.rate("BM_PushPopTrackerOnly");

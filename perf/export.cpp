@@ -7,7 +7,7 @@
 // and the shared case again at N/4, so the per-kernel cost at N and at N/4 shows whether the
 // export grows linearly. Prints the seconds of each and the ratios.
 //
-//   build/bin/c3_bench_export [--kernels N]   (default 20000)
+//   build/bin/c3_perf_export [--kernels N]   (default 20000)
 #include <unistd.h>
 
 #include <chrono>
@@ -76,15 +76,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
       n = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: c3_bench_export [--kernels N]\n");
+      std::fprintf(stderr, "usage: c3_perf_export [--kernels N]\n");
       return 2;
     }
   }
   if (n < 4) {
-    std::fprintf(stderr, "c3_bench_export: --kernels must be at least 4\n");
+    std::fprintf(stderr, "c3_perf_export: --kernels must be at least 4\n");
     return 2;
   }
-  const fs::path dir = fs::temp_directory_path() / ("c3_bench_export-" + std::to_string(getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("c3_perf_export-" + std::to_string(getpid()));
   fs::create_directories(dir);
   int rc = 0;
   try {
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
         "%.2fx what it costs at N/4 (linear: about 1; quadratic: about 4)\n",
         n, shared.export_s / base.export_s, per_n / per_quarter);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "c3_bench_export: %s\n", e.what());
+    std::fprintf(stderr, "c3_perf_export: %s\n", e.what());
     rc = 2;
   }
   std::error_code ec;

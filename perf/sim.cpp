@@ -8,7 +8,7 @@
 // Prints operations per second for each, the mix's cost per operation relative to the baseline,
 // and the time the mix needs for 1 million operations.
 //
-//   build/bin/c3_bench_sim [--ops N]   (default 1000000)
+//   build/bin/c3_perf_sim [--ops N]   (default 1000000)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     }
   }
   if (ops < 1000) {
-    std::fprintf(stderr, "c3_bench_sim: --ops %lld: at least 1000\n", static_cast<long long>(ops));
+    std::fprintf(stderr, "c3_perf_sim: --ops %lld: at least 1000\n", static_cast<long long>(ops));
     return 2;
   }
   const Result b = baseline(ops);

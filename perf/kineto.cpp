@@ -6,7 +6,7 @@
 // none: what the analyzer's map pays before its own work), and the whole import into a trace
 // database.
 //
-//   build/bin/c3_bench_kineto [--mb N]   (default 200)
+//   build/bin/c3_perf_kineto [--mb N]   (default 200)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   const std::string json = dir + ".json", db = dir + ".sqlite";
   const int64_t bytes = write_trace(json, mb << 20);
   if (bytes < 0) {
-    std::fprintf(stderr, "c3_bench_kineto: cannot write %s\n", json.c_str());
+    std::fprintf(stderr, "c3_perf_kineto: cannot write %s\n", json.c_str());
     return 1;
   }
   // Baseline: read and split into events, no parsing.

@@ -1,7 +1,7 @@
 // c3scope-gui at scale (issue 5's targets: a trace of 10 million activities opens, first paint,
 // in under 3 s; every frame at any zoom renders in under 16 ms), measured offscreen.
 //
-//   build/bin/c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]
+//   build/bin/c3_perf_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] [--dpr 1|2]
 //   [--small-kernels N]
 //
 // Writes a synthetic training job of N GPU activities over R ranks as trace files (or reads
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       keep = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: c3_bench_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] "
+                   "usage: c3_perf_gui [--activities N] [--ranks R] [--traces DIR] [--keep DIR] "
                    "[--dpr 1|2] [--small-kernels N]\n");
       return 2;
     }
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
   }
 
   std::printf(
-      "c3_bench_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio %d\n",
+      "c3_perf_gui: %zu activities, %zu processes, %d rows, 1600x900 at device pixel ratio %d\n",
       activities_loaded, processes_loaded, rows, dpr);
   std::printf(
       "  open to first paint  %8.0f ms  (load %.0f ms, layout %.0f ms = clock alignment %.0f + "

@@ -2,7 +2,7 @@
 // prepared-insert loop writing the same rows, measured in the same run. Prints the ratio and the
 // collector's host time per record (targets: >= 70% of the bare loop's rows/s, < 300 ns/record).
 //
-//   build/bin/c3_bench_collector_write [--benchmark_min_time=1s]
+//   build/bin/c3_perf_collector_write [--benchmark_min_time=1s]
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -196,7 +196,7 @@ BENCHMARK(BM_DecodeOnly)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  c3::bench::RatioReporter reporter;
+  c3::perf::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const double bare = reporter.rate("BM_BareSqliteInsert");
   const double ours = reporter.rate("BM_CollectorDecodeAndWrite");

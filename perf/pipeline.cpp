@@ -6,7 +6,7 @@
 // (target: within 1.25x). The baseline in the same run is a child that reads every trace file
 // once (`cat > /dev/null`): the least any analysis of the files must do.
 //
-//   build/bin/c3_bench_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
+//   build/bin/c3_perf_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,12 +134,12 @@ int main(int argc, char** argv) {
     }
   }
   if (ranks.empty() || per_rank < 1000) {
-    std::fprintf(stderr, "c3_bench_pipeline: --ranks needs sizes, --activities at least 1000\n");
+    std::fprintf(stderr, "c3_perf_pipeline: --ranks needs sizes, --activities at least 1000\n");
     return 2;
   }
   for (int r : ranks) {
     if (r < 2 || r > 4096) {
-      std::fprintf(stderr, "c3_bench_pipeline: --ranks sizes must be 2..4096, not %d\n", r);
+      std::fprintf(stderr, "c3_perf_pipeline: --ranks sizes must be 2..4096, not %d\n", r);
       return 2;
     }
   }
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank(job) / job.steps;
   job.steps = static_cast<int>(std::max<int64_t>(1, per_rank / per_step));
   std::printf(
-      "c3_bench_pipeline: jobs of %lld GPU activities per rank (%d steps), the pipeline of "
+      "c3_perf_pipeline: jobs of %lld GPU activities per rank (%d steps), the pipeline of "
       "c3scope analyze on each (workers: one per core, %u cores)\n",
       static_cast<long long>(job.steps) * per_step, job.steps,
       std::max(1u, std::thread::hardware_concurrency()));
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
     unsigned long long sbytes = 0, records = 0;
     if (an.status != 0 || base.status != 0 ||
         std::sscanf(an.out.c_str(), "%ld %llu %llu", &peak_kb, &sbytes, &records) != 3) {
-      std::fprintf(stderr, "c3_bench_pipeline: the pipeline exited %d on %s\n", an.status,
+      std::fprintf(stderr, "c3_perf_pipeline: the pipeline exited %d on %s\n", an.status,
                    dir.c_str());
       rc = 1;
       break;
