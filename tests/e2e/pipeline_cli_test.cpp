@@ -16,9 +16,6 @@ using namespace c3::e2e;
 
 namespace {
 
-fs::path traces() {
-  return shared_trace("");
-}
 std::string kineto(const std::string& name) {
   return shared_trace("kineto/" + name);
 }
@@ -53,8 +50,6 @@ TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
   const std::string ca = dir.path() + "/a.csv", cb = dir.path() + "/b.csv";
   RunResult direct = c3scope({"analyze", r0, r1, "--json", a, "--csv", ca}, dir);
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
-  EXPECT_NE(direct.out.find("14.95"), std::string::npos) << direct.out;
-  EXPECT_NE(direct.out.find("19.93"), std::string::npos) << direct.out;
   RunResult imported = c3scope({"analyze", db, "--json", b, "--csv", cb}, dir);
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report either way";
@@ -65,7 +60,7 @@ TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
 
 // Regression (review of issue 10): a truncated PyTorch trace analyzed directly said nothing of
 // the events the importer could not read.
-TEST(PipelineCli, DamagedPytorchTraceIsReported) {
+TEST(PipelineCli, TruncatedPytorchTraceIsAnErrorNotSilentlyCut) {
   if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
   const std::string cut = dir.path() + "/cut.json.gz";
@@ -84,20 +79,6 @@ TEST(PipelineCli, DamagedPytorchTraceIsReported) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("row(s) skipped; the first: " + cut), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the data ends at the damage"), std::string::npos) << r.out;
-}
-
-TEST(PipelineCli, NsightExportAndHtaRoundingDirectly) {
-  if (!fs::exists(traces() / "nsys" / "pipit_saxpy_nsys.sqlite")) GTEST_SKIP() << "no traces";
-  TempDir dir;
-  RunResult ns =
-      c3scope({"analyze", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
-  ASSERT_EQ(ns.exit_code, 0) << ns.err;
-  EXPECT_NE(ns.out.find("5 kernels, 15 memcpy, 0 memset"), std::string::npos) << ns.out;
-  RunResult exact = c3scope({"analyze", kineto("hta_nccl_data.json.gz")}, dir);
-  RunResult hta = c3scope({"analyze", kineto("hta_nccl_data.json.gz"), "--hta-rounding"}, dir);
-  ASSERT_EQ(hta.exit_code, 0) << hta.err;
-  EXPECT_NE(exact.out.find("15.61"), std::string::npos) << exact.out;
-  EXPECT_NE(hta.out.find("15.14"), std::string::npos) << hta.out;
 }
 
 TEST(PipelineCli, SummariesGiveTheSameReport) {
@@ -168,17 +149,16 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
       << br.err;
 }
 
-TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
+// Steps from ProfilerStep#N annotations (the text tables, and --step, are the golden case
+// real_kineto_steps): in --json, each rank's step is its range, and inside a step the span
+// invariant holds for the clipped activities.
+TEST(PipelineCli, StepsJsonHoldsTheSpanInvariantPerRankAndStep) {
   if (!fs::exists(kineto("hta_trace_diff_control.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
   const std::string j = dir.path() + "/r.json";
   RunResult r =
       c3scope({"analyze", kineto("hta_trace_diff_control.json.gz"), "--steps", "--json", j}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Steps (ProfilerStep#N): 6; step time (longest rank) median"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("    1009 ProfilerStep#1009"), std::string::npos) << r.out;
   const auto rep = nlohmann::json::parse(slurp(j));
   const auto& steps = rep.at("steps");
   EXPECT_EQ(steps.at("source"), "ProfilerStep#N");
@@ -187,34 +167,21 @@ TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
   for (const auto& s : steps.at("per_rank")) {
     EXPECT_EQ(s.at("step_ns").get<int64_t>(),
               s.at("end_ns").get<int64_t>() - s.at("start_ns").get<int64_t>());
-    // Inside a step the span invariant holds for the clipped activities.
     EXPECT_EQ(s.at("span_ns").get<int64_t>(),
               s.at("compute_ns").get<int64_t>() + s.at("exposed_comm_ns").get<int64_t>() +
                   s.at("exposed_memcpy_ns").get<int64_t>() + s.at("idle_ns").get<int64_t>() +
                   s.at("exposed_other_ns").get<int64_t>());
   }
-  // --step picks other ranges; the default table stays off without --steps.
-  RunResult custom = c3scope(
-      {"analyze", kineto("hta_trace_diff_control.json.gz"), "--step", "ProfilerStep#101[01]"}, dir);
-  ASSERT_EQ(custom.exit_code, 0) << custom.err;
-  EXPECT_NE(custom.out.find("Steps (--step 'ProfilerStep#101[01]'): 2;"), std::string::npos)
-      << custom.out;
-  EXPECT_EQ(custom.out.find("    1010 "), std::string::npos) << custom.out;
 }
 
-TEST(PipelineCli, InfoAndExportOpenAnyTrace) {
+// A PyTorch trace exports without an import step (`info` on PyTorch and Nsight files directly:
+// the golden cases real_kineto_nccl_data and real_nsys_pipit).
+TEST(PipelineCli, ExportOpensAPytorchTraceDirectly) {
   if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
-  RunResult info = c3scope({"info", kineto("hta_nccl_data.json.gz")}, dir);
-  ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_NE(info.out.find("PyTorch profiler (Kineto) trace"), std::string::npos) << info.out;
-  EXPECT_NE(info.out.find("kernel"), std::string::npos) << info.out;
   const std::string out = dir.path() + "/nccl.perfetto.json";
   RunResult ex = c3scope({"export", kineto("hta_nccl_data.json.gz"), "-o", out}, dir);
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
   const auto j = nlohmann::json::parse(slurp(out));
   EXPECT_GT(j.at("traceEvents").size(), 100u);
-  RunResult ns = c3scope({"info", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
-  ASSERT_EQ(ns.exit_code, 0) << ns.err;
-  EXPECT_NE(ns.out.find("Nsight Systems export"), std::string::npos) << ns.out;
 }
