@@ -14,6 +14,8 @@ splits them; `$TRACES` is the folder of the real traces, ../shared/traces or $C3
                     input (an Nsight Systems export, rows added to a trace) or query a result;
                     each statement that returns rows prints a header and its rows
   cat FILE          print a file the commands wrote
+  json FILE         print a JSON file the commands wrote, one value a line (for files written
+                    on one line, such as summaries: a diff then shows what changed)
   gzip IN OUT       compress IN into OUT (no name, no time: the same bytes every run)
   ls                list the files of the scratch folder (what a command left behind)
 
@@ -26,6 +28,7 @@ A case that names a real trace ($TRACES/...) that is not there is skipped (exit 
 import argparse
 import difflib
 import gzip
+import json
 import os
 import re
 import shlex
@@ -155,6 +158,10 @@ class Case:
             with open(p, encoding="utf-8", errors="replace") as f:
                 text = f.read()
             return head + text + ("" if text.endswith("\n") or not text else "\n[no newline]\n")
+        if w[0] == "json" and len(w) == 2:
+            with open(os.path.join(self.work, w[1]), encoding="utf-8") as f:
+                doc = json.load(f)
+            return head + json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
         if w[0] == "gzip" and len(w) == 3:
             with open(os.path.join(self.work, w[1]), "rb") as f:
                 data = f.read()
