@@ -1,6 +1,7 @@
-// The analysis pipeline as a user drives it (issue 10): `c3scope analyze` opens PyTorch traces
-// and Nsight exports directly, with the same numbers as through `import`; summaries written
-// with --summary give the same report as the traces they came from; steps.
+// The analysis pipeline as a user drives it (issue 10), on real traces: `c3scope analyze` opens
+// PyTorch traces directly, with the same numbers as through `import`; summaries written with
+// --summary give the same report as the traces they came from; steps. (The reports themselves,
+// the summary format and the refusals of mismatched summaries are golden cases: tests/golden.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -96,7 +97,6 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult first = c3scope(args, dir);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto sj = nlohmann::json::parse(slurp(s));
-  EXPECT_EQ(sj.at("schema"), "c3scope-summary/2");
   ASSERT_EQ(sj.at("ranks").size(), 3u);
   // (schema 2 carries every kernel name's durations for compare: 776 kB here, ~5x less gzipped)
   EXPECT_LT(fs::file_size(s), 1024u * 1024) << "small enough to keep as a CI baseline";
@@ -124,29 +124,6 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult mixed = c3scope({"analyze", s01, in[2], "--json", c}, dir);
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   EXPECT_TRUE(numbers(a) == numbers(c)) << "the same report from a summary and a trace";
-  // A summary computed with other options is refused, naming both.
-  RunResult other = c3scope({"analyze", s, "--min-samples", "9"}, dir);
-  EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("was summarized with --range '' --step '' --overlap-threshold 0.5 "
-                           "--min-samples 5, this run uses --range '' --step '' "
-                           "--overlap-threshold 0.5 --min-samples 9"),
-            std::string::npos)
-      << other.err;
-  // Other classification rules change every number: not mixed either.
-  const std::string rules = dir.path() + "/all.rules";
-  std::ofstream(rules) << "default off\ncompute .*\n";
-  const std::string sr = dir.path() + "/rules.summary.json";
-  ASSERT_EQ(c3scope({"analyze", in[0], "--rules", rules, "--summary", sr}, dir).exit_code, 0);
-  RunResult mix = c3scope({"analyze", sr, s01}, dir);
-  EXPECT_EQ(mix.exit_code, 2);
-  EXPECT_NE(mix.err.find("and their own --rules"), std::string::npos) << mix.err;
-  // A damaged summary is one line and exit 2.
-  const std::string bad = dir.path() + "/bad.summary.json";
-  std::ofstream(bad) << "{\"schema\": \"c3scope-summary/1\", \"ranks\": [{\"process\": 7}]}";
-  RunResult br = c3scope({"analyze", bad}, dir);
-  EXPECT_EQ(br.exit_code, 2);
-  EXPECT_NE(br.err.find("bad.summary.json: not a valid c3scope summary"), std::string::npos)
-      << br.err;
 }
 
 // Steps from ProfilerStep#N annotations (the text tables, and --step, are the golden case
