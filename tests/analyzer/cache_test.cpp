@@ -165,7 +165,7 @@ TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
 
 // Issue 12: a snapshot with a negative name index was accepted (only upper bounds were checked),
 // and the metrics then indexed the name table with it. Every index is checked both ways.
-TEST(Cache, TamperedIndicesAreRefused) {
+TEST(Cache, NegativeOrPastTheEndIndicesAreRefused) {
   TempDir dir;
   const std::vector<std::pair<const char*, std::function<void(Trace&)>>> tampers = {
       {"negative name", [](Trace& t) { t.activities.name[3] = -5; }},

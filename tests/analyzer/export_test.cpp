@@ -3,7 +3,8 @@
 // Regression (issue 13: "2,100 of 9,600 flow ends on GPU 1's communication stream sit where no
 // slice exists"): the calls of one ncclGroupStart/End share one external id, so the group's
 // work spans every GPU it drives, and each call's arrow ended at the group's first kernel start
-// (another GPU's) on its own GPU's track.
+// (another GPU's) on its own GPU's track. (One such step, exported exactly: the golden case
+// tests/golden/c3scope_grouped_nccl.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -180,7 +181,7 @@ int64_t ns(const nlohmann::json& ts) {
 
 }  // namespace
 
-TEST(PerfettoExport, EveryFlowEndsInsideASliceOnItsOwnTrack) {
+TEST(PerfettoExport, GroupedNcclCallsFlowToTheirOwnGpusKernelNotTheGroupsFirst) {
   TempDir dir;
   const std::string db = (dir.path / "job.sqlite").string();
   const std::string out = (dir.path / "job.json").string();

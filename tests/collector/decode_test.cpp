@@ -249,7 +249,7 @@ TEST(Decode, DeviceRecordLimits) {
 // Regression (fuzz/regressions/cupti_decode/device-bandwidth-overflow, timestamp-offset-overflow):
 // garbage in a record made signed overflow (UB) in the bandwidth's KB/s -> B/s, the threads per
 // SM and the clock offset; now the bandwidth is left unknown and the rest wraps.
-TEST(Decode, GarbageValuesAreNotSignedOverflow) {
+TEST(Decode, GarbageBandwidthWarpsAndClockOffsetAreNotSignedOverflow) {
   DecodeContext ctx;
   ctx.clock_offset_ns = INT64_MIN + 5;
   auto d = zeroed<CUpti_ActivityDevice5>();

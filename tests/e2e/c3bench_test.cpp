@@ -246,7 +246,7 @@ TEST(C3benchSim, RejectsBadFlagsWithOneLine) {
 // sendrecv deadlocked the simulated node ("cudaEventSynchronize cannot finish"), because the
 // simulated NCCL ran each Send and Recv of a group as its own kernel in call order, so the ring
 // shift's sends waited in a cycle for receives queued behind them.
-TEST(C3benchSim, EveryCommOpInEveryMode) {
+TEST(C3benchSim, EveryCommOpInEveryModeFinishesSendrecvIncluded) {
   TempDir dir;
   const std::vector<std::string> comms = {"allreduce:8M", "allgather:8M", "reducescatter:8M",
                                           "alltoall:8M",  "sendrecv:8M",  "dma_d2d:8M",

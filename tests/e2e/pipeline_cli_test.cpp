@@ -1,6 +1,7 @@
-// The analysis pipeline as a user drives it (issue 10): `c3scope analyze` opens PyTorch traces
-// and Nsight exports directly, with the same numbers as through `import`; summaries written
-// with --summary give the same report as the traces they came from; steps.
+// The analysis pipeline as a user drives it (issue 10), on real traces: `c3scope analyze` opens
+// PyTorch traces directly, with the same numbers as through `import`; summaries written with
+// --summary give the same report as the traces they came from; steps. (The reports themselves,
+// the summary format and the refusals of mismatched summaries are golden cases: tests/golden.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,9 +17,6 @@ using namespace c3::e2e;
 
 namespace {
 
-fs::path traces() {
-  return shared_trace("");
-}
 std::string kineto(const std::string& name) {
   return shared_trace("kineto/" + name);
 }
@@ -53,8 +51,6 @@ TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
   const std::string ca = dir.path() + "/a.csv", cb = dir.path() + "/b.csv";
   RunResult direct = c3scope({"analyze", r0, r1, "--json", a, "--csv", ca}, dir);
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
-  EXPECT_NE(direct.out.find("14.95"), std::string::npos) << direct.out;
-  EXPECT_NE(direct.out.find("19.93"), std::string::npos) << direct.out;
   RunResult imported = c3scope({"analyze", db, "--json", b, "--csv", cb}, dir);
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   EXPECT_TRUE(numbers(a) == numbers(b)) << "the same report either way";
@@ -65,7 +61,7 @@ TEST(PipelineCli, PytorchTracesDirectlyEqualImportThenAnalyze) {
 
 // Regression (review of issue 10): a truncated PyTorch trace analyzed directly said nothing of
 // the events the importer could not read.
-TEST(PipelineCli, DamagedPytorchTraceIsReported) {
+TEST(PipelineCli, TruncatedPytorchTraceIsAnErrorNotSilentlyCut) {
   if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
   const std::string cut = dir.path() + "/cut.json.gz";
@@ -86,20 +82,6 @@ TEST(PipelineCli, DamagedPytorchTraceIsReported) {
   EXPECT_NE(r.out.find("the data ends at the damage"), std::string::npos) << r.out;
 }
 
-TEST(PipelineCli, NsightExportAndHtaRoundingDirectly) {
-  if (!fs::exists(traces() / "nsys" / "pipit_saxpy_nsys.sqlite")) GTEST_SKIP() << "no traces";
-  TempDir dir;
-  RunResult ns =
-      c3scope({"analyze", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
-  ASSERT_EQ(ns.exit_code, 0) << ns.err;
-  EXPECT_NE(ns.out.find("5 kernels, 15 memcpy, 0 memset"), std::string::npos) << ns.out;
-  RunResult exact = c3scope({"analyze", kineto("hta_nccl_data.json.gz")}, dir);
-  RunResult hta = c3scope({"analyze", kineto("hta_nccl_data.json.gz"), "--hta-rounding"}, dir);
-  ASSERT_EQ(hta.exit_code, 0) << hta.err;
-  EXPECT_NE(exact.out.find("15.61"), std::string::npos) << exact.out;
-  EXPECT_NE(hta.out.find("15.14"), std::string::npos) << hta.out;
-}
-
 TEST(PipelineCli, SummariesGiveTheSameReport) {
   if (!fs::exists(kineto("hta_trace_diff_control.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
@@ -115,7 +97,6 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult first = c3scope(args, dir);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto sj = nlohmann::json::parse(slurp(s));
-  EXPECT_EQ(sj.at("schema"), "c3scope-summary/2");
   ASSERT_EQ(sj.at("ranks").size(), 3u);
   // (schema 2 carries every kernel name's durations for compare: 776 kB here, ~5x less gzipped)
   EXPECT_LT(fs::file_size(s), 1024u * 1024) << "small enough to keep as a CI baseline";
@@ -143,42 +124,18 @@ TEST(PipelineCli, SummariesGiveTheSameReport) {
   RunResult mixed = c3scope({"analyze", s01, in[2], "--json", c}, dir);
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   EXPECT_TRUE(numbers(a) == numbers(c)) << "the same report from a summary and a trace";
-  // A summary computed with other options is refused, naming both.
-  RunResult other = c3scope({"analyze", s, "--min-samples", "9"}, dir);
-  EXPECT_EQ(other.exit_code, 2);
-  EXPECT_NE(other.err.find("was summarized with --range '' --step '' --overlap-threshold 0.5 "
-                           "--min-samples 5, this run uses --range '' --step '' "
-                           "--overlap-threshold 0.5 --min-samples 9"),
-            std::string::npos)
-      << other.err;
-  // Other classification rules change every number: not mixed either.
-  const std::string rules = dir.path() + "/all.rules";
-  std::ofstream(rules) << "default off\ncompute .*\n";
-  const std::string sr = dir.path() + "/rules.summary.json";
-  ASSERT_EQ(c3scope({"analyze", in[0], "--rules", rules, "--summary", sr}, dir).exit_code, 0);
-  RunResult mix = c3scope({"analyze", sr, s01}, dir);
-  EXPECT_EQ(mix.exit_code, 2);
-  EXPECT_NE(mix.err.find("and their own --rules"), std::string::npos) << mix.err;
-  // A damaged summary is one line and exit 2.
-  const std::string bad = dir.path() + "/bad.summary.json";
-  std::ofstream(bad) << "{\"schema\": \"c3scope-summary/1\", \"ranks\": [{\"process\": 7}]}";
-  RunResult br = c3scope({"analyze", bad}, dir);
-  EXPECT_EQ(br.exit_code, 2);
-  EXPECT_NE(br.err.find("bad.summary.json: not a valid c3scope summary"), std::string::npos)
-      << br.err;
 }
 
-TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
+// Steps from ProfilerStep#N annotations (the text tables, and --step, are the golden case
+// real_kineto_steps): in --json, each rank's step is its range, and inside a step the span
+// invariant holds for the clipped activities.
+TEST(PipelineCli, StepsJsonHoldsTheSpanInvariantPerRankAndStep) {
   if (!fs::exists(kineto("hta_trace_diff_control.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
   const std::string j = dir.path() + "/r.json";
   RunResult r =
       c3scope({"analyze", kineto("hta_trace_diff_control.json.gz"), "--steps", "--json", j}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("Steps (ProfilerStep#N): 6; step time (longest rank) median"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("    1009 ProfilerStep#1009"), std::string::npos) << r.out;
   const auto rep = nlohmann::json::parse(slurp(j));
   const auto& steps = rep.at("steps");
   EXPECT_EQ(steps.at("source"), "ProfilerStep#N");
@@ -187,34 +144,21 @@ TEST(PipelineCli, StepsFromProfilerStepAnnotations) {
   for (const auto& s : steps.at("per_rank")) {
     EXPECT_EQ(s.at("step_ns").get<int64_t>(),
               s.at("end_ns").get<int64_t>() - s.at("start_ns").get<int64_t>());
-    // Inside a step the span invariant holds for the clipped activities.
     EXPECT_EQ(s.at("span_ns").get<int64_t>(),
               s.at("compute_ns").get<int64_t>() + s.at("exposed_comm_ns").get<int64_t>() +
                   s.at("exposed_memcpy_ns").get<int64_t>() + s.at("idle_ns").get<int64_t>() +
                   s.at("exposed_other_ns").get<int64_t>());
   }
-  // --step picks other ranges; the default table stays off without --steps.
-  RunResult custom = c3scope(
-      {"analyze", kineto("hta_trace_diff_control.json.gz"), "--step", "ProfilerStep#101[01]"}, dir);
-  ASSERT_EQ(custom.exit_code, 0) << custom.err;
-  EXPECT_NE(custom.out.find("Steps (--step 'ProfilerStep#101[01]'): 2;"), std::string::npos)
-      << custom.out;
-  EXPECT_EQ(custom.out.find("    1010 "), std::string::npos) << custom.out;
 }
 
-TEST(PipelineCli, InfoAndExportOpenAnyTrace) {
+// A PyTorch trace exports without an import step (`info` on PyTorch and Nsight files directly:
+// the golden cases real_kineto_nccl_data and real_nsys_pipit).
+TEST(PipelineCli, ExportOpensAPytorchTraceDirectly) {
   if (!fs::exists(kineto("hta_nccl_data.json.gz"))) GTEST_SKIP() << "no traces";
   TempDir dir;
-  RunResult info = c3scope({"info", kineto("hta_nccl_data.json.gz")}, dir);
-  ASSERT_EQ(info.exit_code, 0) << info.err;
-  EXPECT_NE(info.out.find("PyTorch profiler (Kineto) trace"), std::string::npos) << info.out;
-  EXPECT_NE(info.out.find("kernel"), std::string::npos) << info.out;
   const std::string out = dir.path() + "/nccl.perfetto.json";
   RunResult ex = c3scope({"export", kineto("hta_nccl_data.json.gz"), "-o", out}, dir);
   ASSERT_EQ(ex.exit_code, 0) << ex.err;
   const auto j = nlohmann::json::parse(slurp(out));
   EXPECT_GT(j.at("traceEvents").size(), 100u);
-  RunResult ns = c3scope({"info", (traces() / "nsys" / "pipit_saxpy_nsys.sqlite").string()}, dir);
-  ASSERT_EQ(ns.exit_code, 0) << ns.err;
-  EXPECT_NE(ns.out.find("Nsight Systems export"), std::string::npos) << ns.out;
 }

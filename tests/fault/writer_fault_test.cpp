@@ -215,7 +215,7 @@ TEST(WriterFaults, DiskFullFromAnyWriteOn) {
   tally.print("enospc");
 }
 
-TEST(WriterFaults, DiskFullOnACopyOnWriteFilesystemAtTheEnd) {
+TEST(WriterFaults, DiskFullOnCopyOnWriteFsAtTheEndLeavesNoHotJournal) {
   // Regression (hot journal): leaving WAL mode at the end rewrote page 1 through a rollback
   // journal on disk; on a full copy-on-write filesystem, where overwrites fail too, the journal
   // could not be played back and the finished trace was unreadable without write access. Every
@@ -235,7 +235,7 @@ std::vector<std::string> burst_job() {
 }
 const std::map<std::string, std::string> kOneTransaction = {{"C3SCOPE_FLUSH_MS", "60000"}};
 
-TEST(WriterFaults, FailedWriteMidTransactionCostsOnlyThatTransaction) {
+TEST(WriterFaults, FailedWriteMidTransactionDoesNotFallIntoAutocommit) {
   // Regression: a failed insert ended SQLite's transaction, and the writer went on in
   // autocommit mode, its cached string ids pointing at rolled-back rows.
   const Reference ref = make_reference(burst_job(), kOneTransaction);
