@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "c3fake/nccl.h"
+#include "c3/sim/nccl/fixed_time.h"
 #include "cupti_client.h"
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 namespace {
 
 constexpr const char* kArgs = "(ncclDevKernelArgsStorage<4096ul>)";
@@ -283,4 +283,4 @@ TEST_F(FakeNccl, PreMulSumOpsAndMemory) {
 }
 
 }  // namespace
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

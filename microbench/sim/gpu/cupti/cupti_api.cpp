@@ -12,7 +12,7 @@ struct CUpti_Subscriber_st {
   int unused;
 };
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 namespace {
 
 // C3FAKE_CUPTI_FAIL: comma-separated CUPTI function names, or "all" (every cupti* function
@@ -234,9 +234,9 @@ void reset_subscriber_state() {
   for (auto& f : s.driver) f.store(false);
 }
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti
 
-using namespace c3::fake;
+using namespace c3::sim::gpu::cupti;
 
 #define C3FAKE_INJECT_FAILURE()                                 \
   do {                                                          \
