@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "c3/sim/gpu/failure_injection.h"
 #include "c3/sim/gpu/fixed_time.h"
 #include "c3/sim/gpu/node.h"
 #include "sim_nccl.h"
@@ -73,18 +74,7 @@ bool config_valid(const ncclConfig_t* config) {
 
 // C3FAKE_NCCL_FAIL: comma-separated NCCL function names, or "all".
 bool injected_failure(std::string_view function) {
-  const char* env = std::getenv("C3FAKE_NCCL_FAIL");
-  if (env == nullptr) return false;
-  std::string_view list(env);
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (item == function || item == "all") return true;
-  }
-  return false;
+  return gpu::failure_injected("C3FAKE_NCCL_FAIL", function);
 }
 
 // A communicator that is alive (created here and not destroyed/aborted).
@@ -220,10 +210,10 @@ ncclResult_t enqueue(Call c) {
 }
 
 // The outermost ncclGroupEnd: each driver issues its communicators' calls.
-ncclResult_t issue_group(std::vector<Call> calls) {
+ncclResult_t issue_group(const std::vector<Call>& calls) {
   std::vector<Call> fixed_time;
   std::vector<Call> model;
-  for (Call& c : calls) (c.comm->clique ? model : fixed_time).push_back(c);
+  for (const Call& c : calls) (c.comm->clique ? model : fixed_time).push_back(c);
   if (!fixed_time.empty()) fixed_time_issue_group(fixed_time);
   return model.empty() ? ncclSuccess : model_issue_group(model);
 }
@@ -671,7 +661,7 @@ C3_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   if (t_group_depth > 0) return ncclSuccess;
   std::vector<Call> calls;
   calls.swap(t_group_calls);
-  return issue_group(std::move(calls));
+  return issue_group(calls);
 }
 
 C3_PNCCL_ALIAS(ncclAllReduce, ncclResult_t,

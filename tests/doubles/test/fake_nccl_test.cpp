@@ -1,5 +1,6 @@
-// Self-test of the fake NCCL: communicators, kernels launched per op and per group (inside
-// ncclGroupEnd), argument checks and failure injection.
+// Self-test of the simulated NCCL's fixed-time driver (the NCCL test double): communicators,
+// kernels launched per op and per group (inside ncclGroupEnd), argument checks and failure
+// injection.
 #include <gtest/gtest.h>
 #include <nccl.h>
 
