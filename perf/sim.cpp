@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "c3/sim/cost.h"
-#include "c3/sim/engine.h"
-#include "c3/sim/spec.h"
+#include "c3/sim/model/cost.h"
+#include "c3/sim/model/engine.h"
+#include "c3/sim/model/spec.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-namespace sim = c3::sim;
+namespace sim = c3::sim::model;
 
 struct Result {
   int64_t ops = 0;

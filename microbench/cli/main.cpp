@@ -21,7 +21,7 @@
 #include "c3/bench/descriptors.h"
 #include "c3/bench/report.h"
 #include "c3/bench/runner.h"
-#include "c3/sim/spec.h"
+#include "c3/sim/model/spec.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/version.h"
 #include "options.h"

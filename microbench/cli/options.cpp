@@ -5,10 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "c3/sim/spec.h"
+#include "c3/sim/model/spec.h"
 #include "c3/tracedb/version.h"
 
 namespace c3::bench {
+namespace sim = c3::sim::model;
 namespace {
 
 // The experiment `c3bench` runs when no experiment flag is given.

@@ -6,7 +6,7 @@
 // usage: c3_fault_job steps N PERIOD_US EXIT_CODE   N steps (3 kernels and a copy each), a pause
 //                                                   of PERIOD_US after each; N = 0: until killed
 //        c3_fault_job burst N EXIT_CODE             N kernels in one range, as fast as possible
-#include <c3fake/gpu.h>
+#include <c3/sim/gpu/fixed_time.h>
 #include <cupti_activity.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Invariants of the simulated node (docs/sim-model.md): an operation alone takes its roofline
 // time; sharing a bottleneck slows each sharer by the same factor; resources that are not shared
 // do not interfere; priorities and partitions divide SMs as documented; runs are bit-identical.
-#include "c3/sim/engine.h"
+#include "c3/sim/model/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "c3/sim/cost.h"
+#include "c3/sim/model/cost.h"
 
-using namespace c3::sim;
+using namespace c3::sim::model;
 
 namespace {
 

@@ -1,5 +1,5 @@
 // c3bench's `sim` backend (libc3bench-sim.so): runs cases on the simulated node. Kernels and
-// copies go through the node's runtime (c3sim/node.h); collectives through the simulated NCCL
+// copies go through the node's runtime (c3/sim/gpu/node.h); collectives through the simulated NCCL
 // (libnccl.so.2 next to it) by their nccl.h names, so the collector interposes them exactly as
 // it interposes the real NCCL. One host thread drives every simulated GPU (NCCL groups span the
 // ranks), as a single-process multi-GPU program does.
@@ -15,25 +15,26 @@
 #include <vector>
 
 #include "c3/bench/backend.h"
-#include "c3/sim/cost.h"
-#include "c3fake/gpu.h"
-#include "c3sim/node.h"
+#include "c3/sim/gpu/fixed_time.h"
+#include "c3/sim/gpu/node.h"
+#include "c3/sim/model/cost.h"
 
 namespace c3::bench::sim_backend {
 namespace {
 
-namespace sim = c3::sim;
+namespace gpu = c3::sim::gpu;
+namespace model = c3::sim::model;
 
-sim::Precision precision(DType t) {
+model::Precision precision(DType t) {
   switch (t) {
     case DType::fp32:
-      return sim::Precision::fp32;
+      return model::Precision::fp32;
     case DType::fp16:
-      return sim::Precision::fp16;
+      return model::Precision::fp16;
     case DType::bf16:
-      return sim::Precision::bf16;
+      return model::Precision::bf16;
   }
-  return sim::Precision::bf16;
+  return model::Precision::bf16;
 }
 
 ncclDataType_t nccl_type(DType t) {
@@ -71,8 +72,8 @@ class SimBackend final : public Backend {
           "the sim backend simulates the whole node in one process: use --gpus N, not several "
           "ranks");
     }
-    simgpu::start(o.preset, o.gpus);
-    spec_ = simgpu::spec();
+    gpu::start(o.preset, o.gpus);
+    spec_ = gpu::spec();
   }
 
   ~SimBackend() override {
@@ -88,7 +89,8 @@ class SimBackend final : public Backend {
   std::string description() const override {
     return "simulated " + std::to_string(gpus_) + " x " + spec_.gpu.name + " (preset " +
            spec_.preset + ", " +
-           (spec_.gpu.topology == sim::Topology::nvswitch ? "NVSwitch" : "fully connected links") +
+           (spec_.gpu.topology == model::Topology::nvswitch ? "NVSwitch"
+                                                            : "fully connected links") +
            ")";
   }
   int gpus() const override { return gpus_; }
@@ -158,25 +160,25 @@ class SimBackend final : public Backend {
     }
     auto record_all = [&](const std::vector<void*>& on, void* Marks::*field) {
       for (int g = 0; g < gpus_; ++g)
-        marks[static_cast<size_t>(g)].*field = simgpu::event_record(on[static_cast<size_t>(g)]);
+        marks[static_cast<size_t>(g)].*field = gpu::event_record(on[static_cast<size_t>(g)]);
     };
     // Each GPU's marks sit right around its own work: one host thread drives every simulated
     // GPU, so marks recorded for all GPUs up front would count the launches of the others.
     auto computes = [&](const std::vector<void*>& on, void* Marks::*start, void* Marks::*end) {
       for (int g = 0; g < gpus_; ++g) {
         void* s = on[static_cast<size_t>(g)];
-        marks[static_cast<size_t>(g)].*start = simgpu::event_record(s);
+        marks[static_cast<size_t>(g)].*start = gpu::event_record(s);
         for (int i = 0; i < chunks; ++i) compute_chunk(g, i, s);
-        marks[static_cast<size_t>(g)].*end = simgpu::event_record(s);
+        marks[static_cast<size_t>(g)].*end = gpu::event_record(s);
       }
     };
     auto comms_all = [&](const std::vector<void*>& on, void* Marks::*start, void* Marks::*end) {
       if (!is_collective(c.comm->kind)) {  // copies: per GPU, like computes
         for (int g = 0; g < gpus_; ++g) {
           const auto gi = static_cast<size_t>(g);
-          marks[gi].*start = simgpu::event_record(on[gi]);
+          marks[gi].*start = gpu::event_record(on[gi]);
           for (int i = 0; i < chunks; ++i) launch_copy(g, c.comm->chunk(i, chunks), k, on[gi]);
-          marks[gi].*end = simgpu::event_record(on[gi]);
+          marks[gi].*end = gpu::event_record(on[gi]);
         }
         return;
       }
@@ -203,12 +205,12 @@ class SimBackend final : public Backend {
           for (int i = 0; i < chunks; ++i) {
             for (int g = 0; g < gpus_; ++g) {
               const auto gi = static_cast<size_t>(g);
-              if (i == 0) marks[gi].comp0 = simgpu::event_record(comp_streams[gi]);
+              if (i == 0) marks[gi].comp0 = gpu::event_record(comp_streams[gi]);
               compute_chunk(g, i, comp_streams[gi]);
-              void* done = simgpu::event_record(comp_streams[gi]);
+              void* done = gpu::event_record(comp_streams[gi]);
               if (i + 1 == chunks) marks[gi].comp1 = done;
-              simgpu::stream_wait_event(comm_streams[gi], done);
-              if (i == 0) marks[gi].comm0 = simgpu::event_record(comm_streams[gi]);
+              gpu::stream_wait_event(comm_streams[gi], done);
+              if (i == 0) marks[gi].comm0 = gpu::event_record(comm_streams[gi]);
             }
             comm_chunk(i, comm_streams);
           }
@@ -219,15 +221,15 @@ class SimBackend final : public Backend {
           for (int g = 0; g < gpus_; ++g) {
             const auto gi = static_cast<size_t>(g);
             auto comp = [&] {
-              marks[gi].comp0 = simgpu::event_record(comp_streams[gi]);
+              marks[gi].comp0 = gpu::event_record(comp_streams[gi]);
               for (int i = 0; i < chunks; ++i) compute_chunk(g, i, comp_streams[gi]);
-              marks[gi].comp1 = simgpu::event_record(comp_streams[gi]);
+              marks[gi].comp1 = gpu::event_record(comp_streams[gi]);
             };
             auto comm = [&] {
-              marks[gi].comm0 = simgpu::event_record(comm_streams[gi]);
+              marks[gi].comm0 = gpu::event_record(comm_streams[gi]);
               for (int i = 0; i < chunks; ++i)
                 launch_copy(g, c.comm->chunk(i, chunks), k, comm_streams[gi]);
-              marks[gi].comm1 = simgpu::event_record(comm_streams[gi]);
+              marks[gi].comm1 = gpu::event_record(comm_streams[gi]);
             };
             if (k.order == Knobs::Order::compute_first) {
               comp();
@@ -251,8 +253,8 @@ class SimBackend final : public Backend {
       double lo = 1e300, hi = -1e300;
       auto span = [&](void* a, void* b) -> double {
         if (a == nullptr || b == nullptr) return 0;
-        const double s = static_cast<double>(simgpu::event_synchronize(a));
-        const double e = static_cast<double>(simgpu::event_synchronize(b));
+        const double s = static_cast<double>(gpu::event_synchronize(a));
+        const double e = static_cast<double>(gpu::event_synchronize(b));
         lo = std::min(lo, s);
         hi = std::max(hi, e);
         return e - s;
@@ -280,11 +282,11 @@ class SimBackend final : public Backend {
       int comp_part = -1, comm_part = -1;
       if (k.sm_partition_pct > 0) {
         const int n = compute_sms(k.sm_partition_pct);
-        comp_part = simgpu::partition_create(g, n, 0);
-        comm_part = simgpu::partition_create(g, spec_.gpu.sms - n, n);
+        comp_part = gpu::partition_create(g, n, 0);
+        comm_part = gpu::partition_create(g, spec_.gpu.sms - n, n);
       }
-      void* comp = simgpu::stream_create(g, comp_prio, comp_part);
-      void* comm = simgpu::stream_create(g, comm_prio, comm_part);
+      void* comp = gpu::stream_create(g, comp_prio, comp_part);
+      void* comm = gpu::stream_create(g, comm_prio, comm_part);
       nvtxNameCudaStreamA(static_cast<cudaStream_t>(comp),
                           ("compute gpu" + std::to_string(g)).c_str());
       nvtxNameCudaStreamA(static_cast<cudaStream_t>(comm),
@@ -325,11 +327,11 @@ class SimBackend final : public Backend {
   }
 
   void launch_compute(int g, const ComputeOp& op, void* stream) {
-    simgpu::Kernel kern;
+    gpu::Kernel kern;
     kern.block[0] = 256;
     switch (op.kind) {
       case ComputeKind::gemm:
-        kern.demand = sim::gemm(spec_.gpu, g, op.m, op.n, op.k, precision(op.dtype));
+        kern.demand = model::gemm(spec_.gpu, g, op.m, op.n, op.k, precision(op.dtype));
         kern.name = std::string("c3sim_gemm_") + dtype_name(op.dtype) + "_" + std::to_string(op.m) +
                     "x" + std::to_string(op.n) + "x" + std::to_string(op.k);
         kern.grid[0] = static_cast<unsigned>((op.m + 127) / 128);
@@ -339,17 +341,17 @@ class SimBackend final : public Backend {
         kern.dynamic_smem = 213 * 1024;
         break;
       case ComputeKind::triad:
-        kern.demand = sim::triad(spec_.gpu, g, op.bytes);
+        kern.demand = model::triad(spec_.gpu, g, op.bytes);
         kern.name = "c3sim_triad";
         kern.grid[0] = static_cast<unsigned>(spec_.gpu.sms * 8);  // full occupancy, as on a GPU
         break;
       case ComputeKind::fma:
-        kern.demand = sim::fma_loop(spec_.gpu, g, static_cast<double>(op.target_ns));
+        kern.demand = model::fma_loop(spec_.gpu, g, static_cast<double>(op.target_ns));
         kern.name = "c3sim_fma_loop";
         kern.grid[0] = static_cast<unsigned>(spec_.gpu.sms * 8);
         break;
     }
-    simgpu::launch(stream, kern);
+    gpu::launch(stream, kern);
   }
 
   void launch_comm(const CommOp& op, const Knobs& k, const std::vector<void*>& on) {
@@ -398,30 +400,30 @@ class SimBackend final : public Backend {
   void launch_copy(int g, const CommOp& op, const Knobs& k, void* s) {
     const int peer = (g + 1) % gpus_;
     if (op.kind == CommKind::sm_copy) {
-      simgpu::Kernel kern;
+      gpu::Kernel kern;
       const int ctas = k.max_ctas > 0 ? k.max_ctas : 32;
       kern.name = op.peer ? "c3sim_sm_copy_peer" : "c3sim_sm_copy";
       kern.grid[0] = static_cast<unsigned>(ctas);
-      kern.block[0] = sim::kCopyThreads;
-      kern.demand = sim::sm_copy(spec_.gpu, g, op.bytes, ctas, op.peer ? peer : -1);
-      simgpu::launch(s, kern);
+      kern.block[0] = model::kCopyThreads;
+      kern.demand = model::sm_copy(spec_.gpu, g, op.bytes, ctas, op.peer ? peer : -1);
+      gpu::launch(s, kern);
       return;
     }
-    simgpu::Copy cp;
+    gpu::Copy cp;
     cp.bytes = op.bytes;
     if (op.kind == CommKind::dma_p2p) {
-      cp.kind = simgpu::CopyKind::p2p;
+      cp.kind = gpu::CopyKind::p2p;
       cp.peer = peer;
-      cp.demand = sim::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes, peer);
+      cp.demand = model::dma_copy(spec_.gpu, spec_.gpu.topology, g, op.bytes, peer);
     } else {
-      cp.kind = simgpu::CopyKind::d2d;
-      cp.demand = sim::runtime_d2d_copy(spec_.gpu, g, op.bytes);
+      cp.kind = gpu::CopyKind::d2d;
+      cp.demand = model::runtime_d2d_copy(spec_.gpu, g, op.bytes);
     }
-    simgpu::copy(s, cp);
+    gpu::copy(s, cp);
   }
 
   int gpus_;
-  sim::NodeSpec spec_;
+  model::NodeSpec spec_;
   std::map<std::pair<int, int>, std::vector<std::pair<void*, void*>>> streams_;
   std::map<std::tuple<int, int, int>, std::vector<ncclComm_t>> comms_;
 };

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 
 CuptiClient& CuptiClient::instance() {
   static CuptiClient client;
@@ -116,4 +116,4 @@ void stop_client() {
   CuptiClient::instance().stop();
 }
 
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

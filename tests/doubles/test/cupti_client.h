@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 
 inline constexpr size_t kDefaultBufferSize = size_t{64} << 10;
 
@@ -91,4 +91,4 @@ CUpti_ActivityKernel10 kernel_record(const std::vector<Record>& records, uint32_
 void start_client(size_t buffer_size = kDefaultBufferSize, size_t max_records = 0);
 void stop_client();
 
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

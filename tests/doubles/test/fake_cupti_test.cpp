@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "c3fake/gpu.h"
+#include "c3/sim/gpu/fixed_time.h"
 #include "cupti_client.h"
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 namespace {
 
 class FakeCupti : public ::testing::Test {
@@ -599,4 +599,4 @@ TEST_F(FakeCupti, FinalizeResetsState) {
 }
 
 }  // namespace
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

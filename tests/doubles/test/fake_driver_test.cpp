@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "c3fake/gpu.h"
+#include "c3/sim/gpu/fixed_time.h"
 #include "cupti_client.h"
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 namespace {
 
 class FakeDriver : public ::testing::Test {
@@ -319,4 +319,4 @@ TEST_F(FakeDriver, InvalidStreamDoesNothing) {
 }
 
 }  // namespace
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

@@ -1,5 +1,6 @@
-// Self-test of the fake NCCL: communicators, kernels launched per op and per group (inside
-// ncclGroupEnd), argument checks and failure injection.
+// Self-test of the simulated NCCL's fixed-time driver (the NCCL test double): communicators,
+// kernels launched per op and per group (inside ncclGroupEnd), argument checks and failure
+// injection.
 #include <gtest/gtest.h>
 #include <nccl.h>
 
@@ -7,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "c3fake/nccl.h"
+#include "c3/sim/nccl/fixed_time.h"
 #include "cupti_client.h"
 
-namespace c3::fake::test {
+namespace c3::sim::test {
 namespace {
 
 constexpr const char* kArgs = "(ncclDevKernelArgsStorage<4096ul>)";
@@ -283,4 +284,4 @@ TEST_F(FakeNccl, PreMulSumOpsAndMemory) {
 }
 
 }  // namespace
-}  // namespace c3::fake::test
+}  // namespace c3::sim::test

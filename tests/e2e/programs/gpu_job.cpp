@@ -3,7 +3,7 @@
 // and knows nothing about c3scope. The tests inject the real collector and check the trace.
 //
 // usage: c3_gpu_job MODE [ARGS]   (modes below; stdout prints what the test needs to know)
-#include <c3fake/gpu.h>
+#include <c3/sim/gpu/fixed_time.h>
 #include <cupti_activity.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>

@@ -12,7 +12,7 @@
 
 #include "fake_cupti.h"
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 namespace {
 
 constexpr uintptr_t kRecordAlignment = 8;
@@ -410,4 +410,4 @@ void append_external_correlations(RecordBatch& batch, const ExternalSnapshot& sn
   }
 }
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti

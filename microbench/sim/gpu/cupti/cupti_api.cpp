@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "c3/sim/gpu/failure_injection.h"
 #include "fake_cupti.h"
 
 // Declared (incomplete) by cupti_callbacks.h; the subscriber handle points at one of these.
@@ -12,25 +13,13 @@ struct CUpti_Subscriber_st {
   int unused;
 };
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 namespace {
 
 // C3FAKE_CUPTI_FAIL: comma-separated CUPTI function names, or "all" (every cupti* function
-// except cuptiGetResultString). Read on every call so tests can change it at run time.
+// except cuptiGetResultString).
 bool injected_failure(std::string_view function) {
-  const char* env = std::getenv("C3FAKE_CUPTI_FAIL");
-  if (env == nullptr) return false;
-  std::string_view list(env);
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (item == function) return true;
-    if (item == "all" && function != "cuptiGetResultString") return true;
-  }
-  return false;
+  return failure_injected("C3FAKE_CUPTI_FAIL", function, "cuptiGetResultString");
 }
 
 std::atomic<CUpti_ActivityThreadIdType> g_thread_id_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
@@ -234,9 +223,9 @@ void reset_subscriber_state() {
   for (auto& f : s.driver) f.store(false);
 }
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti
 
-using namespace c3::fake;
+using namespace c3::sim::gpu::cupti;
 
 #define C3FAKE_INJECT_FAILURE()                                 \
   do {                                                          \

@@ -16,7 +16,7 @@
 
 #define C3FAKE_EXPORT __attribute__((visibility("default")))
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 
 // ---- clock ----------------------------------------------------------------------------------
 // The fake clock: the registered CUPTI timestamp callback, else CLOCK_REALTIME in ns.
@@ -171,4 +171,4 @@ uint64_t device_last_end(int device);
 uint32_t next_correlation_id();
 const char* intern(const char* s);
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti

@@ -14,10 +14,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "c3fake/gpu.h"
+#include "c3/sim/gpu/fixed_time.h"
 #include "fake_cupti.h"
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 
 struct Context {
   int device = 0;
@@ -354,9 +354,9 @@ const char* intern(const char* s) {
   return d.names.emplace(s != nullptr ? s : "").first->c_str();
 }
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti
 
-using namespace c3::fake;
+using namespace c3::sim::gpu::cupti;
 
 extern "C" {
 

@@ -8,11 +8,11 @@
 #include <chrono>
 #include <thread>
 
-#include "c3fake/gpu.h"
+#include "c3/sim/gpu/fixed_time.h"
 #include "fake_cupti.h"
 #include "gpu_work.h"
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 namespace {
 
 constexpr uint64_t kLaunchLatencyNs = 1000;  // GPU work starts >= 1 us after the API entry
@@ -91,9 +91,9 @@ CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType typ
 }
 
 }  // namespace
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti
 
-using namespace c3::fake;
+using namespace c3::sim::gpu::cupti;
 
 extern "C" {
 

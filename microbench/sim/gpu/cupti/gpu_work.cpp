@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 
 namespace {
 
@@ -190,4 +190,4 @@ void append_memset_record(RecordBatch& batch, const Stream& stream, uint64_t byt
   }
 }
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti

@@ -1,7 +1,7 @@
 // Building blocks of GPU work shared by the two drivers of the facade: the explicit-duration
-// test driver (fake_work.cpp, c3fake/gpu.h) and the simulated node (node.cpp, c3sim/node.h).
-// One CUDA API call (callbacks, external correlation, API record), and the activity records of
-// kernels, copies and sets in the real CUDA 13 layouts.
+// test driver (fake_work.cpp, c3/sim/gpu/fixed_time.h) and the simulated node (node.cpp,
+// c3/sim/gpu/node.h). One CUDA API call (callbacks, external correlation, API record), and the
+// activity records of kernels, copies and sets in the real CUDA 13 layouts.
 #pragma once
 
 #include <cupti.h>
@@ -12,7 +12,7 @@
 
 #include "fake_cupti.h"
 
-namespace c3::fake {
+namespace c3::sim::gpu::cupti {
 
 inline constexpr uint64_t kApiRealNs = 1000;  // a fake API call takes >= 1 us of real time
 
@@ -130,4 +130,4 @@ void append_copy_record(RecordBatch& batch, const Stream& s, int copy_kind, uint
 void append_memset_record(RecordBatch& batch, const Stream& s, uint64_t bytes, uint32_t value,
                           const Interval& iv, uint32_t correlation);
 
-}  // namespace c3::fake
+}  // namespace c3::sim::gpu::cupti

@@ -1,6 +1,6 @@
-// The simulated node's runtime (c3sim/node.h): CUDA-like calls on streams of simulated GPUs,
+// The simulated node's runtime (c3/sim/gpu/node.h): CUDA-like calls on streams of simulated GPUs,
 // placed in time by the model's engine and reported through the CUPTI facade.
-#include "c3sim/node.h"
+#include "c3/sim/gpu/node.h"
 
 #include <time.h>
 
@@ -16,10 +16,10 @@
 #include "fake_cupti.h"
 #include "gpu_work.h"
 
-namespace c3::simgpu {
+namespace c3::sim::gpu {
 namespace {
 
-using namespace c3::fake;
+using namespace cupti;
 
 struct OpMeta {
   enum class Type { kernel, copy, collective_kernel, collective_copy } type = Type::kernel;
@@ -38,18 +38,18 @@ struct OpMeta {
 };
 
 struct Event {
-  sim::EventId id = -1;
+  model::EventId id = -1;
 };
 
 struct Node {
   std::mutex mu;
   bool started = false;
-  sim::NodeSpec spec;
-  std::unique_ptr<sim::Engine> engine;
+  model::NodeSpec spec;
+  std::unique_ptr<model::Engine> engine;
   int64_t base = 0;  // CLOCK_MONOTONIC at start: the virtual clock's origin
   double host = 0;   // host time since start, ns
-  std::unordered_map<const Stream*, sim::StreamId> streams;
-  std::unordered_map<sim::OpId, OpMeta> ops;
+  std::unordered_map<const Stream*, model::StreamId> streams;
+  std::unordered_map<model::OpId, OpMeta> ops;
   std::deque<Event> events;  // handles stay valid
 };
 
@@ -77,7 +77,7 @@ void set_host(Node& n, double rel) {
 }
 
 // Reports a finished op: one activity record per part, on that part's stream.
-void report(Node& n, const sim::CompletedOp& c) {
+void report(Node& n, const model::CompletedOp& c) {
   auto it = n.ops.find(c.id);
   if (it == n.ops.end()) return;
   const OpMeta& m = it->second;
@@ -123,7 +123,7 @@ Node& started_node() {
   return n;
 }
 
-Stream* stream_of(Node& n, void* handle, sim::StreamId* id) {
+Stream* stream_of(Node& n, void* handle, model::StreamId* id) {
   Stream* s = resolve_stream(handle);
   auto it = s != nullptr ? n.streams.find(s) : n.streams.end();
   if (it == n.streams.end()) throw std::invalid_argument("simulated node: unknown stream");
@@ -137,8 +137,8 @@ Stream* stream_of(Node& n, void* handle, sim::StreamId* id) {
                          "part, or a stream waits for an event that is never recorded");
 }
 
-DeviceProfile profile_of(const sim::NodeSpec& spec) {
-  const sim::GpuSpec& g = spec.gpu;
+DeviceProfile profile_of(const model::NodeSpec& spec) {
+  const model::GpuSpec& g = spec.gpu;
   DeviceProfile p;
   p.name = "Simulated " + g.name;
   p.sms = g.sms;
@@ -172,14 +172,14 @@ void start(const std::string& preset, int gpus) {
                                 ": the simulated node has 1 to " + std::to_string(kMaxDevices) +
                                 " GPUs");
   }
-  sim::NodeSpec spec = sim::preset(preset, gpus);
+  model::NodeSpec spec = model::preset(preset, gpus);
   if (!configure_devices(gpus, profile_of(spec))) {
     throw std::logic_error(
         "simulated node: the GPU driver was already initialized in this process");
   }
   n.spec = spec;
-  n.engine = std::make_unique<sim::Engine>(n.spec);
-  n.engine->on_complete([&n](const sim::CompletedOp& c) { report(n, c); });
+  n.engine = std::make_unique<model::Engine>(n.spec);
+  n.engine->on_complete([&n](const model::CompletedOp& c) { report(n, c); });
   n.base = monotonic_now();
   n.host = 0;
   g_clock_now.store(n.base, std::memory_order_release);
@@ -193,7 +193,7 @@ bool started() {
   return node().started;
 }
 
-const sim::NodeSpec& spec() {
+const model::NodeSpec& spec() {
   return started_node().spec;
 }
 
@@ -246,7 +246,7 @@ void* stream_create(int gpu, int cuda_priority, int partition) {
 uint32_t launch(void* stream, const Kernel& k) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
   if (k.demand.gpu != s->device)
     throw std::invalid_argument("simulated node: kernel for another GPU's stream");
@@ -259,10 +259,10 @@ uint32_t launch(void* stream, const Kernel& k) {
   params.stream = static_cast<cudaStream_t>(stream);
   const double launch_at = n.host;
   CallTimes call = api_call(n, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, s, &params, name);
-  sim::OpDesc d;
+  model::OpDesc d;
   d.name = name;
   d.parts.push_back(k.demand);
-  const sim::OpId id = n.engine->create(std::move(d));
+  const model::OpId id = n.engine->create(std::move(d));
   OpMeta m;
   m.type = OpMeta::Type::kernel;
   m.name = name;
@@ -283,7 +283,7 @@ uint32_t launch(void* stream, const Kernel& k) {
 uint32_t copy(void* stream, const Copy& c) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
   OpMeta m;
   m.type = OpMeta::Type::copy;
@@ -325,10 +325,10 @@ uint32_t copy(void* stream, const Copy& c) {
   const double launch_at = n.host;
   m.call = {api_call(n, cbid, s, params, nullptr)};
   m.stream = {s};
-  sim::OpDesc d;
+  model::OpDesc d;
   d.name = "memcpy";
   d.parts.push_back(c.demand);
-  const sim::OpId id = n.engine->create(std::move(d));
+  const model::OpId id = n.engine->create(std::move(d));
   const uint32_t correlation = m.call[0].correlation;
   n.ops.emplace(id, std::move(m));
   n.engine->enqueue(id, 0, sid, launch_at);
@@ -338,7 +338,7 @@ uint32_t copy(void* stream, const Copy& c) {
 void* event_record(void* stream) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
   cudaEventRecord_v3020_params params{};
   params.stream = static_cast<cudaStream_t>(stream);
@@ -351,7 +351,7 @@ void* event_record(void* stream) {
 void stream_wait_event(void* stream, void* event) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
   cudaStreamWaitEvent_v3020_params params{};
   params.stream = static_cast<cudaStream_t>(stream);
@@ -363,7 +363,7 @@ void stream_wait_event(void* stream, void* event) {
 int64_t event_synchronize(void* event) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  const sim::EventId ev = static_cast<Event*>(event)->id;
+  const model::EventId ev = static_cast<Event*>(event)->id;
   const double t = n.engine->run_until_event(ev);
   if (t < 0) stuck("cudaEventSynchronize");
   cudaEventSynchronize_v3020_params params{};
@@ -402,9 +402,9 @@ void synchronize(Node& n, const Stream* s, CUpti_CallbackId cbid,
 void stream_synchronize(void* stream) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
-  const sim::EventId ev = n.engine->record(sid, n.host);
+  const model::EventId ev = n.engine->record(sid, n.host);
   const double t = n.engine->run_until_event(ev);
   if (t < 0) stuck("cudaStreamSynchronize");
   synchronize(n, s, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
@@ -420,7 +420,7 @@ void device_synchronize() {
               CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, t);
 }
 
-int64_t collective_create(const sim::OpDesc& desc, const CollectiveLaunch& how) {
+int64_t collective_create(const model::OpDesc& desc, const CollectiveLaunch& how) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
   OpMeta m;
@@ -434,7 +434,7 @@ int64_t collective_create(const sim::OpDesc& desc, const CollectiveLaunch& how) 
   m.stream.assign(desc.parts.size(), nullptr);
   m.call.assign(desc.parts.size(), {});
   if (!desc.parts.empty()) m.src = m.dst = desc.parts[0].gpu;
-  const sim::OpId id = n.engine->create(desc);
+  const model::OpId id = n.engine->create(desc);
   n.ops.emplace(id, std::move(m));
   return id;
 }
@@ -442,7 +442,7 @@ int64_t collective_create(const sim::OpDesc& desc, const CollectiveLaunch& how) 
 uint32_t collective_enqueue(int64_t collective, int part, void* stream) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
-  sim::StreamId sid = 0;
+  model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
   auto it = n.ops.find(collective);
   if (it == n.ops.end()) throw std::logic_error("simulated node: unknown collective");
@@ -477,17 +477,17 @@ int64_t operations_completed() {
   return n.engine ? n.engine->completed() : 0;
 }
 
-}  // namespace c3::simgpu
+}  // namespace c3::sim::gpu
 
 extern "C" int64_t c3scope_trace_clock_ns(void) {
-  using namespace c3::simgpu;
+  using namespace c3::sim::gpu;
   if (g_clock_virtual.load(std::memory_order_acquire))
     return g_clock_now.load(std::memory_order_acquire);
   return monotonic_now();
 }
 
 extern "C" const char* c3scope_trace_clock_name(void) {
-  return c3::simgpu::g_clock_virtual.load(std::memory_order_acquire)
+  return c3::sim::gpu::g_clock_virtual.load(std::memory_order_acquire)
              ? "simulated node virtual clock (continues CLOCK_MONOTONIC)"
              : nullptr;
 }

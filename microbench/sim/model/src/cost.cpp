@@ -1,11 +1,11 @@
-#include "c3/sim/cost.h"
+#include "c3/sim/model/cost.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-namespace c3::sim {
+namespace c3::sim::model {
 namespace {
 
 // Capacities as the engine sees them (bytes per ns).
@@ -340,4 +340,4 @@ CollectiveCost point_to_point(const GpuSpec& g, Topology t, const std::vector<in
   return out;
 }
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model

@@ -1,4 +1,4 @@
-#include "c3/sim/engine.h"
+#include "c3/sim/model/engine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace c3::sim {
+namespace c3::sim::model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -606,4 +606,4 @@ double Engine::run_until_idle() {
   return now_;
 }
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model

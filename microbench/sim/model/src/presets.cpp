@@ -4,9 +4,9 @@
 // values against a paper's result.
 #include <stdexcept>
 
-#include "c3/sim/spec.h"
+#include "c3/sim/model/spec.h"
 
-namespace c3::sim {
+namespace c3::sim::model {
 namespace {
 
 constexpr double kG = 1e9;
@@ -205,4 +205,4 @@ const std::vector<Source>& preset_sources() {
   return sources;
 }
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model

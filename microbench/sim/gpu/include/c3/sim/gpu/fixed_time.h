@@ -1,5 +1,7 @@
-/* c3fake GPU: the "driver" side of the fake CUPTI library (libcupti.so.13 under
- * build/tests/doubles/cupti). Test programs call these functions to create GPU work; the
+/* The fixed-time driver of the simulated GPU (libcupti.so.13 under build/lib/c3sim): the
+ * "driver" side of its CUPTI facade for tests, which give every piece of GPU work an explicit
+ * duration (the simulated node, c3/sim/gpu/node.h, is the other driver, timed by the model).
+ * Its C functions keep the c3fake_ prefix. Test programs call them to create GPU work; the
  * library reports that work through the real CUPTI activity API (cupti_activity.h layouts of
  * CUDA 13) to whatever CUPTI client is loaded in the process (normally the collector).
  *
@@ -21,8 +23,8 @@
  * Every function is thread-safe and prints nothing. Any call other than c3fake_now_ns,
  * c3fake_device_count and c3fake_set_device/c3fake_get_device runs c3fake_cuInit first (as the
  * CUDA runtime does). */
-#ifndef C3FAKE_GPU_H
-#define C3FAKE_GPU_H
+#ifndef C3_SIM_GPU_FIXED_TIME_H
+#define C3_SIM_GPU_FIXED_TIME_H
 
 #include <stdint.h>
 
@@ -98,4 +100,4 @@ C3FAKE_API uint64_t c3fake_now_ns(void);
 }
 #endif
 
-#endif /* C3FAKE_GPU_H */
+#endif /* C3_SIM_GPU_FIXED_TIME_H */

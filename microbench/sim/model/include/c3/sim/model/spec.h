@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace c3::sim {
+namespace c3::sim::model {
 
 enum class Topology {
   nvswitch,  // every GPU reaches every other at its full link bandwidth (HGX with NVSwitch)
@@ -76,4 +76,4 @@ struct Source {
 };
 const std::vector<Source>& preset_sources();
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "c3/sim/engine.h"
-#include "c3/sim/spec.h"
+#include "c3/sim/model/engine.h"
+#include "c3/sim/model/spec.h"
 
-namespace c3::sim {
+namespace c3::sim::model {
 
 enum class Precision { fp32, fp16, bf16 };
 double peak_flops(const GpuSpec& g, Precision p);
@@ -79,4 +79,4 @@ CollectiveCost point_to_point(const GpuSpec& g, Topology t, const std::vector<in
 // running); used by tests and the docs.
 double alone_ns(const GpuSpec& g, const PartDemand& d, double latency_ns = 0);
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model

@@ -1,5 +1,5 @@
 // The simulated node as a CUDA-like runtime: devices, streams, events, kernels, copies and
-// collectives whose times come from the model (c3/sim/engine.h), reported through the same
+// collectives whose times come from the model (c3/sim/model/engine.h), reported through the same
 // CUPTI facade the collector attaches to in any process (one facade: libcupti.so.13 here).
 //
 // Time: the node runs on a virtual clock. Host time advances by each API call's cost and jumps
@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <string>
 
-#include "c3/sim/engine.h"
-#include "c3/sim/spec.h"
+#include "c3/sim/model/engine.h"
+#include "c3/sim/model/spec.h"
 
 #define C3SIM_API __attribute__((visibility("default")))
 
-namespace c3::simgpu {
+namespace c3::sim::gpu {
 
 // Starts the node: `preset` with `gpus` GPUs (1 to 8). Like cuInit, it runs
 // CUDA_INJECTION64_PATH's InitializeInjection (so the collector attaches) and reports the
@@ -28,7 +28,7 @@ namespace c3::simgpu {
 // process already started a node or used the explicit-duration driver.
 C3SIM_API void start(const std::string& preset, int gpus);
 C3SIM_API bool started();
-C3SIM_API const sim::NodeSpec& spec();
+C3SIM_API const model::NodeSpec& spec();
 
 // Host time on the virtual clock (ns, trace clock).
 C3SIM_API int64_t now_ns();
@@ -47,7 +47,7 @@ struct Kernel {
   int registers = 32;
   int static_smem = 0;
   int dynamic_smem = 0;
-  sim::PartDemand demand;  // its gpu must be the stream's
+  model::PartDemand demand;  // its gpu must be the stream's
 };
 // cudaLaunchKernel; returns the correlation id.
 C3SIM_API uint32_t launch(void* stream, const Kernel& kernel);
@@ -57,7 +57,7 @@ struct Copy {
   CopyKind kind = CopyKind::d2d;
   int64_t bytes = 0;
   int peer = -1;  // destination GPU of a p2p copy
-  sim::PartDemand demand;
+  model::PartDemand demand;
 };
 // cudaMemcpyAsync / cudaMemcpyPeerAsync; returns the correlation id.
 C3SIM_API uint32_t copy(void* stream, const Copy& copy);
@@ -78,13 +78,13 @@ struct CollectiveLaunch {
   unsigned block = 1;
   bool is_copy = false;
 };
-C3SIM_API int64_t collective_create(const sim::OpDesc& desc, const CollectiveLaunch& how);
+C3SIM_API int64_t collective_create(const model::OpDesc& desc, const CollectiveLaunch& how);
 C3SIM_API uint32_t collective_enqueue(int64_t collective, int part, void* stream);
 
 // Operations the node has run, and engine allocation steps (for benchmarks).
 C3SIM_API int64_t operations_completed();
 
-}  // namespace c3::simgpu
+}  // namespace c3::sim::gpu
 
 // The clock the collector uses for its own timestamps when it attaches to this CUPTI: the
 // node's virtual host clock once started, CLOCK_MONOTONIC before (the two meet at start()).

@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "c3/sim/spec.h"
+#include "c3/sim/model/spec.h"
 
-namespace c3::sim {
+namespace c3::sim::model {
 
 using OpId = int64_t;
 using StreamId = int32_t;
@@ -140,4 +140,4 @@ class Engine {
   std::function<void(const CompletedOp&)> on_complete_;
 };
 
-}  // namespace c3::sim
+}  // namespace c3::sim::model
