@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "c3/tracedb/writer.h"
+#include "counters.h"
 #include "decode.h"
 #include "process_info.h"
 #include "ratio_reporter.h"
-#include "recorder.h"
 #include "trace_writer.h"
 
 namespace {
@@ -88,13 +88,14 @@ void BM_CollectorDecodeAndWrite(benchmark::State& state) {
   facts.pid = getpid();
   facts.host = "bench";
   facts.command_line = "bench";
+  c3::collector::Counters counters;
   {
-    TraceWriter tw(path, facts, 0, c3::collector::take_anchor());
+    TraceWriter tw(path, facts, 0, c3::collector::take_anchor(), counters);
     int64_t rows = 0;
     for (auto _ : state) {
-      tw.write_cupti_buffer(buf.data(), buf.size(), api, false, nullptr);
+      tw.write_cupti_buffer(buf.data(), buf.size(), api, false);
       rows += static_cast<int64_t>(kRecordsPerBuffer);
-      tw.commit(c3::collector::Recorder::instance(), {});
+      tw.commit({});
     }
     state.SetItemsProcessed(rows);
   }

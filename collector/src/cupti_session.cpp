@@ -4,17 +4,24 @@
 #include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <vector>
 
 #include "clock.h"
 #include "log.h"
-#include "recorder.h"
 
 namespace c3::collector {
 namespace {
 
-// The session's pool, for CUPTI's C callbacks (one CUPTI session per process).
+// The session's pool, counters and sink, for CUPTI's C callbacks (one CUPTI session per
+// process). Counters and sink are set before the callbacks are registered; the pool after.
 std::atomic<BufferPool*> g_pool{nullptr};
+std::atomic<Counters*> g_counters{nullptr};
+std::atomic<CuptiSession::BufferSink> g_sink{nullptr};
+
+void count(Counter c, int64_t delta = 1) {
+  g_counters.load(std::memory_order_acquire)->add(c, delta);
+}
 
 void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   int64_t t0 = now_ns();
@@ -25,23 +32,22 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
     // CUPTI drops the records it cannot store and counts them (cupti_dropped_records).
     *buffer = nullptr;
     *size = 0;
-    Recorder::instance().count(Counter::buffer_pool_exhausted);
+    count(Counter::buffer_pool_exhausted);
   } else {
     *buffer = b;
     *size = pool->buffer_size();
   }
-  Recorder::instance().count(Counter::collector_overhead_ns, now_ns() - t0);
+  count(Counter::collector_overhead_ns, now_ns() - t0);
 }
 
 void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   int64_t t0 = now_ns();
-  auto& rec = Recorder::instance();
   if (buffer) {
-    rec.count(Counter::cupti_buffers);
+    count(Counter::cupti_buffers);
     // Decoding happens on the writer thread; this callback only queues the buffer.
-    rec.submit(CuptiBuffer{buffer, valid});
+    g_sink.load(std::memory_order_acquire)(buffer, valid);
   }
-  rec.count(Counter::collector_overhead_ns, now_ns() - t0);
+  count(Counter::collector_overhead_ns, now_ns() - t0);
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {
@@ -101,8 +107,8 @@ constexpr CUpti_CallbackId kDriverLinked[] = {
 
 }  // namespace
 
-CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::string* error,
-                                  std::string* status_detail) {
+CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, Counters& counters,
+                                  BufferSink sink, std::string* error, std::string* status_detail) {
   if (config.cupti_lib == "none") {
     *error = "CUPTI disabled (C3SCOPE_CUPTI_LIB=none)";
     return nullptr;
@@ -161,6 +167,9 @@ CuptiSession* CuptiSession::start(const Config& config, BufferPool* pool, std::s
     detail += "; no timestamp callback, clock offset measured";
   }
 
+  // Before the callbacks can run: they count (and hand over buffers) from their first call.
+  g_counters.store(&counters, std::memory_order_release);
+  g_sink.store(sink, std::memory_order_release);
   r = a.ActivityRegisterCallbacks(&on_buffer_requested, &on_buffer_completed);
   if (r != CUPTI_SUCCESS) {
     a.Unsubscribe(s->subscriber_);

@@ -10,17 +10,24 @@
 
 #include "buffer_pool.h"
 #include "config.h"
+#include "counters.h"
 #include "cupti_api.h"
 
 namespace c3::collector {
 
 class CuptiSession {
  public:
-  // Loads CUPTI and starts recording into buffers from `pool`; completed buffers are submitted
-  // to the Recorder as CuptiBuffer events. Returns nullptr and sets *error (one line) when CUPTI
-  // cannot be used; *status_detail says which optional parts were unavailable.
-  static CuptiSession* start(const Config& config, BufferPool* pool, std::string* error,
-                             std::string* status_detail);
+  // Where completed buffers go (the Recorder queues them for the writer thread). Called on
+  // CUPTI's threads; must not block on I/O.
+  using BufferSink = void (*)(uint8_t* data, size_t valid);
+
+  // Loads CUPTI and starts recording into buffers from `pool`; completed buffers are handed to
+  // `sink`, and the buffer callbacks count into `counters` (buffers, pool exhaustion, their own
+  // time). `pool` and `counters` must outlive the process's use of CUPTI. Returns nullptr and
+  // sets *error (one line) when CUPTI cannot be used; *status_detail says which optional parts
+  // were unavailable.
+  static CuptiSession* start(const Config& config, BufferPool* pool, Counters& counters,
+                             BufferSink sink, std::string* error, std::string* status_detail);
 
   const CuptiApi& api() const { return api_; }
   // Subtracted from CUPTI timestamps (0 when CUPTI uses our clock through the callback).

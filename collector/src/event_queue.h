@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "recorder.h"
+#include "event.h"
 
 namespace c3::collector {
 

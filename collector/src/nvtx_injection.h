@@ -23,7 +23,8 @@
 #include <utility>
 
 #include "c3/tracedb/schema.h"
-#include "recorder.h"
+#include "counters.h"
+#include "event.h"
 
 namespace c3::collector::nvtx {
 

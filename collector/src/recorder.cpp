@@ -25,42 +25,6 @@
 
 namespace c3::collector {
 
-const char* counter_name(Counter c) {
-  switch (c) {
-    case Counter::cupti_records:
-      return "cupti_records";
-    case Counter::cupti_dropped_records:
-      return "cupti_dropped_records";
-    case Counter::cupti_buffers:
-      return "cupti_buffers";
-    case Counter::buffer_pool_exhausted:
-      return "buffer_pool_exhausted";
-    case Counter::cupti_unknown_records:
-      return "cupti_unknown_records";
-    case Counter::cupti_invalid_records:
-      return "cupti_invalid_records";
-    case Counter::nvtx_events:
-      return "nvtx_events";
-    case Counter::nvtx_unclosed_ranges:
-      return "nvtx_unclosed_ranges";
-    case Counter::nvtx_unmatched_ends:
-      return "nvtx_unmatched_ends";
-    case Counter::nccl_calls:
-      return "nccl_calls";
-    case Counter::queue_dropped_rows:
-      return "queue_dropped_rows";
-    case Counter::collector_overhead_ns:
-      return "collector_overhead_ns";
-    case Counter::writer_ns:
-      return "writer_ns";
-    case Counter::flushes:
-      return "flushes";
-    case Counter::count_:
-      break;
-  }
-  return "unknown";
-}
-
 namespace {
 
 // Beyond this many queued events (the writer is far behind or stuck) new ones are dropped and
@@ -299,7 +263,8 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
   try {
     std::lock_guard<std::mutex> io(s->io_mu);
     std::string path = output_path(cfg.output_pattern, s->facts, process_env());
-    tw = std::make_unique<TraceWriter>(path, s->facts, s->start_ns, s->start_anchor);
+    tw = std::make_unique<TraceWriter>(path, s->facts, s->start_ns, s->start_anchor,
+                                       rec->counters());
     std::lock_guard<std::mutex> lock(s->mu);
     s->trace_path = tw->path();
   } catch (const std::exception& e) {
@@ -349,7 +314,7 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
           }
           if (batch.empty()) break;
           for (auto& block : batch) {
-            for (auto& e : block->events) tw->write(e, cupti, s->pool.get(), *rec);
+            for (auto& e : block->events) tw->write(e, cupti, s->pool.get());
           }
           {
             std::lock_guard<std::mutex> lock(s->mu);
@@ -365,10 +330,10 @@ static void writer_main(Recorder* rec, Recorder::State* s) {
       }
       rec->count(Counter::writer_ns, steady_ns() - t0);
       if (final) {
-        tw->finish(*rec, status, take_anchor());
+        tw->finish(status, take_anchor());
       } else if (due || sig_flush) {
         rec->count(Counter::flushes);
-        tw->commit(*rec, status);
+        tw->commit(status);
         next_flush = steady_ns() + cfg.flush_ms * 1000000;
       }
     } catch (const std::exception& e) {
@@ -413,7 +378,12 @@ void Recorder::start_cupti() {
     s->cupti_attempted = true;
   }
   std::string error, detail;
-  CuptiSession* session = CuptiSession::start(config_, s->pool.get(), &error, &detail);
+  // Completed CUPTI buffers come back to the Recorder's queue (decoded on the writer thread).
+  auto to_queue = [](uint8_t* data, size_t valid) {
+    Recorder::instance().submit(CuptiBuffer{data, valid});
+  };
+  CuptiSession* session =
+      CuptiSession::start(config_, s->pool.get(), counters_, to_queue, &error, &detail);
   {
     std::lock_guard<std::mutex> lock(s->mu);
     s->cupti_status = session ? CuptiStatus{true, detail} : CuptiStatus{false, error};
@@ -594,7 +564,7 @@ void Recorder::on_fork_child() {
   s->facts = read_process_facts(process_env());
   s->start_anchor = take_anchor();
   s->start_ns = s->start_anchor.trace_ns;
-  for (auto& c : counters_) c.store(0);
+  counters_.reset();
   if (CuptiSession* c = cupti_.exchange(nullptr)) {
     c->abandon();
     s->abandoned_cupti = c;  // the parent's; kept reachable, never used again

@@ -6,70 +6,24 @@
 // CUDA, NVTX or NCCL (a launcher shell, `ls`) leave no file. It is committed every
 // C3SCOPE_FLUSH_MS and finalized on exit(), on a fatal SIGTERM/SIGINT, and before exec. A forked
 // child starts over with a trace of its own.
+//
+// Layers (docs/collector.md): the entry points and producers sit above this header; the event
+// queue, the CUPTI session and the trace writer sit below it and get what they need from the
+// Recorder (counters, a sink for CUPTI buffers) as arguments, never through instance().
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <string>
-#include <variant>
 
-#include "c3/tracedb/schema.h"
 #include "config.h"
+#include "counters.h"
+#include "event.h"
 
 namespace c3::collector {
 
 class CuptiSession;
-
-// Counters written to the stats table; names in counter_name() match tracedb::known_counters().
-enum class Counter {
-  cupti_records,
-  cupti_dropped_records,
-  cupti_buffers,
-  buffer_pool_exhausted,
-  cupti_unknown_records,
-  cupti_invalid_records,
-  nvtx_events,
-  nvtx_unclosed_ranges,
-  nvtx_unmatched_ends,
-  nccl_calls,
-  queue_dropped_rows,
-  collector_overhead_ns,
-  writer_ns,
-  flushes,
-  count_,
-};
-const char* counter_name(Counter c);
-
-// An NCCL communicator was finalized, destroyed or aborted.
-struct CommEnd {
-  int64_t comm_handle = 0;
-  std::string call;
-  int64_t ns = 0;
-};
-// nvtxNameCudaStream / nvtxNameCuStream, with the stream already resolved to CUPTI's id.
-struct StreamName {
-  int64_t stream_id = 0;
-  std::optional<int64_t> context_id;
-  std::string name;
-};
-// A CUPTI activity buffer handed back by CUPTI; the writer decodes it and returns it to the pool.
-struct CuptiBuffer {
-  uint8_t* data = nullptr;
-  size_t valid = 0;
-};
-
-// The clock the trace's timestamps use from now on (process.trace_clock).
-struct TraceClock {
-  std::string name;
-};
-
-// std::monostate: nothing to write, but starts the trace (CUDA was initialized).
-using Event =
-    std::variant<std::monostate, TraceClock, tracedb::NvtxRangeRow, tracedb::CollectiveRow,
-                 tracedb::CommunicatorRow, CommEnd, StreamName, CuptiBuffer>;
 
 class Recorder {
  public:
@@ -85,12 +39,10 @@ class Recorder {
   // arrive after the final flush, or while the trace could not be written, are counted as
   // queue_dropped_rows.
   void submit(Event&& event);
-  void count(Counter c, int64_t delta = 1) {
-    counters_[static_cast<size_t>(c)].fetch_add(delta, std::memory_order_relaxed);
-  }
-  int64_t counter(Counter c) const {
-    return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
-  }
+  void count(Counter c, int64_t delta = 1) { counters_.add(c, delta); }
+  // The process's counters, lent to the CUPTI session and the trace writer (which lie below the
+  // Recorder and never include this header).
+  Counters& counters() { return counters_; }
 
   // Called from InitializeInjection (inside cuInit): loads CUPTI and starts recording GPU
   // activity. On failure prints one warning and the collector goes on with NVTX and NCCL.
@@ -136,8 +88,8 @@ class Recorder {
   Config config_;
   std::atomic<bool> initialized_{false};
   std::atomic<CuptiSession*> cupti_{nullptr};
-  std::atomic<int64_t> counters_[static_cast<size_t>(Counter::count_)] = {};
-  State* state_;  // leaked on purpose, like the Recorder itself
+  Counters counters_;  // lent to the CUPTI session and the trace writer
+  State* state_;       // leaked on purpose, like the Recorder itself
 };
 
 }  // namespace c3::collector

@@ -66,8 +66,8 @@ std::string pci_bus_id_for_uuid(const std::string& uuid) {
 }
 
 TraceWriter::TraceWriter(const std::string& path, const ProcessFacts& facts, int64_t start_ns,
-                         const ClockAnchor& a)
-    : writer_(create_unique(path)) {
+                         const ClockAnchor& a, Counters& counters)
+    : writer_(create_unique(path)), counters_(counters) {
   tracedb::ProcessRow p;
   p.id = kProcessId;
   p.pid = facts.pid;
@@ -165,16 +165,13 @@ void TraceWriter::upsert_stream(const tracedb::StreamRow& row, const std::string
   writer_->exec(sql);
 }
 
-void TraceWriter::write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api, Recorder* rec) {
-  auto note = [&](Counter c) {
-    if (rec) rec->count(c);
-  };
+void TraceWriter::write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api) {
   std::visit(
       [&](auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, Skipped>) {
-          note(v.why == Skipped::Why::unknown_kind ? Counter::cupti_unknown_records
-                                                   : Counter::cupti_invalid_records);
+          counters_.add(v.why == Skipped::Why::unknown_kind ? Counter::cupti_unknown_records
+                                                            : Counter::cupti_invalid_records);
         } else if constexpr (std::is_same_v<T, DecodedKernel>) {
           v.row.process_id = kProcessId;
           v.row.name_id = kernel_name_id(v.name, &v.row.mangled_name_id);
@@ -218,7 +215,7 @@ void TraceWriter::write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api
 }
 
 void TraceWriter::write_cupti_buffer(const uint8_t* data, size_t valid, const CuptiApi& api,
-                                     bool keep_api_calls, Recorder* rec) {
+                                     bool keep_api_calls) {
   // A record's size is the distance to the next one (see decode.h on CUPTI versions).
   CUpti_Activity* record = nullptr;
   CUpti_Activity* next = nullptr;
@@ -233,7 +230,7 @@ void TraceWriter::write_cupti_buffer(const uint8_t* data, size_t valid, const Cu
                                      : static_cast<size_t>(data + valid - begin);
     Decoded d = decode_record(record, size, decode_);
     try {
-      write_row(d, keep_api_calls, &api, rec);
+      write_row(d, keep_api_calls, &api);
     } catch (const tracedb::WriteError& e) {
       recover(e, writer_->rows_pending() + 1);  // and go on with the buffer's next record
     }
@@ -241,10 +238,10 @@ void TraceWriter::write_cupti_buffer(const uint8_t* data, size_t valid, const Cu
     if (r != CUPTI_SUCCESS) break;
     record = next;
   }
-  if (rec) rec->count(Counter::cupti_records, n);
+  counters_.add(Counter::cupti_records, n);
 }
 
-void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Recorder& rec) {
+void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool) {
   if (auto* b = std::get_if<CuptiBuffer>(&event)) {
     // Return the buffer to the pool even when writing fails. Write errors are handled per
     // record, inside.
@@ -256,7 +253,7 @@ void TraceWriter::write(Event& event, CuptiSession* cupti, BufferPool* pool, Rec
       }
     } release{pool, b->data};
     if (cupti) {
-      write_cupti_buffer(b->data, b->valid, cupti->api(), cupti->records_api_calls(), &rec);
+      write_cupti_buffer(b->data, b->valid, cupti->api(), cupti->records_api_calls());
     }
     return;
   }
@@ -302,10 +299,10 @@ void TraceWriter::write_event(Event& event) {
       event);
 }
 
-void TraceWriter::write_stats(const Recorder& rec, const CuptiStatus& cupti) {
+void TraceWriter::write_stats(const CuptiStatus& cupti) {
   for (size_t i = 0; i < static_cast<size_t>(Counter::count_); ++i) {
     auto c = static_cast<Counter>(i);
-    writer_->set_stat(kProcessId, counter_name(c), rec.counter(c));
+    writer_->set_stat(kProcessId, counter_name(c), counters_.get(c));
   }
   writer_->set_stat(kProcessId, "cupti_status", cupti.ok ? 1 : 0,
                     cupti.detail.empty() ? std::nullopt : std::optional<std::string>(cupti.detail));
@@ -315,10 +312,10 @@ void TraceWriter::write_stats(const Recorder& rec, const CuptiStatus& cupti) {
   writer_->set_stat(kProcessId, "rows_written", writer_->rows_written());
 }
 
-void TraceWriter::commit(const Recorder& rec, const CuptiStatus& cupti) {
+void TraceWriter::commit(const CuptiStatus& cupti) {
   const int64_t data_rows = writer_->rows_pending();  // not counting the stats rows
   try {
-    write_stats(rec, cupti);
+    write_stats(cupti);
     writer_->commit();
     committed();
   } catch (const tracedb::WriteError& e) {
@@ -326,7 +323,7 @@ void TraceWriter::commit(const Recorder& rec, const CuptiStatus& cupti) {
   }
 }
 
-void TraceWriter::finish(const Recorder& rec, const CuptiStatus& cupti, const ClockAnchor& a) {
+void TraceWriter::finish(const CuptiStatus& cupti, const ClockAnchor& a) {
   // A failed final commit loses the last transaction's rows; a second attempt records that loss
   // (after a transient error). When it fails too, only the caller's log line can tell.
   for (int attempt = 0;; ++attempt) {
@@ -337,7 +334,7 @@ void TraceWriter::finish(const Recorder& rec, const CuptiStatus& cupti, const Cl
                     ", anchor_end_realtime_ns = " + std::to_string(a.realtime_ns) +
                     ", anchor_end_monotonic_ns = " + std::to_string(a.monotonic_ns) +
                     " WHERE id = " + std::to_string(kProcessId));
-      write_stats(rec, cupti);
+      write_stats(cupti);
       writer_->close();
       committed();
       return;

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "c3/tracedb/writer.h"
+#include "counters.h"
 #include "cupti_api.h"
 #include "decode.h"
+#include "event.h"
 #include "process_info.h"
-#include "recorder.h"
 
 namespace c3::collector {
 
@@ -37,9 +38,10 @@ struct CuptiStatus {
 class TraceWriter {
  public:
   // Creates the file (never overwriting: an existing name gets .1, .2, ... appended before the
-  // extension) and writes the process row. Throws tracedb::WriteError.
+  // extension) and writes the process row. Throws tracedb::WriteError. Decoding counts into
+  // `counters` (which must outlive the writer), and every commit writes them to stats.
   TraceWriter(const std::string& path, const ProcessFacts& facts, int64_t start_ns,
-              const ClockAnchor& start_anchor);
+              const ClockAnchor& start_anchor, Counters& counters);
 
   // Writes one event; CUPTI buffers are decoded with `cupti` and returned to `pool`.
   //
@@ -48,10 +50,10 @@ class TraceWriter {
   // writing goes on. write(), commit() and finish() throw tracedb::WriteError only when errors
   // persist (kMaxConsecutiveErrors without a successful commit) or the final commit fails
   // twice; the trace then holds what was committed before, and the caller stops writing.
-  void write(Event& event, CuptiSession* cupti, BufferPool* pool, Recorder& rec);
-  void commit(const Recorder& rec, const CuptiStatus& cupti);
+  void write(Event& event, CuptiSession* cupti, BufferPool* pool);
+  void commit(const CuptiStatus& cupti);
   // Process end, end anchor, final counters, indexes; leaves a single clean file.
-  void finish(const Recorder& rec, const CuptiStatus& cupti, const ClockAnchor& end_anchor);
+  void finish(const CuptiStatus& cupti, const ClockAnchor& end_anchor);
 
   static constexpr int kMaxConsecutiveErrors = 3;
   int64_t write_errors() const { return write_errors_; }
@@ -68,15 +70,15 @@ class TraceWriter {
 
   // Decodes and writes every record of one CUPTI buffer (also used by the benchmark).
   void write_cupti_buffer(const uint8_t* data, size_t valid, const CuptiApi& api,
-                          bool keep_api_calls, Recorder* rec);
+                          bool keep_api_calls);
   DecodeContext& decode_context() { return decode_; }
 
  private:
   static constexpr int64_t kProcessId = 1;
   void write_event(Event& event);  // everything but CUPTI buffers
-  void write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api, Recorder* rec);
+  void write_row(Decoded& d, bool keep_api_calls, const CuptiApi* api);
   int64_t kernel_name_id(const char* mangled, std::optional<int64_t>* mangled_id);
-  void write_stats(const Recorder& rec, const CuptiStatus& cupti);
+  void write_stats(const CuptiStatus& cupti);
   void upsert_stream(const tracedb::StreamRow& row, const std::string* name);
   // Rolls back the open transaction after `e` and counts `lost_rows`; rethrows `e` when the
   // errors persist. Cached row ids inserted since the last commit are forgotten (undo_).
@@ -84,6 +86,7 @@ class TraceWriter {
   void committed();
 
   std::unique_ptr<tracedb::Writer> writer_;
+  Counters& counters_;
   DecodeContext decode_;
   struct NameEntry {
     std::string mangled;

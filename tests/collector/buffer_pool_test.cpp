@@ -5,7 +5,7 @@
 #include <set>
 
 #include "c3/tracedb/schema.h"
-#include "recorder.h"
+#include "counters.h"
 
 using namespace c3::collector;
 
@@ -36,4 +36,18 @@ TEST(Counters, EveryCollectorCounterIsDocumented) {
   }
   EXPECT_TRUE(documented.count("cupti_status"));
   EXPECT_TRUE(documented.count("rows_written"));
+}
+
+TEST(Counters, AddGetReset) {
+  Counters counters;
+  EXPECT_EQ(counters.get(Counter::nccl_calls), 0);
+  counters.add(Counter::nccl_calls);
+  counters.add(Counter::nccl_calls, 41);
+  counters.add(Counter::writer_ns, 7);
+  EXPECT_EQ(counters.get(Counter::nccl_calls), 42);
+  EXPECT_EQ(counters.get(Counter::writer_ns), 7);
+  EXPECT_EQ(counters.get(Counter::flushes), 0);
+  counters.reset();
+  EXPECT_EQ(counters.get(Counter::nccl_calls), 0);
+  EXPECT_EQ(counters.get(Counter::writer_ns), 0);
 }

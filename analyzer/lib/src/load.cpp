@@ -39,15 +39,13 @@ constexpr const char* kShapeColumns =
     "grid_x * grid_y * grid_z, block_x * block_y * block_z, registers_per_thread, "
     "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1)";
 
-// Loads one file into `t` (a trace of its own: files load in parallel, then merge), through a
-// TraceBuilder (build.h) in its order of tables. `tick` is called every kTickRows GPU rows.
-void load_file(const std::string& path, Trace& t, bool defer,
-               const std::function<void(int64_t)>& tick) {
-  const auto stamp = file_stamp(path);
-  auto r = tracedb::Reader::open(path);
-  TraceBuilder b(t, path, tick);
+// One file's load, in stages, each reading one part of the file into the TraceBuilder
+// (build.h), in the builder's order of tables; load_file runs them.
+
+// Processes, then the versions the file states (after the processes they apply to).
+void read_processes(const tracedb::Reader& r, TraceBuilder& b) {
   {
-    auto q = r->query(
+    auto q = r.query(
         "SELECT id, pid, host, rank, world_size, command_line, trace_clock, anchor_start_trace_ns, "
         "anchor_start_realtime_ns FROM process ORDER BY id");
     while (q.step()) {
@@ -63,39 +61,40 @@ void load_file(const std::string& path, Trace& t, bool defer,
       b.process(q.i64(0), std::move(p));
     }
   }
-  {
-    // Versions the file states (after the processes they apply to).
-    auto q = r->query("SELECT key, value FROM meta WHERE key LIKE '%\\_version' ESCAPE '\\'");
-    while (q.step()) b.meta(q.text(0), q.text(1));
+  auto q = r.query("SELECT key, value FROM meta WHERE key LIKE '%\\_version' ESCAPE '\\'");
+  while (q.step()) b.meta(q.text(0), q.text(1));
+}
+
+void read_devices(const tracedb::Reader& r, TraceBuilder& b) {
+  auto q = r.query(
+      "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
+      "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
+  while (q.step()) {
+    Device d;
+    d.device = static_cast<int16_t>(q.i64(1));
+    d.name = q.text(2);
+    d.sm_count = static_cast<int>(q.i64(3));
+    d.max_threads_per_sm = static_cast<int>(q.i64(4));
+    d.max_blocks_per_sm = static_cast<int>(q.i64(5));
+    d.max_registers_per_sm = static_cast<int>(q.i64(6));
+    d.max_shared_per_sm = q.i64(7);
+    d.memory_bandwidth = q.opt_i64(8).value_or(0);
+    b.device(q.i64(0), std::move(d));
   }
+}
+
+// NCCL calls and the GPU rows each launched: collective.external_id was pushed as CUPTI
+// external correlation (kind custom0) around the call, so external_correlation maps it to the
+// correlation ids of the kernels and copies it launched. Linked in memory by the builder (the
+// collective_activity view joins through gpu_activity, a UNION view no index reaches:
+// quadratic on traces with many collectives).
+void read_collectives(const tracedb::Reader& r, TraceBuilder& b, const Trace& t) {
   {
-    auto q = r->query(
-        "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
-        "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
-    while (q.step()) {
-      Device d;
-      d.device = static_cast<int16_t>(q.i64(1));
-      d.name = q.text(2);
-      d.sm_count = static_cast<int>(q.i64(3));
-      d.max_threads_per_sm = static_cast<int>(q.i64(4));
-      d.max_blocks_per_sm = static_cast<int>(q.i64(5));
-      d.max_registers_per_sm = static_cast<int>(q.i64(6));
-      d.max_shared_per_sm = q.i64(7);
-      d.memory_bandwidth = q.opt_i64(8).value_or(0);
-      b.device(q.i64(0), std::move(d));
-    }
-  }
-  // Collectives and the GPU rows each launched: collective.external_id was pushed as CUPTI
-  // external correlation (kind custom0) around the call, so external_correlation maps it to the
-  // correlation ids of the kernels and copies it launched. Linked in memory by the builder (the
-  // collective_activity view joins through gpu_activity, a UNION view no index reaches:
-  // quadratic on traces with many collectives).
-  {
-    if (auto n = r->query("SELECT IFNULL(MAX(id), 0) FROM collective"); n.step()) {
+    if (auto n = r.query("SELECT IFNULL(MAX(id), 0) FROM collective"); n.step()) {
       b.reserve_collectives(
           static_cast<size_t>(std::clamp<int64_t>(n.i64(0), 0, int64_t{1} << 28)));
     }
-    auto q = r->query(
+    auto q = r.query(
         "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
         "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, c.external_id "
         "FROM collective c ORDER BY c.id");
@@ -112,181 +111,221 @@ void load_file(const std::string& path, Trace& t, bool defer,
       b.collective(q.i64(1), std::move(c), q.i64(10));
     }
   }
-  if (!t.collectives.empty()) {
-    auto q = r->query(
-        "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
-        "external_kind = 'custom0'");
-    while (q.step()) b.external_correlation(q.i64(0), q.i64(1), q.i64(2));
-  }
-  // String table of this file.
-  // string.id -> name index: a vector, as the collector's ids are 1, 2, ...; a hash otherwise.
-  std::vector<int32_t> str_dense;
-  std::unordered_map<int64_t, int32_t> str_sparse;
-  {
+  if (t.collectives.empty()) return;
+  auto q = r.query(
+      "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
+      "external_kind = 'custom0'");
+  while (q.step()) b.external_correlation(q.i64(0), q.i64(1), q.i64(2));
+}
+
+// The file's string table: string.id -> index into the trace's names.
+class StringTable {
+ public:
+  StringTable(const tracedb::Reader& r, TraceBuilder& b) : b_(b) {
     std::vector<std::pair<int64_t, int32_t>> all;
-    auto q = r->query("SELECT id, value FROM string");
+    auto q = r.query("SELECT id, value FROM string");
     int64_t max_id = -1;
     while (q.step()) {
       all.emplace_back(q.i64(0), b.name(q.text(1)));
       max_id = std::max(max_id, all.back().first);
     }
     const bool dense = max_id < 4 * static_cast<int64_t>(all.size()) + 1024;
-    if (dense) str_dense.assign(static_cast<size_t>(max_id + 1), -1);
+    if (dense) dense_.assign(static_cast<size_t>(max_id + 1), -1);
     for (const auto& [id, name] : all) {
       if (dense && id >= 0) {
-        str_dense[static_cast<size_t>(id)] = name;
+        dense_[static_cast<size_t>(id)] = name;
       } else {
-        str_sparse.emplace(id, name);
+        sparse_.emplace(id, name);
       }
     }
   }
-  int32_t unknown_name = -1;
-  auto name_of = [&](int64_t id) {
+
+  // The name of string `id`; "?" for an id the table lacks.
+  int32_t operator()(int64_t id) {
     int32_t n = -1;
-    if (id >= 0 && static_cast<size_t>(id) < str_dense.size()) {
-      n = str_dense[static_cast<size_t>(id)];
-    } else if (!str_sparse.empty()) {
-      auto it = str_sparse.find(id);
-      if (it != str_sparse.end()) n = it->second;
+    if (id >= 0 && static_cast<size_t>(id) < dense_.size()) {
+      n = dense_[static_cast<size_t>(id)];
+    } else if (!sparse_.empty()) {
+      auto it = sparse_.find(id);
+      if (it != sparse_.end()) n = it->second;
     }
     if (n >= 0) return n;
-    if (unknown_name < 0) unknown_name = b.name("?");
-    return unknown_name;
+    if (unknown_ < 0) unknown_ = b_.name("?");
+    return unknown_;
+  }
+
+ private:
+  TraceBuilder& b_;
+  // A vector, as the collector's ids are 1, 2, ...; a hash otherwise.
+  std::vector<int32_t> dense_;
+  std::unordered_map<int64_t, int32_t> sparse_;
+  int32_t unknown_ = -1;
+};
+
+// Room for every GPU row up front (max(id) is an index lookup, not a scan).
+void reserve_activities(const tracedb::Reader& r, Activities& a) {
+  int64_t expect = 0;
+  for (const char* table : {"kernel", "memcpy", "memset"}) {
+    auto q = r.query(std::string("SELECT IFNULL(MAX(id), 0) FROM ") + table);
+    if (q.step()) expect += q.i64(0);
+  }
+  a.reserve(a.size() + static_cast<size_t>(std::clamp<int64_t>(expect, 0, int64_t{1} << 31)));
+}
+
+// Kernel rows, with their shapes; with `defer`, the shapes are left for load_kernel_shapes:
+// each kept kernel is numbered in its shape column (-2 - k) and the result counts them and
+// lists the rows skipped (the caller fills in the file and its processes).
+PendingShapes read_kernels(const tracedb::Reader& r, TraceBuilder& b, Activities& a,
+                           StringTable& names, bool defer, const std::string& path) {
+  PendingShapes pending;
+  auto q = r.query(
+      std::string("SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, "
+                  "name_id, IFNULL(correlation_id, -1)") +
+      (defer ? "" : std::string(", ") + kShapeColumns) + " FROM kernel");
+  while (q.step()) {
+    const size_t i = b.kernel(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5),
+                              names(q.i64(6)), q.i64(7));
+    if (i == SIZE_MAX) {
+      if (defer) pending.skipped.push_back(q.i64(0));
+      continue;
+    }
+    if (defer) {
+      if (pending.kernels >= int64_t{INT32_MAX} - 2) {
+        throw std::invalid_argument(path + ": more than 2^31 kernels in one file");
+      }
+      a.shape[i] = static_cast<int32_t>(-2 - pending.kernels++);
+      continue;
+    }
+    b.kernel_shape(i, clamp_shape(q.i64(8), q.i64(9), q.i64(10), q.i64(11)), q.i64(12));
+  }
+  return pending;
+}
+
+void read_memcpys(const tracedb::Reader& r, TraceBuilder& b) {
+  auto q = r.query(
+      "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
+      "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
+  while (q.step()) {
+    b.memcpy(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.text(6), q.i64(7),
+             q.i64(8), q.i64(9));
+  }
+}
+
+void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
+  auto q = r.query(
+      "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes, "
+      "IFNULL(correlation_id, -1) FROM memset");
+  while (q.step()) {
+    b.memset(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.i64(6), q.i64(7));
+  }
+}
+
+// c3bench results recorded with the trace (bench_run.pid names the process).
+void read_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
+  auto q = r.query(
+      "SELECT r.pid, r.backend, r.simulated, b.label, IFNULL(b.scenario, ''), "
+      "IFNULL(b.t_comp_ns, 0), "
+      "IFNULL(b.t_comm_ns, 0), IFNULL(b.t_c3_ns, 0), b.compute_slowdown, b.comm_slowdown, "
+      "b.ideal_speedup, "
+      "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
+      "b.decomposition_loss_comp, "
+      "b.decomposition_loss_comm, b.schedule_speedup, b.busbw, r.id, r.host, r.rank, "
+      "r.command_line FROM bench_result b JOIN bench_run r ON "
+      "r.id = b.run_id "
+      "WHERE b.status = 'ok' ORDER BY b.id");
+  auto opt = [&](int c) { return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c)); };
+  // The traced process the run's pid names; results without one (c3bench --db) get the run as
+  // their process, so that they reach summaries and comparisons. Its id is below every real
+  // process id.
+  auto process_of_run = [&] {
+    int found = -1;
+    for (const auto& [id, idx] : b.processes()) {
+      if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) found = idx;
+    }
+    if (found >= 0) return found;
+    const int64_t id = INT64_MIN / 2 - q.i64(18);
+    found = b.process_index(id);
+    if (found < 0) {
+      Process p;
+      p.pid = q.i64(0);
+      p.host = q.text(19);
+      p.rank = q.i64(20);
+      p.command_line = q.text(21);
+      p.trace_clock = "none (c3bench results only)";
+      b.process(id, std::move(p));
+      found = b.process_index(id);
+    }
+    return found;
   };
-  Activities& a = t.activities;
-  {
-    // Room for every row up front (max(id) is an index lookup, not a scan).
-    int64_t expect = 0;
-    for (const char* table : {"kernel", "memcpy", "memset"}) {
-      auto q = r->query(std::string("SELECT IFNULL(MAX(id), 0) FROM ") + table);
-      if (q.step()) expect += q.i64(0);
-    }
-    a.reserve(a.size() + static_cast<size_t>(std::clamp<int64_t>(expect, 0, int64_t{1} << 31)));
+  while (q.step()) {
+    BenchResult br;
+    br.process = static_cast<int16_t>(process_of_run());
+    br.backend = q.text(1);
+    br.simulated = q.i64(2) != 0;
+    br.label = q.text(3);
+    br.scenario = q.text(4);
+    br.t_comp = q.real(5);
+    br.t_comm = q.real(6);
+    br.t_c3 = q.real(7);
+    br.compute_slowdown = opt(8);
+    br.comm_slowdown = opt(9);
+    br.ideal_speedup = opt(10);
+    br.realized_speedup = opt(11);
+    br.fraction_of_ideal = opt(12);
+    br.realized_over_ideal = opt(13);
+    br.decomposition_loss_comp = opt(14);
+    br.decomposition_loss_comm = opt(15);
+    br.schedule_speedup = opt(16);
+    br.busbw = opt(17);
+    make_possible(br);
+    t.bench.push_back(std::move(br));
   }
-  {
-    PendingShapes pending;
-    auto q = r->query(
-        std::string("SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, "
-                    "name_id, IFNULL(correlation_id, -1)") +
-        (defer ? "" : std::string(", ") + kShapeColumns) + " FROM kernel");
-    while (q.step()) {
-      const size_t i = b.kernel(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5),
-                                name_of(q.i64(6)), q.i64(7));
-      if (i == SIZE_MAX) {
-        if (defer) pending.skipped.push_back(q.i64(0));
-        continue;
-      }
-      if (defer) {
-        if (pending.kernels >= int64_t{INT32_MAX} - 2) {
-          throw std::invalid_argument(path + ": more than 2^31 kernels in one file");
-        }
-        a.shape[i] = static_cast<int32_t>(-2 - pending.kernels++);
-        continue;
-      }
-      b.kernel_shape(i, clamp_shape(q.i64(8), q.i64(9), q.i64(10), q.i64(11)), q.i64(12));
-    }
-    if (defer && pending.kernels > 0) {
-      pending.path = path;
-      pending.size = stamp.first;
-      pending.mtime_ns = stamp.second;
-      for (const auto& [db_id, index] : b.processes()) pending.processes.emplace_back(db_id, index);
-      t.pending_shapes.push_back(std::move(pending));
-    }
+}
+
+// NVTX ranges (marks have no duration and are left out).
+void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
+  auto q = r.query(
+      "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id, kind, "
+      "color FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
+  while (q.step()) {
+    Range g;
+    g.domain = q.text(1);
+    g.name = q.text(2);
+    g.start = q.i64(3);
+    g.end = q.i64(4);
+    g.depth = static_cast<int>(q.i64(5));
+    g.thread = q.i64(6);
+    g.start_end = q.text(7) == "start_end";
+    if (!q.is_null(8)) g.color = q.i64(8) & 0xffffffff;  // ARGB, whatever sign it was stored with
+    b.range(q.i64(0), std::move(g));
   }
-  {
-    auto q = r->query(
-        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
-        "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
-    while (q.step()) {
-      b.memcpy(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.text(6), q.i64(7),
-               q.i64(8), q.i64(9));
-    }
+}
+
+// Loads one file into `t` (a trace of its own: files load in parallel, then merge), stage by
+// stage (above). `tick` is called every kTickRows GPU rows.
+void load_file(const std::string& path, Trace& t, bool defer,
+               const std::function<void(int64_t)>& tick) {
+  const auto stamp = file_stamp(path);
+  const auto r = tracedb::Reader::open(path);  // refuses what is not a readable c3scope trace
+  TraceBuilder b(t, path, tick);
+  read_processes(*r, b);
+  read_devices(*r, b);
+  read_collectives(*r, b, t);
+  StringTable names(*r, b);
+  reserve_activities(*r, t.activities);
+  PendingShapes pending = read_kernels(*r, b, t.activities, names, defer, path);
+  if (defer && pending.kernels > 0) {
+    // What load_kernel_shapes needs to find the same rows again, and to refuse a changed file.
+    pending.path = path;
+    pending.size = stamp.first;
+    pending.mtime_ns = stamp.second;
+    for (const auto& [db_id, index] : b.processes()) pending.processes.emplace_back(db_id, index);
+    t.pending_shapes.push_back(std::move(pending));
   }
-  {
-    auto q = r->query(
-        "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes, "
-        "IFNULL(correlation_id, -1) FROM memset");
-    while (q.step()) {
-      b.memset(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.i64(6), q.i64(7));
-    }
-  }
-  {
-    // c3bench results recorded with the trace (bench_run.pid names the process).
-    auto q = r->query(
-        "SELECT r.pid, r.backend, r.simulated, b.label, IFNULL(b.scenario, ''), "
-        "IFNULL(b.t_comp_ns, 0), "
-        "IFNULL(b.t_comm_ns, 0), IFNULL(b.t_c3_ns, 0), b.compute_slowdown, b.comm_slowdown, "
-        "b.ideal_speedup, "
-        "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
-        "b.decomposition_loss_comp, "
-        "b.decomposition_loss_comm, b.schedule_speedup, b.busbw, r.id, r.host, r.rank, "
-        "r.command_line FROM bench_result b JOIN bench_run r ON "
-        "r.id = b.run_id "
-        "WHERE b.status = 'ok' ORDER BY b.id");
-    auto opt = [&](int c) {
-      return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c));
-    };
-    while (q.step()) {
-      BenchResult br;
-      int found = -1;
-      for (const auto& [id, idx] : b.processes()) {
-        if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) found = idx;
-      }
-      if (found < 0) {
-        // Results without a traced process (c3bench --db): the run is the process, so that
-        // they reach summaries and comparisons. Its id is below every real process id.
-        const int64_t id = INT64_MIN / 2 - q.i64(18);
-        found = b.process_index(id);
-        if (found < 0) {
-          Process p;
-          p.pid = q.i64(0);
-          p.host = q.text(19);
-          p.rank = q.i64(20);
-          p.command_line = q.text(21);
-          p.trace_clock = "none (c3bench results only)";
-          b.process(id, std::move(p));
-          found = b.process_index(id);
-        }
-      }
-      br.process = static_cast<int16_t>(found);
-      br.backend = q.text(1);
-      br.simulated = q.i64(2) != 0;
-      br.label = q.text(3);
-      br.scenario = q.text(4);
-      br.t_comp = q.real(5);
-      br.t_comm = q.real(6);
-      br.t_c3 = q.real(7);
-      br.compute_slowdown = opt(8);
-      br.comm_slowdown = opt(9);
-      br.ideal_speedup = opt(10);
-      br.realized_speedup = opt(11);
-      br.fraction_of_ideal = opt(12);
-      br.realized_over_ideal = opt(13);
-      br.decomposition_loss_comp = opt(14);
-      br.decomposition_loss_comm = opt(15);
-      br.schedule_speedup = opt(16);
-      br.busbw = opt(17);
-      make_possible(br);
-      t.bench.push_back(std::move(br));
-    }
-  }
-  {
-    auto q = r->query(
-        "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id, kind, "
-        "color FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
-    while (q.step()) {
-      Range g;
-      g.domain = q.text(1);
-      g.name = q.text(2);
-      g.start = q.i64(3);
-      g.end = q.i64(4);
-      g.depth = static_cast<int>(q.i64(5));
-      g.thread = q.i64(6);
-      g.start_end = q.text(7) == "start_end";
-      if (!q.is_null(8)) g.color = q.i64(8) & 0xffffffff;  // ARGB, whatever sign it was stored with
-      b.range(q.i64(0), std::move(g));
-    }
-  }
+  read_memcpys(*r, b);
+  read_memsets(*r, b);
+  read_bench_results(*r, b, t);
+  read_ranges(*r, b);
   b.done();
 }
 
