@@ -7,6 +7,8 @@
 // once (`cat > /dev/null`): the least any analysis of the files must do.
 //
 //   build/bin/c3_perf_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
+#include "c3/analyzer/pipeline.h"
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 #include <thread>
 #include <vector>
 
-#include "c3/analyzer/pipeline.h"
 #include "synthetic.h"
 
 namespace fs = std::filesystem;

@@ -211,10 +211,12 @@ RankEnv rank_from_env(const std::function<const char*(const char*)>& getenv_fn) 
   return {};
 }
 
-Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_visible,
-               const std::function<const char*(const char*)>& getenv_fn) {
-  Plan p;
-  // Backend.
+namespace {
+
+// make_plan's stages, in order; each checks its flags and fills its part of the plan.
+
+// --backend (auto: cuda when a GPU is visible, else the simulated node) and --preset.
+void plan_backend(const Options& o, const std::function<bool(std::string*)>& gpu_visible, Plan& p) {
   if (o.backend == "auto") {
     std::string why;
     if (gpu_visible(&why)) {
@@ -229,8 +231,7 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
   } else {
     throw bad("--backend '" + o.backend + "': expected cuda, sim or auto");
   }
-  const bool sim = p.backend == "sim";
-  if (sim) {
+  if (p.backend == "sim") {
     const auto names = sim::preset_names();
     if (std::find(names.begin(), names.end(), o.preset) == names.end()) {
       std::string list;
@@ -238,53 +239,59 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
       throw bad("--preset '" + o.preset + "': unknown; presets are " + list);
     }
   }
+}
 
-  // Ranks.
-  const RankEnv re = rank_from_env(getenv_fn);
-  BackendOptions& bo = p.backend_options;
-  bo.preset = o.preset;
-  bo.verbose = o.verbose;
-  if (re.world_size > 1) {
-    if (sim) {
-      throw bad("the sim backend simulates the whole node in one process, but this is rank " +
-                std::to_string(re.rank) + " of " + std::to_string(re.world_size) + " (" +
-                re.source + "): run one c3bench with --gpus " + std::to_string(re.world_size));
-    }
-    if (o.gpus && *o.gpus != 1) {
-      throw bad("--gpus " + std::to_string(*o.gpus) + ": in multi-process mode (" + re.source +
-                ", " + std::to_string(re.world_size) + " ranks) each rank drives one GPU");
-    }
-    bo.rank = re.rank;
-    bo.world_size = re.world_size;
-    bo.local_rank = re.local_rank;
-    bo.gpus = 1;
-    bo.store = o.store;
-    if (bo.store.empty()) {
-      if (const char* s = env(getenv_fn, "C3BENCH_STORE")) bo.store = s;
-    }
-    if (bo.store.empty()) {
-      throw bad("multi-process run (rank " + std::to_string(re.rank) + " of " +
-                std::to_string(re.world_size) + " from " + re.source +
-                "): give --store file:/shared/path or tcp:HOST:PORT (or $C3BENCH_STORE) for the "
-                "NCCL id exchange");
-    }
-  } else {
-    if (!o.store.empty()) {
-      throw bad("--store '" + o.store +
-                "': only for multi-process runs (torchrun/mpirun/srun set the rank); this is a "
-                "single process");
-    }
-    if (o.gpus && *o.gpus < 1)
-      throw bad("--gpus " + std::to_string(*o.gpus) + ": must be at least 1");
-    bo.gpus = o.gpus ? *o.gpus : (sim ? 2 : 1);
-    if (sim && bo.gpus > kMaxSimGpus) {
-      throw bad("--gpus " + std::to_string(bo.gpus) + ": the simulated node has 1 to " +
-                std::to_string(kMaxSimGpus) + " GPUs");
-    }
+// One process of a multi-process run: one GPU per rank, and a store for the NCCL id.
+void plan_ranks(const Options& o, const RankEnv& re, bool sim,
+                const std::function<const char*(const char*)>& getenv_fn, BackendOptions& bo) {
+  if (sim) {
+    throw bad("the sim backend simulates the whole node in one process, but this is rank " +
+              std::to_string(re.rank) + " of " + std::to_string(re.world_size) + " (" + re.source +
+              "): run one c3bench with --gpus " + std::to_string(re.world_size));
   }
+  if (o.gpus && *o.gpus != 1) {
+    throw bad("--gpus " + std::to_string(*o.gpus) + ": in multi-process mode (" + re.source + ", " +
+              std::to_string(re.world_size) + " ranks) each rank drives one GPU");
+  }
+  bo.rank = re.rank;
+  bo.world_size = re.world_size;
+  bo.local_rank = re.local_rank;
+  bo.gpus = 1;
+  bo.store = o.store;
+  if (bo.store.empty()) {
+    if (const char* s = env(getenv_fn, "C3BENCH_STORE")) bo.store = s;
+  }
+  if (bo.store.empty()) {
+    throw bad("multi-process run (rank " + std::to_string(re.rank) + " of " +
+              std::to_string(re.world_size) + " from " + re.source +
+              "): give --store file:/shared/path or tcp:HOST:PORT (or $C3BENCH_STORE) for the "
+              "NCCL id exchange");
+  }
+}
 
-  // Iterations and sizes.
-  Sweep& s = p.sweep;
+// A single process driving --gpus GPUs.
+void plan_gpus(const Options& o, bool sim, BackendOptions& bo) {
+  if (!o.store.empty()) {
+    throw bad("--store '" + o.store +
+              "': only for multi-process runs (torchrun/mpirun/srun set the rank); this is a "
+              "single process");
+  }
+  if (o.gpus && *o.gpus < 1)
+    throw bad("--gpus " + std::to_string(*o.gpus) + ": must be at least 1");
+  bo.gpus = o.gpus ? *o.gpus : (sim ? 2 : 1);
+  if (sim && bo.gpus > kMaxSimGpus) {
+    throw bad("--gpus " + std::to_string(bo.gpus) + ": the simulated node has 1 to " +
+              std::to_string(kMaxSimGpus) + " GPUs");
+  }
+}
+
+// The -b/-e size range (both or neither set afterwards).
+struct SizeRange {
+  std::optional<int64_t> begin, end;
+};
+
+// -w, -n, -f and the -b/-e range.
+SizeRange plan_iterations(const Options& o, Sweep& s) {
   s.warmup = o.warmup.value_or(kDefaultWarmup);
   s.iterations = o.iterations.value_or(kDefaultIterations);
   if (s.warmup < 0)
@@ -294,49 +301,54 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
   if (s.warmup > 100000 || s.iterations > 100000) throw bad("-w/-n: at most 100000 iterations");
   if (o.factor < 2)
     throw bad("-f " + std::to_string(o.factor) + ": the step factor must be 2 or more");
-  std::optional<int64_t> b, e;
+  SizeRange r;
   if (!o.begin.empty()) {
-    b = parse_size(o.begin);
-    if (!b || *b <= 0) throw bad("-b '" + o.begin + "': expected a size such as 8M or 1G");
+    r.begin = parse_size(o.begin);
+    if (!r.begin || *r.begin <= 0)
+      throw bad("-b '" + o.begin + "': expected a size such as 8M or 1G");
   }
   if (!o.end.empty()) {
-    e = parse_size(o.end);
-    if (!e || *e <= 0) throw bad("-e '" + o.end + "': expected a size such as 8M or 1G");
+    r.end = parse_size(o.end);
+    if (!r.end || *r.end <= 0) throw bad("-e '" + o.end + "': expected a size such as 8M or 1G");
   }
-  if (b && !e) e = b;
-  if (e && !b) b = e;
-  if (b && *e < *b) throw bad("-e " + o.end + " is below -b " + o.begin);
+  if (r.begin && !r.end) r.end = r.begin;
+  if (r.end && !r.begin) r.begin = r.end;
+  if (r.begin && *r.end < *r.begin) throw bad("-e " + o.end + " is below -b " + o.begin);
+  return r;
+}
 
-  p.default_experiment = o.computes.empty() && o.comms.empty() && o.schedules.empty() && !b;
-
-  // Operations.
-  bool compute_none = false, comm_none = false;
-  std::vector<std::string> computes =
+// --compute: the ops, or none.
+void plan_computes(const Options& o, Sweep& s) {
+  bool none = false;
+  const std::vector<std::string> computes =
       o.computes.empty() ? std::vector<std::string>{kDefaultCompute} : o.computes;
   for (const auto& c : computes) {
     if (c == "none") {
-      compute_none = true;
+      none = true;
       continue;
     }
     s.computes.push_back(parse_compute(c));
   }
-  if (compute_none && !s.computes.empty())
+  if (none && !s.computes.empty())
     throw bad("--compute none cannot be combined with other --compute ops");
-  bool used_range = false;
+}
+
+// --comm: the ops, or none; a spec without a size sweeps the -b..-e range.
+void plan_comms(const Options& o, const SizeRange& r, Sweep& s) {
+  bool none = false, used_range = false;
   std::vector<std::string> comms =
       o.comms.empty() ? std::vector<std::string>{kDefaultComm} : o.comms;
-  if (o.comms.empty() && b) comms = {"allreduce"};
+  if (o.comms.empty() && r.begin) comms = {"allreduce"};
   for (std::string c : comms) {
     if (c == "none") {
-      comm_none = true;
+      none = true;
       continue;
     }
-    // A spec without a size sweeps -b..-e.
     const auto fields = split(c, ':');
     const bool has_size =
         fields.size() >= 2 && (parse_size(fields[1]) || fields[1].find("..") != std::string::npos);
     if (!has_size) {
-      if (!b) {
+      if (!r.begin) {
         std::string msg = "--comm '" + c + "': give a size (";
         msg += c;
         msg += ":64M, ";
@@ -345,7 +357,7 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
         throw bad(msg);
       }
       used_range = true;
-      c = fields[0] + ":" + format_size(*b) + ".." + format_size(*e);
+      c = fields[0] + ":" + format_size(*r.begin) + ".." + format_size(*r.end);
       for (size_t i = 1; i < fields.size(); ++i) c += ":" + fields[i];
     }
     for (auto& op : parse_comm(c, o.factor)) {
@@ -353,14 +365,13 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
       s.comms.push_back(op);
     }
   }
-  if (comm_none && !s.comms.empty())
-    throw bad("--comm none cannot be combined with other --comm ops");
-  if (b && !used_range)
+  if (none && !s.comms.empty()) throw bad("--comm none cannot be combined with other --comm ops");
+  if (r.begin && !used_range)
     throw bad("-b/-e apply to --comm ops given without a size; every --comm here has one");
-  if (s.computes.empty() && s.comms.empty())
-    throw bad("--compute none and --comm none: nothing to run");
+}
 
-  // Knobs.
+// --mode, --priority, --order, --nchannels, --ctas, --sm-partition and --schedule.
+void plan_knobs(const Options& o, bool default_experiment, Sweep& s) {
   s.mode = parse_mode(o.mode);
   if (!o.priorities.empty()) {
     s.priorities.clear();
@@ -370,13 +381,11 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
     s.orders.clear();
     for (const auto& x : o.orders) s.orders.push_back(parse_order(x));
   }
-  if (!o.nchannels.empty()) {
-    for (int n : o.nchannels) {
-      if (n < 0 || n > 64)
-        throw bad("--nchannels " + std::to_string(n) + ": must be 0 (NCCL's choice) to 64");
-    }
-    s.nchannels = o.nchannels;
+  for (int n : o.nchannels) {
+    if (n < 0 || n > 64)
+      throw bad("--nchannels " + std::to_string(n) + ": must be 0 (NCCL's choice) to 64");
   }
+  if (!o.nchannels.empty()) s.nchannels = o.nchannels;
   if (!o.ctas.empty()) {
     const auto f = split(o.ctas, ':');
     auto lo = f.size() == 2 ? to_int(f[0]) : std::nullopt;
@@ -387,16 +396,14 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
     s.min_ctas = *lo;
     s.max_ctas = *hi;
   }
-  if (!o.sm_partitions.empty()) {
-    for (int x : o.sm_partitions) {
-      if (x < 0 || x > 99) {
-        throw bad("--sm-partition " + std::to_string(x) +
-                  ": the % of SMs for compute must be 1 to 99 (0: off)");
-      }
+  for (int x : o.sm_partitions) {
+    if (x < 0 || x > 99) {
+      throw bad("--sm-partition " + std::to_string(x) +
+                ": the % of SMs for compute must be 1 to 99 (0: off)");
     }
-    s.sm_partitions = o.sm_partitions;
   }
-  if (p.default_experiment) {
+  if (!o.sm_partitions.empty()) s.sm_partitions = o.sm_partitions;
+  if (default_experiment) {
     s.chunks = kDefaultExperimentChunks;
     s.independent = true;
   } else {
@@ -411,11 +418,15 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
   if (!both && (s.mode == Mode::concurrent || s.mode == Mode::serial)) {
     throw bad("--mode " + o.mode + ": needs both a compute and a communication op");
   }
+}
 
-  // The effective options, for bench_run.options_json and the JSON report.
+// The effective options, for bench_run.options_json and the JSON report.
+std::string effective_options_json(const Options& o, const RankEnv& re, const Plan& p) {
+  const BackendOptions& bo = p.backend_options;
+  const Sweep& s = p.sweep;
   nlohmann::json j;
   j["backend"] = p.backend;
-  if (sim) j["preset"] = o.preset;
+  if (p.backend == "sim") j["preset"] = o.preset;
   j["gpus"] = bo.gpus;
   if (bo.world_size > 0) {
     j["rank"] = bo.rank;
@@ -449,7 +460,33 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
   j["chunks"] = s.chunks;
   j["independent"] = s.independent;
   j["default_experiment"] = p.default_experiment;
-  p.options_json = j.dump();
+  return j.dump();
+}
+
+}  // namespace
+
+Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_visible,
+               const std::function<const char*(const char*)>& getenv_fn) {
+  Plan p;
+  plan_backend(o, gpu_visible, p);
+  const bool sim = p.backend == "sim";
+  p.backend_options.preset = o.preset;
+  p.backend_options.verbose = o.verbose;
+  const RankEnv re = rank_from_env(getenv_fn);
+  if (re.world_size > 1) {
+    plan_ranks(o, re, sim, getenv_fn, p.backend_options);
+  } else {
+    plan_gpus(o, sim, p.backend_options);
+  }
+  const SizeRange range = plan_iterations(o, p.sweep);
+  p.default_experiment =
+      o.computes.empty() && o.comms.empty() && o.schedules.empty() && !range.begin;
+  plan_computes(o, p.sweep);
+  plan_comms(o, range, p.sweep);
+  if (p.sweep.computes.empty() && p.sweep.comms.empty())
+    throw bad("--compute none and --comm none: nothing to run");
+  plan_knobs(o, p.default_experiment, p.sweep);
+  p.options_json = effective_options_json(o, re, p);
   return p;
 }
 

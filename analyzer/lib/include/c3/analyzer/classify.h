@@ -1,6 +1,6 @@
 // Classification of GPU activities into compute / communication / memory / other
-// (docs/metrics.md "Classes of GPU activity"). Rules are regular expressions on the activity's name,
-// tried in order, first match wins; the default rules are HTA's. A kernel that the collector
+// (docs/metrics.md "Classes of GPU activity"). Rules are regular expressions on the activity's
+// name, tried in order, first match wins; the default rules are HTA's. A kernel that the collector
 // linked to an NCCL call is communication whatever its name, and memcpy/memset activities are
 // memory unless a rule says otherwise.
 #pragma once
