@@ -4,7 +4,6 @@
 // each result row decoded into a trace row, and the TraceSink that writes it.
 #include <sqlite3.h>
 
-#include <initializer_list>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -137,14 +136,47 @@ int64_t pid_of(int64_t global) {
 
 using Columns = std::set<std::string>;
 
-// "a, b, ...": each column (name, default) as the table has it, or its default.
-std::string columns(const Columns& cols,
-                    std::initializer_list<std::pair<const char*, const char*>> names) {
-  std::string list;
-  for (const auto& [name, fallback] : names)
-    list += (list.empty() ? "" : ", ") + col(cols, name, fallback);
-  return list;
+// A column a query reads, and the SQL that stands for it in an export without it.
+struct Column {
+  const char* name;
+  const char* fallback;
+};
+
+// "a, b, ...": each column as the table has it, or its fallback.
+template <size_t N>
+std::string columns(const Columns& cols, const Column (&list)[N]) {
+  std::string sql;
+  for (const Column& c : list) sql += (sql.empty() ? "" : ", ") + col(cols, c.name, c.fallback);
+  return sql;
 }
+
+constexpr Column kActivityColumns[] = {{"globalPid", "0"},
+                                       {"deviceId", "0"},
+                                       {"contextId", "NULL"},
+                                       {"streamId", "NULL"},
+                                       {"correlationId", "NULL"}};
+constexpr Column kKernelColumns[] = {{"mangledName", "NULL"},
+                                     {"gridX", "1"},
+                                     {"gridY", "1"},
+                                     {"gridZ", "1"},
+                                     {"blockX", "1"},
+                                     {"blockY", "1"},
+                                     {"blockZ", "1"},
+                                     {"registersPerThread", "0"},
+                                     {"staticSharedMemory", "0"},
+                                     {"dynamicSharedMemory", "0"},
+                                     {"gridId", "NULL"}};
+constexpr Column kMemcpyColumns[] = {{"bytes", "0"},          {"copyKind", "0"},
+                                     {"srcKind", "0"},        {"dstKind", "0"},
+                                     {"srcDeviceId", "NULL"}, {"dstDeviceId", "NULL"}};
+constexpr Column kMemsetColumns[] = {{"bytes", "0"}, {"value", "0"}, {"memKind", "0"}};
+constexpr Column kStreamColumns[] = {{"contextId", "NULL"}, {"priority", "NULL"}, {"flag", "NULL"}};
+constexpr Column kRuntimeColumns[] = {{"globalTid", "0"}, {"correlationId", "0"}};
+constexpr Column kRuntimeResultColumns[] = {{"returnValue", "0"}, {"eventClass", "0"}};
+constexpr Column kNvtxThreadColumns[] = {
+    {"globalTid", "0"}, {"endGlobalTid", "NULL"}, {"domainId", "0"}};
+constexpr Column kNvtxValueColumns[] = {
+    {"category", "NULL"}, {"color", "NULL"}, {"int64Value", "NULL"}, {"doubleValue", "NULL"}};
 
 std::string gpu_query(const Columns& gpu) {
   const std::string dev_id = gpu.count("cuDevice") ? "cuDevice" : col(gpu, "id", "0");
@@ -197,13 +229,8 @@ std::string stream_flags(int64_t flag) {
 
 // A GPU activity table in time order: the columns they all have (0..6), then `more` (SQL).
 std::string activity_query(const Columns& cols, const std::string& table, const std::string& more) {
-  return "SELECT start, \"end\", " +
-         columns(cols, {{"globalPid", "0"},
-                        {"deviceId", "0"},
-                        {"contextId", "NULL"},
-                        {"streamId", "NULL"},
-                        {"correlationId", "NULL"}}) +
-         ", " + more + " FROM " + table + " ORDER BY start";
+  return "SELECT start, \"end\", " + columns(cols, kActivityColumns) + ", " + more + " FROM " +
+         table + " ORDER BY start";
 }
 
 template <class Row>
@@ -238,6 +265,11 @@ class NsysImport {
   void write_streams();
   // False, with the row counted as rejected, when start..end cannot be a row's times.
   bool usable(const char* table, const char* nsys_table, int64_t start, int64_t end);
+  // Each row of a GPU activity table (activity_query) with usable times: the shared columns,
+  // then `decode` for the table's own. Returns how many were written.
+  template <class Row, class Decode>
+  int64_t write_activities(const char* table, const char* nsys_table, const Columns& cols,
+                           const std::string& more, Decode decode);
   void write_kernels();
   void write_memcpys();
   void write_memsets();
@@ -405,27 +437,25 @@ void NsysImport::write_streams() {
                stream_device[{pid_of(i64(s, 0)), i64(s, 1)}] = i64(s, 2);
              });
   }
-  db_.each(
-      "SELECT streamId, processId, " +
-          columns(stream_cols, {{"contextId", "NULL"}, {"priority", "NULL"}, {"flag", "NULL"}}) +
-          " FROM TARGET_INFO_CUDA_STREAM",
-      [&](sqlite3_stmt* s) {
-        const int64_t pid = i64(s, 1);
-        int64_t prow = -1;
-        for (const auto& [g, row] : proc_row_) {
-          if (pid_of(g) == pid) prow = row;
-        }
-        if (prow < 0) return;
-        tracedb::StreamRow r;
-        r.process_id = prow;
-        r.stream_id = i64(s, 0);
-        if (!null(s, 2)) r.context_id = i64(s, 2);
-        if (!null(s, 3)) r.priority = static_cast<int64_t>(static_cast<int32_t>(i64(s, 3)));
-        if (!null(s, 4)) r.flags = stream_flags(i64(s, 4));
-        auto it = stream_device.find({pid, r.stream_id});
-        if (it != stream_device.end()) r.device_id = it->second;
-        sink_.insert(r);
-      });
+  db_.each("SELECT streamId, processId, " + columns(stream_cols, kStreamColumns) +
+               " FROM TARGET_INFO_CUDA_STREAM",
+           [&](sqlite3_stmt* s) {
+             const int64_t pid = i64(s, 1);
+             int64_t prow = -1;
+             for (const auto& [g, row] : proc_row_) {
+               if (pid_of(g) == pid) prow = row;
+             }
+             if (prow < 0) return;
+             tracedb::StreamRow r;
+             r.process_id = prow;
+             r.stream_id = i64(s, 0);
+             if (!null(s, 2)) r.context_id = i64(s, 2);
+             if (!null(s, 3)) r.priority = static_cast<int64_t>(static_cast<int32_t>(i64(s, 3)));
+             if (!null(s, 4)) r.flags = stream_flags(i64(s, 4));
+             auto it = stream_device.find({pid, r.stream_id});
+             if (it != stream_device.end()) r.device_id = it->second;
+             sink_.insert(r);
+           });
 }
 
 bool NsysImport::usable(const char* table, const char* nsys_table, int64_t start, int64_t end) {
@@ -436,100 +466,78 @@ bool NsysImport::usable(const char* table, const char* nsys_table, int64_t start
   return false;
 }
 
+template <class Row, class Decode>
+int64_t NsysImport::write_activities(const char* table, const char* nsys_table, const Columns& cols,
+                                     const std::string& more, Decode decode) {
+  int64_t written = 0;
+  db_.each(activity_query(cols, nsys_table, more), [&](sqlite3_stmt* s) {
+    ++st_.events;
+    if (!usable(table, nsys_table, i64(s, 0), i64(s, 1))) return;
+    Row row;
+    activity_columns(row, s);
+    row.process_id = process_of(i64(s, 2));
+    decode(row, s);
+    sink_.insert(row);
+    ++written;
+  });
+  return written;
+}
+
 void NsysImport::write_kernels() {
   const std::string name_col = kernel_cols_.count("demangledName")
                                    ? "demangledName"
                                    : col(kernel_cols_, "shortName", "NULL");
-  const std::string sql = activity_query(kernel_cols_, "CUPTI_ACTIVITY_KIND_KERNEL",
-                                         name_col + ", " +
-                                             columns(kernel_cols_, {{"mangledName", "NULL"},
-                                                                    {"gridX", "1"},
-                                                                    {"gridY", "1"},
-                                                                    {"gridZ", "1"},
-                                                                    {"blockX", "1"},
-                                                                    {"blockY", "1"},
-                                                                    {"blockZ", "1"},
-                                                                    {"registersPerThread", "0"},
-                                                                    {"staticSharedMemory", "0"},
-                                                                    {"dynamicSharedMemory", "0"},
-                                                                    {"gridId", "NULL"}}));
-  db_.each(sql, [&](sqlite3_stmt* s) {
-    ++st_.events;
-    if (!usable("kernel", "CUPTI_ACTIVITY_KIND_KERNEL", i64(s, 0), i64(s, 1))) return;
-    tracedb::KernelRow k;
-    activity_columns(k, s);
-    k.process_id = process_of(i64(s, 2));
-    k.name_id = sink_.intern(null(s, 7) ? "?" : string_of(i64(s, 7)));
-    if (!null(s, 8)) k.mangled_name_id = sink_.intern(string_of(i64(s, 8)));
-    k.grid_x = i64(s, 9);
-    k.grid_y = i64(s, 10);
-    k.grid_z = i64(s, 11);
-    k.block_x = i64(s, 12);
-    k.block_y = i64(s, 13);
-    k.block_z = i64(s, 14);
-    k.registers_per_thread = i64(s, 15);
-    k.static_shared_bytes = i64(s, 16);
-    k.dynamic_shared_bytes = i64(s, 17);
-    if (!null(s, 18)) k.grid_id = i64(s, 18);
-    k.launch_type = "regular";
-    sink_.insert(k);
-    ++st_.kernels;
-  });
+  st_.kernels += write_activities<tracedb::KernelRow>(
+      "kernel", "CUPTI_ACTIVITY_KIND_KERNEL", kernel_cols_,
+      name_col + ", " + columns(kernel_cols_, kKernelColumns),
+      [&](tracedb::KernelRow& k, sqlite3_stmt* s) {
+        k.name_id = sink_.intern(null(s, 7) ? "?" : string_of(i64(s, 7)));
+        if (!null(s, 8)) k.mangled_name_id = sink_.intern(string_of(i64(s, 8)));
+        k.grid_x = i64(s, 9);
+        k.grid_y = i64(s, 10);
+        k.grid_z = i64(s, 11);
+        k.block_x = i64(s, 12);
+        k.block_y = i64(s, 13);
+        k.block_z = i64(s, 14);
+        k.registers_per_thread = i64(s, 15);
+        k.static_shared_bytes = i64(s, 16);
+        k.dynamic_shared_bytes = i64(s, 17);
+        if (!null(s, 18)) k.grid_id = i64(s, 18);
+        k.launch_type = "regular";
+      });
 }
 
 void NsysImport::write_memcpys() {
-  const std::string sql = activity_query(memcpy_cols_, "CUPTI_ACTIVITY_KIND_MEMCPY",
-                                         columns(memcpy_cols_, {{"bytes", "0"},
-                                                                {"copyKind", "0"},
-                                                                {"srcKind", "0"},
-                                                                {"dstKind", "0"},
-                                                                {"srcDeviceId", "NULL"},
-                                                                {"dstDeviceId", "NULL"}}));
-  db_.each(sql, [&](sqlite3_stmt* s) {
-    ++st_.events;
-    if (!usable("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY", i64(s, 0), i64(s, 1))) return;
-    tracedb::MemcpyRow m;
-    activity_columns(m, s);
-    m.process_id = process_of(i64(s, 2));
-    m.bytes = i64(s, 7);
-    m.copy_kind = copy_kind(i64(s, 8));
-    m.src_kind = memory_kind(i64(s, 9));
-    m.dst_kind = memory_kind(i64(s, 10));
-    if (!null(s, 11)) m.src_device_id = i64(s, 11);
-    if (!null(s, 12)) m.dst_device_id = i64(s, 12);
-    m.async = 1;
-    m.copy_count = 1;
-    sink_.insert(m);
-    ++st_.memcpys;
-  });
+  st_.memcpys += write_activities<tracedb::MemcpyRow>(
+      "memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY", memcpy_cols_, columns(memcpy_cols_, kMemcpyColumns),
+      [](tracedb::MemcpyRow& m, sqlite3_stmt* s) {
+        m.bytes = i64(s, 7);
+        m.copy_kind = copy_kind(i64(s, 8));
+        m.src_kind = memory_kind(i64(s, 9));
+        m.dst_kind = memory_kind(i64(s, 10));
+        if (!null(s, 11)) m.src_device_id = i64(s, 11);
+        if (!null(s, 12)) m.dst_device_id = i64(s, 12);
+        m.async = 1;
+        m.copy_count = 1;
+      });
 }
 
 void NsysImport::write_memsets() {
-  const std::string sql =
-      activity_query(memset_cols_, "CUPTI_ACTIVITY_KIND_MEMSET",
-                     columns(memset_cols_, {{"bytes", "0"}, {"value", "0"}, {"memKind", "0"}}));
-  db_.each(sql, [&](sqlite3_stmt* s) {
-    ++st_.events;
-    if (!usable("memset", "CUPTI_ACTIVITY_KIND_MEMSET", i64(s, 0), i64(s, 1))) return;
-    tracedb::MemsetRow m;
-    activity_columns(m, s);
-    m.process_id = process_of(i64(s, 2));
-    m.bytes = i64(s, 7);
-    m.value = i64(s, 8);
-    m.memory_kind = memory_kind(i64(s, 9));
-    m.async = 1;
-    sink_.insert(m);
-    ++st_.memsets;
-  });
+  st_.memsets += write_activities<tracedb::MemsetRow>(
+      "memset", "CUPTI_ACTIVITY_KIND_MEMSET", memset_cols_, columns(memset_cols_, kMemsetColumns),
+      [](tracedb::MemsetRow& m, sqlite3_stmt* s) {
+        m.bytes = i64(s, 7);
+        m.value = i64(s, 8);
+        m.memory_kind = memory_kind(i64(s, 9));
+        m.async = 1;
+      });
 }
 
 void NsysImport::write_api_calls() {
   const std::string name_col =
       runtime_cols_.count("nameId") ? "nameId" : col(runtime_cols_, "name", "NULL");
-  const std::string sql = "SELECT start, \"end\", " +
-                          columns(runtime_cols_, {{"globalTid", "0"}, {"correlationId", "0"}}) +
-                          ", " + name_col + ", " +
-                          columns(runtime_cols_, {{"returnValue", "0"}, {"eventClass", "0"}}) +
+  const std::string sql = "SELECT start, \"end\", " + columns(runtime_cols_, kRuntimeColumns) +
+                          ", " + name_col + ", " + columns(runtime_cols_, kRuntimeResultColumns) +
                           " FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start";
   db_.each(sql, [&](sqlite3_stmt* s) {
     ++st_.events;
@@ -566,13 +574,8 @@ void NsysImport::write_nvtx() {
   std::vector<tracedb::NvtxRangeRow> rows;
   int64_t read = 0;
   db_.each(
-      "SELECT eventType, start, \"end\", " +
-          columns(nvtx_cols_, {{"globalTid", "0"}, {"endGlobalTid", "NULL"}, {"domainId", "0"}}) +
-          ", " + text_expr + ", " +
-          columns(nvtx_cols_, {{"category", "NULL"},
-                               {"color", "NULL"},
-                               {"int64Value", "NULL"},
-                               {"doubleValue", "NULL"}}) +
+      "SELECT eventType, start, \"end\", " + columns(nvtx_cols_, kNvtxThreadColumns) + ", " +
+          text_expr + ", " + columns(nvtx_cols_, kNvtxValueColumns) +
           " FROM NVTX_EVENTS ORDER BY start",
       [&](sqlite3_stmt* s) {
         ++st_.events;
