@@ -76,14 +76,34 @@ bool arg(const Event& e, const Value& v, int64_t* out) {
   return e.has_args && v.integer(out);
 }
 
-// The table an event becomes a row of (nullptr: none the tables hold).
-const char* table_of(std::string_view cat, std::string_view name) {
-  if (is(cat, "kernel")) return "kernel";
-  if (is(cat, "gpu_memcpy")) return "memcpy";
-  if (is(cat, "gpu_memset")) return "memset";
-  if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return "api_call";
+Kind kind_of(std::string_view cat, std::string_view name) {
+  if (is(cat, "kernel")) return Kind::kernel;
+  if (is(cat, "gpu_memcpy")) return Kind::memcpy;
+  if (is(cat, "gpu_memset")) return Kind::memset;
+  if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return Kind::api_call;
   if (is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep"))
-    return "nvtx_range";
+    return Kind::range;
+  if (is(cat, "cpu_op") || is(cat, "python_function")) return Kind::cpu;
+  return Kind::other;
+}
+
+// The table an event of `kind` becomes a row of (nullptr: none).
+const char* table_of(Kind kind) {
+  switch (kind) {
+    case Kind::kernel:
+      return "kernel";
+    case Kind::memcpy:
+      return "memcpy";
+    case Kind::memset:
+      return "memset";
+    case Kind::api_call:
+      return "api_call";
+    case Kind::range:
+      return "nvtx_range";
+    case Kind::cpu:
+    case Kind::other:
+      return nullptr;
+  }
   return nullptr;
 }
 
@@ -180,42 +200,55 @@ void Parser::event(std::string_view text, int64_t at) {
     return;
   }
   if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
-  const std::string_view cat = e.cat;
+  const Kind kind = kind_of(e.cat, e.name);
   int64_t start = 0, end = 0;
-  if (!times(e, table_of(cat, e.name), at, &start, &end)) return;
+  if (!times(e, table_of(kind), at, &start, &end)) return;
   int64_t pid = 0, tid = 0;
   e.pid.integer(&pid);
   e.tid.integer(&tid);
-  if (is(cat, "kernel") || is(cat, "gpu_memcpy") || is(cat, "gpu_memset")) {
-    GpuEvent g;
-    if (!arg(e, e.args.device, &g.device_id)) g.device_id = pid;
-    int64_t v = -1;
-    arg(e, e.args.stream, &v);
-    g.stream_id = v;
-    if (arg(e, e.args.correlation, &v)) g.correlation_id = v;  // none: it links to nothing
-    g.start_ns = start;
-    g.end_ns = end;
-    if (is(cat, "kernel")) {
-      kernel(e, g);
-      return;
-    }
-    g.bytes = arg(e, e.args.bytes, &v) ? v : 0;
-    if (is(cat, "gpu_memcpy")) {
-      g.name = p_.names.id(e.name);  // the copy's kinds are in its name
-      p_.memcpys.push_back(g);
-      ++st_.memcpys;
-    } else {
-      p_.memsets.push_back(g);
-      ++st_.memsets;
-    }
-  } else if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) {
-    api_call(e, pid, tid, start, end);
-  } else if (is(cat, "user_annotation") ||
-             (is(cat, "cpu_op") && e.name.substr(0, 12) == "ProfilerStep")) {
-    if (p_.pid < 0) p_.pid = pid;
-    range(e, tid, start, end);
-  } else if (is(cat, "cpu_op") || is(cat, "python_function")) {
-    if (p_.pid < 0) p_.pid = pid;
+  // The process's pid is the first host event's (a GPU event's pid names its device).
+  if (p_.pid < 0 && (kind == Kind::api_call || kind == Kind::range || kind == Kind::cpu))
+    p_.pid = pid;
+  switch (kind) {
+    case Kind::kernel:
+    case Kind::memcpy:
+    case Kind::memset:
+      gpu_work(e, kind, pid, start, end);
+      break;
+    case Kind::api_call:
+      api_call(e, tid, start, end);
+      break;
+    case Kind::range:
+      range(e, tid, start, end);
+      break;
+    case Kind::cpu:
+    case Kind::other:
+      break;
+  }
+}
+
+// A kernel, copy or set; `pid` stands for the device when args name none.
+void Parser::gpu_work(const Event& e, Kind kind, int64_t pid, int64_t start, int64_t end) {
+  GpuEvent g;
+  if (!arg(e, e.args.device, &g.device_id)) g.device_id = pid;
+  int64_t v = -1;
+  arg(e, e.args.stream, &v);
+  g.stream_id = v;
+  if (arg(e, e.args.correlation, &v)) g.correlation_id = v;  // none: it links to nothing
+  g.start_ns = start;
+  g.end_ns = end;
+  if (kind == Kind::kernel) {
+    kernel(e, g);
+    return;
+  }
+  g.bytes = arg(e, e.args.bytes, &v) ? v : 0;
+  if (kind == Kind::memcpy) {
+    g.name = p_.names.id(e.name);  // the copy's kinds are in its name
+    p_.memcpys.push_back(g);
+    ++st_.memcpys;
+  } else {
+    p_.memsets.push_back(g);
+    ++st_.memsets;
   }
 }
 
@@ -278,8 +311,7 @@ void Parser::kernel(const Event& e, const GpuEvent& g) {
   ++st_.kernels;
 }
 
-void Parser::api_call(const Event& e, int64_t pid, int64_t tid, int64_t start, int64_t end) {
-  if (p_.pid < 0) p_.pid = pid;
+void Parser::api_call(const Event& e, int64_t tid, int64_t start, int64_t end) {
   ApiEvent a;
   a.thread_id = tid;
   a.runtime = is(e.cat, "cuda_runtime");

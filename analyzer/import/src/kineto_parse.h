@@ -84,6 +84,9 @@ struct Parsed {
   bool fractional = false;  // some timestamp had a fractional microsecond
 };
 
+// What an 'X' event is, by its category (and a CPU op's name).
+enum class Kind : uint8_t { kernel, memcpy, memset, api_call, range, cpu, other };
+
 class Parser {
  public:
   Parser(const std::string& path, const Options& options, Stats& st, Parsed& p)
@@ -111,8 +114,9 @@ class Parser {
   // The event's start and end in nanoseconds; false (the event counted) when they are not usable
   // times. `table`: the table the event would be a row of (nullptr: none).
   bool times(const Event& e, const char* table, int64_t at, int64_t* start, int64_t* end);
+  void gpu_work(const Event& e, Kind kind, int64_t pid, int64_t start, int64_t end);
   void kernel(const Event& e, const GpuEvent& g);
-  void api_call(const Event& e, int64_t pid, int64_t tid, int64_t start, int64_t end);
+  void api_call(const Event& e, int64_t tid, int64_t start, int64_t end);
   void range(const Event& e, int64_t tid, int64_t start, int64_t end);
   void link_collectives();
 
