@@ -76,35 +76,22 @@ bool arg(const Event& e, const Value& v, int64_t* out) {
   return e.has_args && v.integer(out);
 }
 
-Kind kind_of(std::string_view cat, std::string_view name) {
-  if (is(cat, "kernel")) return Kind::kernel;
-  if (is(cat, "gpu_memcpy")) return Kind::memcpy;
-  if (is(cat, "gpu_memset")) return Kind::memset;
-  if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return Kind::api_call;
-  if (is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep"))
-    return Kind::range;
-  if (is(cat, "cpu_op") || is(cat, "python_function")) return Kind::cpu;
-  return Kind::other;
-}
+// What an 'X' event is and the table it becomes a row of (nullptr: none), by its category
+// (and a CPU op's name).
+struct Class {
+  Kind kind;
+  const char* table;
+};
 
-// The table an event of `kind` becomes a row of (nullptr: none).
-const char* table_of(Kind kind) {
-  switch (kind) {
-    case Kind::kernel:
-      return "kernel";
-    case Kind::memcpy:
-      return "memcpy";
-    case Kind::memset:
-      return "memset";
-    case Kind::api_call:
-      return "api_call";
-    case Kind::range:
-      return "nvtx_range";
-    case Kind::cpu:
-    case Kind::other:
-      return nullptr;
-  }
-  return nullptr;
+Class classify(std::string_view cat, std::string_view name) {
+  if (is(cat, "kernel")) return {Kind::kernel, "kernel"};
+  if (is(cat, "gpu_memcpy")) return {Kind::memcpy, "memcpy"};
+  if (is(cat, "gpu_memset")) return {Kind::memset, "memset"};
+  if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return {Kind::api_call, "api_call"};
+  if (is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep"))
+    return {Kind::range, "nvtx_range"};
+  if (is(cat, "cpu_op") || is(cat, "python_function")) return {Kind::cpu, nullptr};
+  return {Kind::other, nullptr};
 }
 
 // HTA: start rounded up, end rounded down to whole microseconds, computed as HTA does, in
@@ -200,9 +187,9 @@ void Parser::event(std::string_view text, int64_t at) {
     return;
   }
   if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
-  const Kind kind = kind_of(e.cat, e.name);
+  const auto [kind, table] = classify(e.cat, e.name);
   int64_t start = 0, end = 0;
-  if (!times(e, table_of(kind), at, &start, &end)) return;
+  if (!times(e, table, at, &start, &end)) return;
   int64_t pid = 0, tid = 0;
   e.pid.integer(&pid);
   e.tid.integer(&tid);

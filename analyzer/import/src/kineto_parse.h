@@ -84,7 +84,7 @@ struct Parsed {
   bool fractional = false;  // some timestamp had a fractional microsecond
 };
 
-// What an 'X' event is, by its category (and a CPU op's name).
+// What an 'X' event is: kineto_parse.cpp's classify() says by its category.
 enum class Kind : uint8_t { kernel, memcpy, memset, api_call, range, cpu, other };
 
 class Parser {
