@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "c3/importer/exporter.h"
+#include "c3/exporter/perfetto.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "common.h"
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c3::fuzz::analyze(file.path(), c3::analyzer::InputFormat::c3scope);
   try {
     c3::tracedb::OutputFile out("-o", "/dev/null", {});
-    c3::importer::export_perfetto(file.path(), out);
+    c3::exporter::export_perfetto(file.path(), out);
   } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): refused as bad input
   }
   return 0;

@@ -18,7 +18,7 @@
 #include <fstream>
 #include <string>
 
-#include "c3/importer/exporter.h"
+#include "c3/exporter/perfetto.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/output_file.h"
 
@@ -62,7 +62,7 @@ Case run(const fs::path& dir, const std::string& name, int n, bool shared) {
   c.import_s = seconds_since(t0);
   t0 = Clock::now();
   c3::tracedb::OutputFile file("-o", out, {false, {db}, false});
-  const c3::importer::ExportStats st = c3::importer::export_perfetto(db, file);
+  const c3::exporter::ExportStats st = c3::exporter::export_perfetto(db, file);
   c.export_s = seconds_since(t0);
   c.flows = st.flows;
   return c;

@@ -5,7 +5,7 @@
 #include "c3/analyzer/cross_rank.h"
 #include "c3/analyzer/load.h"
 #include "c3/analyzer/open.h"
-#include "c3/importer/exporter.h"
+#include "c3/exporter/perfetto.h"
 #include "c3/tracedb/reader.h"
 #include "commands.h"
 #include "output.h"
@@ -51,7 +51,7 @@ Action add_export(CLI::App& app) {
       tracedb::install_output_cleanup();
       tracedb::OutputFile file("-o", *out, rules);
       const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
-      std::vector<importer::ExportInput> exports;
+      std::vector<exporter::ExportInput> exports;
       for (const std::string& t : tf.files) exports.push_back({t, {}});
       // Processes in all: several (files, or one file holding several ranks) are aligned.
       int64_t processes = 0;
@@ -75,7 +75,7 @@ Action add_export(CLI::App& app) {
           }
         }
       }
-      const auto st = importer::export_perfetto(exports, file);
+      const auto st = exporter::export_perfetto(exports, file);
       // On stderr when the JSON itself went to standard output (export -o /dev/stdout | jq).
       std::ostream& said = file.to_stdout() ? std::cerr : std::cout;
       said << "wrote " << *out << ": " << tf.files.size() << " trace(s), " << st.gpu_events

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "c3/importer/exporter.h"
+#include "c3/exporter/perfetto.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/writer.h"
 
@@ -188,7 +188,7 @@ TEST(PerfettoExport, GroupedNcclCallsFlowToTheirOwnGpusKernelNotTheGroupsFirst) 
   const std::map<int64_t, int64_t> call_device = write_trace(db);
   {
     c3::tracedb::OutputFile file("-o", out, {false, {db}, false});
-    const c3::importer::ExportStats st = c3::importer::export_perfetto(db, file);
+    const c3::exporter::ExportStats st = c3::exporter::export_perfetto(db, file);
     // Every NCCL call has work on its GPU: one arrow each; one per launch too.
     EXPECT_EQ(st.flows, static_cast<int64_t>(call_device.size()) + kGroups * 8);
   }

@@ -294,68 +294,74 @@ bool JsonStream::scan_value(size_t* end, std::string* error) {
     }
     return true;
   }
-  if (c == '{' || c == '[') {
-    int depth = 0;
-    size_t i = pos_;
-    bool in_string = false;
-    for (;;) {
-      const size_t n = buf_.size();
-      // 64 bytes at a time while they hold no backslash: which of them lie inside strings
-      // follows from the quotes alone, and only the brackets outside strings are looked at.
-      if (i + 64 <= n) {
-        const Block64 b = classify(buf_.data() + i);
-        if (b.backslash == 0) {
-          const uint64_t inside = prefix_xor(b.quote) ^ (in_string ? ~uint64_t{0} : 0);
-          for (uint64_t m = (b.open | b.close) & ~inside; m != 0; m &= m - 1) {
-            const int at = __builtin_ctzll(m);
-            if (((b.open >> at) & 1) != 0) {
-              ++depth;
-            } else if (--depth == 0) {
-              *end = i + static_cast<size_t>(at) + 1;
-              return true;
-            }
-          }
-          in_string = (inside >> 63) != 0;
-          i += 64;
-          continue;
-        }
-      }
-      if (in_string) {
-        i = find_in_string(buf_.data(), i, n);
-        if (i < n) {
-          if (buf_[i] == '\\') {
-            i += 2;  // the escaped character, whatever it is
-          } else {
-            in_string = false;
-            ++i;
-          }
-          continue;
-        }
-      } else {
-        i = find_structural(buf_.data(), i, n);
-        if (i < n) {
-          const char d = buf_[i++];
-          if (d == '"') {
-            in_string = true;  // strings may hold braces: skipped
-          } else if (d == '{' || d == '[') {
+  if (c == '{' || c == '[') return scan_container(end, error);
+  return scan_scalar(end, error);
+}
+
+bool JsonStream::scan_container(size_t* end, std::string* error) {
+  int depth = 0;
+  size_t i = pos_;
+  bool in_string = false;
+  for (;;) {
+    const size_t n = buf_.size();
+    // 64 bytes at a time while they hold no backslash: which of them lie inside strings
+    // follows from the quotes alone, and only the brackets outside strings are looked at.
+    if (i + 64 <= n) {
+      const Block64 b = classify(buf_.data() + i);
+      if (b.backslash == 0) {
+        const uint64_t inside = prefix_xor(b.quote) ^ (in_string ? ~uint64_t{0} : 0);
+        for (uint64_t m = (b.open | b.close) & ~inside; m != 0; m &= m - 1) {
+          const int at = __builtin_ctzll(m);
+          if (((b.open >> at) & 1) != 0) {
             ++depth;
           } else if (--depth == 0) {
-            *end = i;
+            *end = i + static_cast<size_t>(at) + 1;
             return true;
           }
-          continue;
         }
+        in_string = (inside >> 63) != 0;
+        i += 64;
+        continue;
       }
-      const size_t rel = i - pos_;
-      if (!fill()) {
-        *error =
-            in_string ? "unterminated string" : "unexpected end of input inside an object or array";
-        return false;
-      }
-      i = pos_ + rel;  // fill() may have compacted the buffer
     }
+    if (in_string) {
+      i = find_in_string(buf_.data(), i, n);
+      if (i < n) {
+        if (buf_[i] == '\\') {
+          i += 2;  // the escaped character, whatever it is
+        } else {
+          in_string = false;
+          ++i;
+        }
+        continue;
+      }
+    } else {
+      i = find_structural(buf_.data(), i, n);
+      if (i < n) {
+        const char d = buf_[i++];
+        if (d == '"') {
+          in_string = true;  // strings may hold braces: skipped
+        } else if (d == '{' || d == '[') {
+          ++depth;
+        } else if (--depth == 0) {
+          *end = i;
+          return true;
+        }
+        continue;
+      }
+    }
+    const size_t rel = i - pos_;
+    if (!fill()) {
+      *error =
+          in_string ? "unterminated string" : "unexpected end of input inside an object or array";
+      return false;
+    }
+    i = pos_ + rel;  // fill() may have compacted the buffer
   }
-  // number, true, false, null
+}
+
+bool JsonStream::scan_scalar(size_t* end, std::string* error) {
+  const char c = buf_[pos_];
   size_t i = pos_;
   for (;;) {
     while (i < buf_.size() && buf_[i] != ',' && buf_[i] != '}' && buf_[i] != ']' && !is_ws(buf_[i]))

@@ -55,7 +55,9 @@ class JsonStream {
   bool need(size_t n);            // ensures buf_ has n bytes from pos_
   bool skip_ws();                 // false at end of input
   bool scan_string(size_t* end);  // from pos_ ('"'): index past the closing quote
-  bool scan_value(size_t* end, std::string* error);  // any JSON value starting at pos_
+  bool scan_value(size_t* end, std::string* error);      // any JSON value starting at pos_
+  bool scan_container(size_t* end, std::string* error);  // an object or array at pos_
+  bool scan_scalar(size_t* end, std::string* error);     // a number, true, false or null
   void compact();
 
   void read_ahead();  // the decompressing thread

@@ -1,4 +1,4 @@
-// Exporters: c3scope traces to other tools' formats.
+// The Perfetto exporter: a c3scope trace as Chrome trace JSON.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@ namespace c3::tracedb {
 class OutputFile;
 }
 
-namespace c3::importer {
+namespace c3::exporter {
 
 struct ExportStats {
   int64_t gpu_events = 0, cpu_events = 0, flows = 0;
@@ -33,4 +33,4 @@ struct ExportInput {
 // and a host pid already taken by another file a free one (the real pid in the process name).
 ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::OutputFile& out);
 
-}  // namespace c3::importer
+}  // namespace c3::exporter

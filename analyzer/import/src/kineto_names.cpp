@@ -1,0 +1,78 @@
+#include "kineto_names.h"
+
+#include <cctype>
+#include <utility>
+
+namespace c3::importer::kineto {
+
+void memcpy_kinds(std::string_view name, std::string* kind, std::string* src, std::string* dst) {
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"HtoD", "H2D"}, {"DtoH", "D2H"}, {"DtoD", "D2D"}, {"HtoH", "H2H"}, {"PtoP", "P2P"},
+      {"AtoD", "A2D"}, {"DtoA", "D2A"}, {"AtoA", "A2A"}, {"AtoH", "A2H"}, {"HtoA", "H2A"}};
+  *kind = "unknown";
+  for (const auto& [k, v] : kinds) {
+    if (name.find(k) != std::string_view::npos) *kind = v;
+  }
+  *src = *dst = "unknown";
+  const size_t lp = name.find('('), arrow = name.find(" -> "), rp = name.rfind(')');
+  if (lp != std::string_view::npos && arrow != std::string_view::npos &&
+      rp != std::string_view::npos && lp < arrow && arrow < rp) {
+    *src = std::string(name.substr(lp + 1, arrow - lp - 1));
+    *dst = std::string(name.substr(arrow + 4, rp - arrow - 4));
+  }
+}
+
+std::string nccl_op(std::string_view s) {
+  std::string n;
+  for (char c : s) {
+    if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (n.find("allreduce") != std::string::npos) return "AllReduce";
+  if (n.find("allgather") != std::string::npos) return "AllGather";
+  if (n.find("reducescatter") != std::string::npos) return "ReduceScatter";
+  if (n.find("alltoall") != std::string::npos) return "AlltoAll";
+  if (n.find("broadcast") != std::string::npos) return "Broadcast";
+  if (n.find("sendrecv") != std::string::npos) return "SendRecv";
+  if (n.find("send") != std::string::npos) return "Send";
+  if (n.find("recv") != std::string::npos) return "Recv";
+  if (n.find("reduce") != std::string::npos) return "Reduce";
+  if (n.find("gather") != std::string::npos) return "Gather";
+  if (n.find("scatter") != std::string::npos) return "Scatter";
+  if (n.find("barrier") != std::string::npos) return "Barrier";
+  return std::string(s);
+}
+
+std::string op_from_kernel(std::string_view name) {
+  for (const char* prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    const size_t len = std::char_traits<char>::length(prefix);
+    if (name.substr(0, len) == prefix) {
+      size_t e = name.find_first_of("_(", len);
+      if (e == std::string_view::npos) e = name.size();
+      return std::string(name.substr(len, e - len));
+    }
+  }
+  return "unknown";
+}
+
+int dtype_size(std::string_view t) {
+  std::string n;
+  for (char c : t) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (n == "double" || n == "long" || n == "int64" || n == "uint64" || n == "float64") return 8;
+  if (n == "half" || n == "bfloat16" || n == "float16" || n == "short" || n == "bf16" ||
+      n == "fp16")
+    return 2;
+  if (n == "char" || n == "byte" || n == "bool" || n == "int8" || n == "uint8" ||
+      n.rfind("float8", 0) == 0)
+    return 1;
+  return 4;  // Float, Int
+}
+
+int max_blocks_per_sm(int major, int minor) {
+  // CUDA occupancy tables (programming guide, "Compute Capabilities").
+  if (major >= 9) return 32;
+  if (major == 8) return (minor == 6 || minor == 7 || minor == 9) ? (minor == 7 ? 32 : 16) : 32;
+  if (major == 7) return minor == 5 ? 16 : 32;
+  return 32;
+}
+
+}  // namespace c3::importer::kineto

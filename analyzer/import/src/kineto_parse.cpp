@@ -1,0 +1,374 @@
+#include "kineto_parse.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "json_stream.h"
+#include "kineto_names.h"
+
+namespace c3::importer::kineto {
+namespace {
+
+static_assert(JsonStream::kPadding >= simdjson::SIMDJSON_PADDING);
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// Kineto timestamps are microseconds, integers or decimals; nanoseconds exactly for integers.
+// Sets *fractional when the value has a fractional part. False for a time whose nanoseconds an
+// int64 cannot hold (about 292 years from the epoch).
+bool to_ns(const Value& v, int64_t* out, bool* fractional) {
+  constexpr int64_t kMaxUs = INT64_MAX / 1000;
+  if (v.type == Value::Type::i64) {
+    if (v.i > kMaxUs || v.i < -kMaxUs) return false;
+    *out = v.i * 1000;
+    return true;
+  }
+  if (v.type == Value::Type::u64) {
+    if (v.u > static_cast<uint64_t>(kMaxUs)) return false;
+    *out = static_cast<int64_t>(v.u) * 1000;
+    return true;
+  }
+  if (v.type != Value::Type::f64) return false;
+  const double d = v.d;
+  if (!std::isfinite(d) || std::fabs(d) > 9e15) return false;
+  const double ip = std::floor(d);
+  if (d != ip) *fractional = true;
+  *out = static_cast<int64_t>(ip) * 1000 + std::llround((d - ip) * 1000.0);
+  return true;
+}
+
+std::string_view str(const object& o, const char* key) {
+  std::string_view s;
+  if (o[key].get_string().get(s) != simdjson::SUCCESS) return {};
+  return s;
+}
+
+bool num(const object& o, const char* key, int64_t* out) {
+  element v;
+  if (o[key].get(v) != simdjson::SUCCESS) return false;
+  int64_t i = 0;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) {
+    *out = i;
+    return true;
+  }
+  double d = 0;
+  if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d)) {
+    *out = std::llround(d);
+    return true;
+  }
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) {  // some traces quote numbers
+    try {
+      *out = std::stoll(std::string(s));
+      return true;
+    } catch (...) {
+    }
+  }
+  return false;
+}
+
+// An integer of the event's args; false when the event has no args or the value is not one.
+bool arg(const Event& e, const Value& v, int64_t* out) {
+  return e.has_args && v.integer(out);
+}
+
+// What an 'X' event is and the table it becomes a row of (nullptr: none), by its category
+// (and a CPU op's name).
+struct Class {
+  Kind kind;
+  const char* table;
+};
+
+Class classify(std::string_view cat, std::string_view name) {
+  if (is(cat, "kernel")) return {Kind::kernel, "kernel"};
+  if (is(cat, "gpu_memcpy")) return {Kind::memcpy, "memcpy"};
+  if (is(cat, "gpu_memset")) return {Kind::memset, "memset"};
+  if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return {Kind::api_call, "api_call"};
+  if (is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep"))
+    return {Kind::range, "nvtx_range"};
+  if (is(cat, "cpu_op") || is(cat, "python_function")) return {Kind::cpu, nullptr};
+  return {Kind::other, nullptr};
+}
+
+// HTA: start rounded up, end rounded down to whole microseconds, computed as HTA does, in
+// double microseconds: end = ts + dur, then ceil(ts) and floor(end). At epoch timestamps
+// (about 1.7e15 us) a double holds quarters of a microsecond, so ts + dur is itself rounded
+// to a quarter before the floor; doing the sum in integer nanoseconds instead moved some
+// ends by a microsecond (0.13 point of overlap on a generated 20k-kernel trace).
+void round_like_hta(int64_t& s, int64_t& e) {
+  const double ts = static_cast<double>(s) / 1000.0;
+  const double end = ts + static_cast<double>(e - s) / 1000.0;
+  // Beyond what whole microseconds in int64 nanoseconds hold: left as they are.
+  if (!(std::fabs(ts) < 9.2e15) || !(std::fabs(end) < 9.2e15)) return;
+  const int64_t s2 = static_cast<int64_t>(std::ceil(ts)) * 1000;
+  const int64_t e2 = static_cast<int64_t>(std::floor(end)) * 1000;
+  s = s2;
+  e = std::max(s2, e2);
+}
+
+}  // namespace
+
+std::string Parser::where(int64_t at, const std::string& why) const {
+  return path_ + ": event " + std::to_string(index_) + " at byte " + std::to_string(at) + ": " +
+         why;
+}
+
+void Parser::bad(int64_t at, const std::string& why) {
+  st_.bad(where(at, why));
+}
+
+void Parser::member(std::string_view key, std::string_view value) {
+  element doc;
+  if (members_.parse(value.data(), value.size()).get(doc) != simdjson::SUCCESS) return;
+  if (key == "distributedInfo") {
+    distributed_info(doc);
+  } else if (key == "host_name" || key == "hostname") {
+    std::string_view h;
+    if (doc.get_string().get(h) == simdjson::SUCCESS) p_.host = std::string(h);
+  } else if (key == "baseTimeNanoseconds") {
+    int64_t v = 0;
+    if (doc.get_int64().get(v) == simdjson::SUCCESS) p_.base_ns = v;
+  } else if (key == "deviceProperties") {
+    device_properties(doc);
+  }
+}
+
+void Parser::distributed_info(const element& doc) {
+  object o;
+  if (doc.get_object().get(o) != simdjson::SUCCESS) return;
+  int64_t v = 0;
+  if (num(o, "rank", &v)) p_.rank = v;
+  if (num(o, "world_size", &v)) p_.world_size = v;
+  p_.nccl_version = std::string(str(o, "nccl_version"));
+}
+
+void Parser::device_properties(const element& doc) {
+  simdjson::dom::array a;
+  if (doc.get_array().get(a) != simdjson::SUCCESS) return;
+  for (element e : a) {
+    object o;
+    if (e.get_object().get(o) != simdjson::SUCCESS) continue;
+    tracedb::DeviceRow d;
+    int64_t v = 0;
+    d.device_id = num(o, "id", &v) ? v : static_cast<int64_t>(p_.devices.size());
+    d.name = std::string(str(o, "name"));
+    d.sm_count = num(o, "numSms", &v) ? v : 0;
+    d.cc_major = num(o, "computeMajor", &v) ? v : 0;
+    d.cc_minor = num(o, "computeMinor", &v) ? v : 0;
+    d.memory_bytes = num(o, "totalGlobalMem", &v) ? v : 0;
+    d.warp_size = num(o, "warpSize", &v) ? v : 32;
+    d.max_threads_per_sm = num(o, "maxThreadsPerMultiprocessor", &v) ? v : 2048;
+    d.max_blocks_per_sm =
+        max_blocks_per_sm(static_cast<int>(d.cc_major), static_cast<int>(d.cc_minor));
+    d.max_registers_per_sm = num(o, "regsPerMultiprocessor", &v) ? v : 65536;
+    d.max_shared_memory_per_sm = num(o, "sharedMemPerMultiprocessor", &v) ? v : 0;
+    d.max_threads_per_block = num(o, "maxThreadsPerBlock", &v) ? v : 1024;
+    d.max_registers_per_block = num(o, "regsPerBlock", &v) ? v : 65536;
+    d.max_shared_memory_per_block = num(o, "sharedMemPerBlockOptin", &v) ? v
+                                    : num(o, "sharedMemPerBlock", &v)    ? v
+                                                                         : 0;
+    p_.devices.push_back(std::move(d));
+  }
+}
+
+void Parser::event(std::string_view text, int64_t at) {
+  ++index_;
+  ++st_.events;
+  // The element lies in the stream's buffer with JsonStream::kPadding readable bytes after it.
+  Event e;
+  const simdjson::padded_string_view view(text.data(), text.size(),
+                                          text.size() + JsonStream::kPadding);
+  if (const char* why = read_event(events_, view, &e); why != nullptr) {
+    bad(at, why);
+    return;
+  }
+  if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
+  const auto [kind, table] = classify(e.cat, e.name);
+  int64_t start = 0, end = 0;
+  if (!times(e, table, at, &start, &end)) return;
+  int64_t pid = 0, tid = 0;
+  e.pid.integer(&pid);
+  e.tid.integer(&tid);
+  // The process's pid is the first host event's (a GPU event's pid names its device).
+  if (p_.pid < 0 && (kind == Kind::api_call || kind == Kind::range || kind == Kind::cpu))
+    p_.pid = pid;
+  switch (kind) {
+    case Kind::kernel:
+    case Kind::memcpy:
+    case Kind::memset:
+      gpu_work(e, kind, pid, start, end);
+      break;
+    case Kind::api_call:
+      api_call(e, tid, start, end);
+      break;
+    case Kind::range:
+      range(e, tid, start, end);
+      break;
+    case Kind::cpu:
+    case Kind::other:
+      break;
+  }
+}
+
+// A kernel, copy or set; `pid` stands for the device when args name none.
+void Parser::gpu_work(const Event& e, Kind kind, int64_t pid, int64_t start, int64_t end) {
+  GpuEvent g;
+  if (!arg(e, e.args.device, &g.device_id)) g.device_id = pid;
+  int64_t v = -1;
+  arg(e, e.args.stream, &v);
+  g.stream_id = v;
+  if (arg(e, e.args.correlation, &v)) g.correlation_id = v;  // none: it links to nothing
+  g.start_ns = start;
+  g.end_ns = end;
+  if (kind == Kind::kernel) {
+    kernel(e, g);
+    return;
+  }
+  g.bytes = arg(e, e.args.bytes, &v) ? v : 0;
+  if (kind == Kind::memcpy) {
+    g.name = p_.names.id(e.name);  // the copy's kinds are in its name
+    p_.memcpys.push_back(g);
+    ++st_.memcpys;
+  } else {
+    p_.memsets.push_back(g);
+    ++st_.memsets;
+  }
+}
+
+bool Parser::times(const Event& e, const char* table, int64_t at, int64_t* start, int64_t* end) {
+  // Impossible times are rejected the same way for every table and counted per table.
+  auto reject = [&](const std::string& reason) {
+    if (table != nullptr) {
+      st_.reject(table, where(at, reason));
+    } else {
+      bad(at, reason);
+    }
+    return false;
+  };
+  if (!e.ts.is_number()) {
+    bad(at, "'X' event without a numeric ts");
+    return false;
+  }
+  if (!e.dur.is_number()) {
+    bad(at, "'X' event without a numeric dur");
+    return false;
+  }
+  int64_t dur = 0;
+  if (!to_ns(e.ts, start, &p_.fractional) || !to_ns(e.dur, &dur, &p_.fractional))
+    return reject("a ts or dur past what int64 nanoseconds hold");
+  if (dur < 0) return reject("a negative dur");
+  if (__builtin_add_overflow(*start, dur, end))
+    return reject("ts + dur past what int64 nanoseconds hold");
+  if (const std::string impossible = check_times(*start, *end);
+      table != nullptr && !impossible.empty()) {
+    return reject(impossible);
+  }
+  return true;
+}
+
+void Parser::kernel(const Event& e, const GpuEvent& g) {
+  const Args& args = e.args;
+  KernelEvent k;
+  static_cast<GpuEvent&>(k) = g;
+  k.grid_x = args.grid[0];
+  k.grid_y = args.grid[1];
+  k.grid_z = args.grid[2];
+  k.block_x = args.block[0];
+  k.block_y = args.block[1];
+  k.block_z = args.block[2];
+  int64_t v = 0;
+  k.registers_per_thread = arg(e, args.registers, &v) ? v : 0;
+  k.dynamic_shared_bytes = arg(e, args.shared_memory, &v) ? v : 0;
+  if (e.name.substr(0, 4) == "nccl") {
+    CollectiveEvent c;
+    c.kernel = p_.kernels.size();
+    c.op = !args.collective_name.empty() ? nccl_op(args.collective_name) : op_from_kernel(e.name);
+    c.dtype = args.dtype;
+    c.group = args.group_name;
+    arg(e, args.in_nelems, &c.in_nelems);
+    arg(e, args.group_size, &c.group_size);
+    p_.colls.push_back(std::move(c));
+  }
+  p_.kernels.push_back(k);
+  p_.kernel_names.push_back(p_.names.id(e.name));
+  ++st_.kernels;
+}
+
+void Parser::api_call(const Event& e, int64_t tid, int64_t start, int64_t end) {
+  ApiEvent a;
+  a.thread_id = tid;
+  a.runtime = is(e.cat, "cuda_runtime");
+  int64_t v = 0;
+  a.cbid = arg(e, e.args.cbid, &v) ? v : 0;
+  a.correlation_id = arg(e, e.args.correlation, &v) ? v : 0;
+  a.start_ns = start;
+  a.end_ns = end;
+  p_.api.push_back(a);
+  p_.api_names.push_back(options_.api_calls ? p_.names.id(e.name) : -1);
+  ++st_.api_calls;
+}
+
+void Parser::range(const Event& e, int64_t tid, int64_t start, int64_t end) {
+  tracedb::NvtxRangeRow r;
+  r.thread_id = tid;
+  r.kind = "push_pop";
+  r.domain = "pytorch";
+  r.name = std::string(e.name);
+  r.start_ns = start;
+  r.end_ns = end;
+  r.closed = 1;
+  p_.ranges.push_back(std::move(r));
+  ++st_.ranges;
+}
+
+void Parser::finish() {
+  if (options_.hta_rounding && p_.fractional) {
+    for (auto& k : p_.kernels) round_like_hta(k.start_ns, k.end_ns);
+    for (auto& m : p_.memcpys) round_like_hta(m.start_ns, m.end_ns);
+    for (auto& m : p_.memsets) round_like_hta(m.start_ns, m.end_ns);
+    st_.rounded = true;
+  }
+  link_collectives();
+}
+
+// An NCCL kernel without a correlation id still links to its own collective: it gets an id no
+// row of the file uses (and no launching call). So does one whose id other GPU work shares (the
+// kernels and copies of one CUDA graph launch, or a hostile file): linked through the shared id,
+// the call would own all that work, its GPU span would cover it, and linking would grow with
+// the square of the number of such calls (issue 12: 20,000 NCCL kernels of one id). The
+// launching call still gives the call its host time.
+void Parser::link_collectives() {
+  std::unordered_map<int64_t, int> rows_per_id;
+  std::unordered_set<int64_t> used;
+  auto count = [&](const std::optional<int64_t>& id) {
+    if (id) {
+      ++rows_per_id[*id];
+      used.insert(*id);
+    }
+  };
+  for (const auto& k : p_.kernels) count(k.correlation_id);
+  for (const auto& m : p_.memcpys) count(m.correlation_id);
+  for (const auto& m : p_.memsets) count(m.correlation_id);
+  for (const auto& a : p_.api) used.insert(a.correlation_id);
+  int64_t next = 0;  // the smallest ids no row uses, whatever the file's largest is
+  auto fresh = [&] {
+    do {
+      ++next;
+    } while (used.count(next) != 0);
+    return next;
+  };
+  for (auto& c : p_.colls) {
+    auto& k = p_.kernels[c.kernel];
+    c.launch = k.correlation_id;
+    if (!k.correlation_id || rows_per_id[*k.correlation_id] > 1) k.correlation_id = fresh();
+  }
+  std::stable_sort(p_.colls.begin(), p_.colls.end(), [&](const auto& a, const auto& b) {
+    return p_.kernels[a.kernel].start_ns < p_.kernels[b.kernel].start_ns;
+  });
+}
+
+}  // namespace c3::importer::kineto
