@@ -126,7 +126,7 @@ std::unordered_map<Key, std::vector<Place>, KeyHash> work_places(const tracedb::
 // (issue 13: 2,100 of 9,600 NCCL flows of the demo trace). Built from the external
 // correlations and work_places instead of the view, whose row per (call, linked activity) made
 // 20,000 kernels sharing one correlation id 400 million rows and took 43 s (issue 12;
-// bench/export_bench.cpp).
+// perf/export.cpp).
 std::unordered_map<CallKey, Place, CallKeyHash> call_work(
     const tracedb::Reader& r, const std::unordered_map<Key, std::vector<Place>, KeyHash>& places) {
   std::unordered_map<CallKey, Place, CallKeyHash> out;
