@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "c3/common/strings.h"
 #include "c3/sim/spec.h"
 #include "c3/tracedb/version.h"
 
@@ -34,18 +35,6 @@ std::optional<int> to_int(const std::string& s) {
   return v;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return out;
-}
-
 Knobs::Priority parse_priority(const std::string& s) {
   if (s == "equal") return Knobs::Priority::equal;
   if (s == "comm_high" || s == "high") return Knobs::Priority::comm_high;
@@ -73,7 +62,7 @@ void parse_schedules(const std::vector<std::string>& specs, Sweep& sweep) {
   std::vector<int> chunks;
   for (const std::string& spec : specs) {
     bool in_chunks = false;
-    for (std::string tok : split(spec, ',')) {
+    for (std::string tok : common::split(spec, ',')) {
       if (tok == "independent") {
         independent = true;
         in_chunks = false;
@@ -331,7 +320,7 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
       continue;
     }
     // A spec without a size sweeps -b..-e.
-    const auto fields = split(c, ':');
+    const auto fields = common::split(c, ':');
     const bool has_size =
         fields.size() >= 2 && (parse_size(fields[1]) || fields[1].find("..") != std::string::npos);
     if (!has_size) {
@@ -377,7 +366,7 @@ Plan make_plan(const Options& o, const std::function<bool(std::string*)>& gpu_vi
     s.nchannels = o.nchannels;
   }
   if (!o.ctas.empty()) {
-    const auto f = split(o.ctas, ':');
+    const auto f = common::split(o.ctas, ':');
     auto lo = f.size() == 2 ? to_int(f[0]) : std::nullopt;
     auto hi = f.size() == 2 ? to_int(f[1]) : std::nullopt;
     if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > 64) {

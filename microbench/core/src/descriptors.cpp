@@ -6,20 +6,12 @@
 #include <stdexcept>
 
 #include "c3/bench/backend.h"
+#include "c3/common/nccl_types.h"
+#include "c3/common/strings.h"
+#include "c3/common/units.h"
 
 namespace c3::bench {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
 
 std::optional<int64_t> parse_int(const std::string& s) {
   int64_t v = 0;
@@ -33,6 +25,28 @@ std::optional<DType> parse_dtype(const std::string& s) {
   if (s == "fp16" || s == "f16" || s == "float16") return DType::fp16;
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
   return std::nullopt;
+}
+
+// The NCCL operation a CommKind runs; Collective::unknown for the copies.
+common::nccl::Collective nccl_collective(CommKind k) {
+  using common::nccl::Collective;
+  switch (k) {
+    case CommKind::allreduce:
+      return Collective::allreduce;
+    case CommKind::allgather:
+      return Collective::allgather;
+    case CommKind::reducescatter:
+      return Collective::reducescatter;
+    case CommKind::alltoall:
+      return Collective::alltoall;
+    case CommKind::sendrecv:
+      return Collective::sendrecv;
+    case CommKind::dma_d2d:
+    case CommKind::dma_p2p:
+    case CommKind::sm_copy:
+      return Collective::unknown;
+  }
+  return Collective::unknown;
 }
 
 }  // namespace
@@ -179,21 +193,7 @@ CommOp CommOp::chunk(int i, int k) const {
 }
 
 double busbw_factor(CommKind k, int n) {
-  const double nn = n;
-  switch (k) {
-    case CommKind::allreduce:
-      return n > 1 ? 2.0 * (nn - 1) / nn : 1.0;
-    case CommKind::allgather:
-    case CommKind::reducescatter:
-    case CommKind::alltoall:
-      return n > 1 ? (nn - 1) / nn : 1.0;
-    case CommKind::sendrecv:
-    case CommKind::dma_d2d:
-    case CommKind::dma_p2p:
-    case CommKind::sm_copy:
-      return 1.0;
-  }
-  return 1.0;
+  return common::nccl::busbw_factor(nccl_collective(k), n);
 }
 
 std::string Knobs::label() const {
@@ -241,13 +241,7 @@ std::optional<int64_t> parse_size(const std::string& in) {
 }
 
 std::string format_size(int64_t b) {
-  const char* units[] = {"", "K", "M", "G", "T"};
-  int u = 0;
-  while (u < 4 && b >= 1024 && b % 1024 == 0) {
-    b /= 1024;
-    ++u;
-  }
-  return std::to_string(b) + units[u];
+  return common::format_bytes(b, common::BytesStyle::compact);
 }
 
 std::optional<int64_t> parse_duration_ns(const std::string& s) {
@@ -273,11 +267,11 @@ ComputeOp parse_compute(const std::string& spec) {
         "--compute '" + spec + "': " + why +
         " (expected gemm:MxNxK[:fp32|fp16|bf16], triad:SIZE or fma:DURATION)");
   };
-  auto parts = split(spec, ':');
+  auto parts = common::split(spec, ':');
   ComputeOp op;
   if (parts[0] == "gemm") {
     if (parts.size() < 2 || parts.size() > 3) throw bad("wrong number of fields");
-    auto dims = split(parts[1], 'x');
+    auto dims = common::split(parts[1], 'x');
     if (dims.size() != 3) throw bad("GEMM shape must be MxNxK");
     auto m = parse_int(dims[0]), n = parse_int(dims[1]), k = parse_int(dims[2]);
     if (!m || !n || !k || *m <= 0 || *n <= 0 || *k <= 0)
@@ -330,7 +324,7 @@ std::vector<CommOp> parse_comm(const std::string& spec, int64_t factor) {
                                  " (expected allreduce|allgather|reducescatter|alltoall|sendrecv|"
                                  "dma_d2d|dma_p2p|sm_copy[:peer] with :SIZE or :BEGIN..END)");
   };
-  auto parts = split(spec, ':');
+  auto parts = common::split(spec, ':');
   CommOp base;
   bool found = false;
   for (CommKind k :
