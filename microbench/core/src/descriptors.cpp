@@ -27,28 +27,6 @@ std::optional<DType> parse_dtype(const std::string& s) {
   return std::nullopt;
 }
 
-// The NCCL operation a CommKind runs; Collective::unknown for the copies.
-common::nccl::Collective nccl_collective(CommKind k) {
-  using common::nccl::Collective;
-  switch (k) {
-    case CommKind::allreduce:
-      return Collective::allreduce;
-    case CommKind::allgather:
-      return Collective::allgather;
-    case CommKind::reducescatter:
-      return Collective::reducescatter;
-    case CommKind::alltoall:
-      return Collective::alltoall;
-    case CommKind::sendrecv:
-      return Collective::sendrecv;
-    case CommKind::dma_d2d:
-    case CommKind::dma_p2p:
-    case CommKind::sm_copy:
-      return Collective::unknown;
-  }
-  return Collective::unknown;
-}
-
 }  // namespace
 
 const char* dtype_name(DType t) {
@@ -193,7 +171,14 @@ CommOp CommOp::chunk(int i, int k) const {
 }
 
 double busbw_factor(CommKind k, int n) {
-  return common::nccl::busbw_factor(nccl_collective(k), n);
+  using common::nccl::Collective;
+  const Collective c = k == CommKind::allreduce       ? Collective::allreduce
+                       : k == CommKind::allgather     ? Collective::allgather
+                       : k == CommKind::reducescatter ? Collective::reducescatter
+                       : k == CommKind::alltoall      ? Collective::alltoall
+                       : k == CommKind::sendrecv      ? Collective::sendrecv
+                                                      : Collective::unknown;  // copies: 1
+  return common::nccl::busbw_factor(c, n);
 }
 
 std::string Knobs::label() const {

@@ -2,7 +2,7 @@
 // memset.memory_kind "pinned"), keyed by CUPTI's values (CUpti_ActivityMemcpyKind,
 // CUpti_ActivityMemoryKind; Nsight Systems exports store the same numbers) without including
 // cupti_activity.h. Parts with CUPTI's headers include copy_kinds_check.h, which asserts that the
-// values agree.
+// tables are keyed right.
 #pragma once
 
 #include <cstdint>
@@ -10,21 +10,7 @@
 
 namespace c3::common {
 
-// CUpti_ActivityMemcpyKind's values.
-enum class CopyKind : int {
-  unknown = 0,
-  h2d = 1,
-  d2h = 2,
-  h2a = 3,
-  a2h = 4,
-  a2a = 5,
-  a2d = 6,
-  d2a = 7,
-  d2d = 8,
-  h2h = 9,
-  p2p = 10,
-};
-inline constexpr int kNumCopyKinds = 11;
+inline constexpr int kNumCopyKinds = 11;  // CUpti_ActivityMemcpyKind: UNKNOWN = 0 ... PTOP = 10
 
 struct CopyKindInfo {
   const char* name;       // the trace's spelling: "H2D"
@@ -43,7 +29,7 @@ constexpr const char* copy_kind_name(int64_t kind) {
 }
 
 // The copy kind a name spells CUDA's way: "Memcpy DtoH (Device -> Pinned)" -> "D2H"; "unknown"
-// when it spells none (where it spells several, the last kind in CopyKind's order).
+// when it spells none (where it spells several, the one with the largest value).
 constexpr const char* copy_kind_in_name(std::string_view name) {
   const char* found = "unknown";
   for (int k = 1; k < kNumCopyKinds; ++k) {
@@ -52,18 +38,7 @@ constexpr const char* copy_kind_in_name(std::string_view name) {
   return found;
 }
 
-// CUpti_ActivityMemoryKind's values.
-enum class MemoryKind : int {
-  unknown = 0,
-  pageable = 1,
-  pinned = 2,
-  device = 3,
-  array = 4,
-  managed = 5,
-  device_static = 6,
-  managed_static = 7,
-};
-inline constexpr int kNumMemoryKinds = 8;
+inline constexpr int kNumMemoryKinds = 8;  // CUpti_ActivityMemoryKind: UNKNOWN ... MANAGED_STATIC
 
 // Indexed by CUpti_ActivityMemoryKind.
 inline constexpr const char* kMemoryKindNames[kNumMemoryKinds] = {

@@ -7,30 +7,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace c3::common::nccl {
 
-// ncclDataType_t's values.
-enum class DataType : int {
-  int8 = 0,
-  uint8 = 1,
-  int32 = 2,
-  uint32 = 3,
-  int64 = 4,
-  uint64 = 5,
-  float16 = 6,
-  float32 = 7,
-  float64 = 8,
-  bfloat16 = 9,
-  float8e4m3 = 10,
-  float8e5m2 = 11,
-};
 inline constexpr int kNumDataTypes = 12;  // ncclNumTypes
 
-// ncclRedOp_t's built-in values; values from kNumRedOps on are ops made with
-// ncclRedOpCreatePreMulSum.
-enum class RedOp : int { sum = 0, prod = 1, max = 2, min = 3, avg = 4 };
+// ncclRedOp_t's built-in values, in order from 0 (nccl_types_check.h asserts them); values from
+// kNumRedOps on are ops made with ncclRedOpCreatePreMulSum.
+enum class RedOp : int { sum, prod, max, min, avg };
 inline constexpr int kNumRedOps = 5;  // ncclNumOps
 
 struct DataTypeInfo {
@@ -39,7 +25,7 @@ struct DataTypeInfo {
   size_t size;       // bytes per element
   bool is_float;
 };
-// Indexed by ncclDataType_t.
+// Indexed by ncclDataType_t (ncclInt8 = 0 ... ncclFloat8e5m2 = 11).
 inline constexpr DataTypeInfo kDataTypes[kNumDataTypes] = {
     {"int8", "i8", 1, false},          {"uint8", "u8", 1, false},
     {"int32", "i32", 4, false},        {"uint32", "u32", 4, false},
@@ -69,47 +55,33 @@ constexpr const char* datatype_tag(int datatype) {
   return i ? i->tag : "unknown";
 }
 
-// The trace's collective.reduce_op: "sum", "prod", "max", "min", "avg"; "premulsum" for an op
-// made with ncclRedOpCreatePreMulSum (any other value).
+struct RedOpInfo {
+  const char* name;        // the trace's collective.reduce_op: "sum"
+  const char* kernel_tag;  // as NCCL's kernel names spell it: "Sum"
+};
+// Indexed by ncclRedOp_t. Max and Min share NCCL's MinMax kernels; avg: see reduce_op_kernel_tag.
+inline constexpr RedOpInfo kRedOps[kNumRedOps] = {
+    {"sum", "Sum"}, {"prod", "Prod"}, {"max", "MinMax"}, {"min", "MinMax"}, {"avg", "SumPostDiv"},
+};
+
+// "sum", "prod", "max", "min", "avg"; "premulsum" for an op made with
+// ncclRedOpCreatePreMulSum (any other value).
 constexpr const char* reduce_op_name(int op) {
-  switch (op) {
-    case static_cast<int>(RedOp::sum):
-      return "sum";
-    case static_cast<int>(RedOp::prod):
-      return "prod";
-    case static_cast<int>(RedOp::max):
-      return "max";
-    case static_cast<int>(RedOp::min):
-      return "min";
-    case static_cast<int>(RedOp::avg):
-      return "avg";
-    default:
-      return "premulsum";
-  }
+  return op >= 0 && op < kNumRedOps ? kRedOps[op].name : "premulsum";
 }
 
-// The reduction as NCCL's kernel names spell it (ncclDevKernel_AllReduce_Sum_f32_RING_LL): Max
-// and Min share the MinMax kernels; NCCL runs ncclAvg as PreMulSum (by 1/nranks) on floating-point
-// types and as SumPostDiv on integers; ops made with ncclRedOpCreatePreMulSum are PreMulSum.
+// The reduction as NCCL's kernel names spell it (ncclDevKernel_AllReduce_Sum_f32_RING_LL). NCCL
+// runs ncclAvg as PreMulSum (by 1/nranks) on floating-point types and as SumPostDiv on integers;
+// ops made with ncclRedOpCreatePreMulSum are PreMulSum.
 constexpr const char* reduce_op_kernel_tag(int op, int datatype) {
-  switch (op) {
-    case static_cast<int>(RedOp::sum):
-      return "Sum";
-    case static_cast<int>(RedOp::prod):
-      return "Prod";
-    case static_cast<int>(RedOp::max):
-    case static_cast<int>(RedOp::min):
-      return "MinMax";
-    case static_cast<int>(RedOp::avg): {
-      const DataTypeInfo* i = datatype_info(datatype);
-      return i && i->is_float ? "PreMulSum" : "SumPostDiv";
-    }
-    default:
-      return "PreMulSum";
+  if (op == static_cast<int>(RedOp::avg)) {
+    const DataTypeInfo* i = datatype_info(datatype);
+    if (i && i->is_float) return "PreMulSum";
   }
+  return op >= 0 && op < kNumRedOps ? kRedOps[op].kernel_tag : "PreMulSum";
 }
 
-// NCCL's operations, as the trace's collective.op names them.
+// NCCL's operations, as the trace's collective.op names them (kCollectiveNames).
 enum class Collective {
   allreduce,
   allgather,
@@ -124,47 +96,24 @@ enum class Collective {
   sendrecv,  // a group of Send/Recv moved by one kernel (Kineto's and the sim's name)
   unknown,
 };
+// Indexed by Collective.
+inline constexpr const char* kCollectiveNames[] = {
+    "AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "Broadcast", "Reduce",
+    "Gather",    "Scatter",   "Send",          "Recv",     "SendRecv",  "Unknown",
+};
+static_assert(std::size(kCollectiveNames) == static_cast<size_t>(Collective::unknown) + 1);
 
-// "AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "Broadcast", "Reduce", "Gather",
-// "Scatter", "Send", "Recv", "SendRecv"; "Unknown".
+// "AllReduce", "AlltoAll", "SendRecv", ...; "Unknown".
 constexpr const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return "AllReduce";
-    case Collective::allgather:
-      return "AllGather";
-    case Collective::reducescatter:
-      return "ReduceScatter";
-    case Collective::alltoall:
-      return "AlltoAll";
-    case Collective::broadcast:
-      return "Broadcast";
-    case Collective::reduce:
-      return "Reduce";
-    case Collective::gather:
-      return "Gather";
-    case Collective::scatter:
-      return "Scatter";
-    case Collective::send:
-      return "Send";
-    case Collective::recv:
-      return "Recv";
-    case Collective::sendrecv:
-      return "SendRecv";
-    case Collective::unknown:
-      break;
-  }
-  return "Unknown";
+  return kCollectiveNames[static_cast<size_t>(c)];
 }
 
 // The inverse of collective_name, also reading "AllToAll"; Collective::unknown for any other name.
 constexpr Collective collective_from_name(std::string_view name) {
   if (name == "AllToAll") return Collective::alltoall;
-  for (int i = 0; i < static_cast<int>(Collective::unknown); ++i) {
-    const auto c = static_cast<Collective>(i);
-    if (name == collective_name(c)) return c;
-  }
-  return Collective::unknown;
+  size_t i = 0;
+  while (i < static_cast<size_t>(Collective::unknown) && name != kCollectiveNames[i]) ++i;
+  return static_cast<Collective>(i);
 }
 
 // nccl-tests' bus-bandwidth factor, busbw = algbw * factor: 2(n-1)/n for AllReduce, (n-1)/n for

@@ -1,32 +1,32 @@
 // For parts built with NCCL's nccl.h (the collector, the simulated NCCL, the test double):
-// compile-time proof that nccl_types.h's values are nccl.h's. Include it in one source file of
-// each such part.
+// compile-time proof that nccl_types.h's tables are keyed by nccl.h's values. Include it in one
+// source file of each such part.
 #pragma once
 
 #include <nccl.h>
+
+#include <string_view>
 
 #include "c3/common/nccl_types.h"
 
 namespace c3::common::nccl::check {
 
-constexpr bool same(DataType a, ncclDataType_t b) {
-  return static_cast<int>(a) == static_cast<int>(b);
-}
-constexpr bool same(RedOp a, ncclRedOp_t b) {
-  return static_cast<int>(a) == static_cast<int>(b);
+constexpr bool is(const char* a, std::string_view b) {
+  return std::string_view(a) == b;
 }
 
-static_assert(same(DataType::int8, ncclInt8) && same(DataType::uint8, ncclUint8) &&
-                  same(DataType::int32, ncclInt32) && same(DataType::uint32, ncclUint32) &&
-                  same(DataType::int64, ncclInt64) && same(DataType::uint64, ncclUint64) &&
-                  same(DataType::float16, ncclFloat16) && same(DataType::float32, ncclFloat32) &&
-                  same(DataType::float64, ncclFloat64) && same(DataType::bfloat16, ncclBfloat16) &&
-                  same(DataType::float8e4m3, ncclFloat8e4m3) &&
-                  same(DataType::float8e5m2, ncclFloat8e5m2) && kNumDataTypes == ncclNumTypes,
-              "c3/common/nccl_types.h: DataType differs from nccl.h's ncclDataType_t");
-static_assert(same(RedOp::sum, ncclSum) && same(RedOp::prod, ncclProd) &&
-                  same(RedOp::max, ncclMax) && same(RedOp::min, ncclMin) &&
-                  same(RedOp::avg, ncclAvg) && kNumRedOps == ncclNumOps,
-              "c3/common/nccl_types.h: RedOp differs from nccl.h's ncclRedOp_t");
+static_assert(
+    kNumDataTypes == ncclNumTypes && is(datatype_name(ncclInt8), "int8") &&
+        is(datatype_name(ncclUint8), "uint8") && is(datatype_name(ncclInt32), "int32") &&
+        is(datatype_name(ncclUint32), "uint32") && is(datatype_name(ncclInt64), "int64") &&
+        is(datatype_name(ncclUint64), "uint64") && is(datatype_name(ncclFloat16), "float16") &&
+        is(datatype_name(ncclFloat32), "float32") && is(datatype_name(ncclFloat64), "float64") &&
+        is(datatype_name(ncclBfloat16), "bfloat16") &&
+        is(datatype_name(ncclFloat8e4m3), "float8e4m3") &&
+        is(datatype_name(ncclFloat8e5m2), "float8e5m2") && kNumRedOps == ncclNumOps &&
+        static_cast<int>(RedOp::sum) == ncclSum && static_cast<int>(RedOp::prod) == ncclProd &&
+        static_cast<int>(RedOp::max) == ncclMax && static_cast<int>(RedOp::min) == ncclMin &&
+        static_cast<int>(RedOp::avg) == ncclAvg,
+    "c3/common/nccl_types.h differs from nccl.h's ncclDataType_t or ncclRedOp_t");
 
 }  // namespace c3::common::nccl::check
