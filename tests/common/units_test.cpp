@@ -57,7 +57,7 @@ TEST(FormatBytes, OneDecimalRoundsAsPrintf) {
   EXPECT_EQ(f(1280), "1.2 KiB");  // 1.25: a tie, to even
   EXPECT_EQ(f(1792), "1.8 KiB");  // 1.75
   EXPECT_EQ(f(85'520'809'984), "79.6 GiB");
-  EXPECT_EQ(f(3 * 1024 * kTi), "3.0 PiB");
+  EXPECT_EQ(f(3 * kKi * kTi), "3.0 PiB");
   EXPECT_EQ(f(-2048), "-2.0 KiB");
 }
 
