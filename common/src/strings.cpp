@@ -1,5 +1,7 @@
 #include "c3/common/strings.h"
 
+#include <charconv>
+
 namespace c3::common {
 
 std::vector<std::string> split(std::string_view s, char sep) {
@@ -12,6 +14,13 @@ std::vector<std::string> split(std::string_view s, char sep) {
     if (p == std::string_view::npos) return out;
     start = p + 1;
   }
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace c3::common

@@ -24,5 +24,14 @@ TEST(Strings, Split) {
   EXPECT_EQ(split("1,2,4", ','), (V{"1", "2", "4"}));
 }
 
+TEST(Strings, ParseInt) {
+  EXPECT_EQ(parse_int("1000"), 1000);
+  EXPECT_EQ(parse_int("-12"), -12);
+  EXPECT_EQ(parse_int("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"", " 1", "1 ", "1k", "+1", "0x10", "9223372036854775808"}) {
+    EXPECT_EQ(parse_int(bad), std::nullopt) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace c3::common

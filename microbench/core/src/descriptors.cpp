@@ -1,7 +1,6 @@
 #include "c3/bench/descriptors.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,13 +11,6 @@
 
 namespace c3::bench {
 namespace {
-
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 std::optional<DType> parse_dtype(const std::string& s) {
   if (s == "fp32" || s == "f32" || s == "float32") return DType::fp32;
@@ -220,7 +212,7 @@ std::optional<int64_t> parse_size(const std::string& in) {
                          : int64_t{1} << 40;
     s.pop_back();
   }
-  auto v = parse_int(s);
+  auto v = common::parse_int(s);
   if (!v || *v <= 0 || *v > (int64_t{1} << 50) / mult) return std::nullopt;
   return *v * mult;
 }
@@ -238,7 +230,7 @@ std::optional<int64_t> parse_duration_ns(const std::string& s) {
        {Unit{"ns", 1}, Unit{"us", 1000}, Unit{"ms", 1000000}, Unit{"s", 1000000000}}) {
     const std::string suf = u.suffix;
     if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
-      auto v = parse_int(s.substr(0, s.size() - suf.size()));
+      auto v = common::parse_int(s.substr(0, s.size() - suf.size()));
       if (!v || *v <= 0) return std::nullopt;
       return *v * u.ns;
     }
@@ -258,7 +250,8 @@ ComputeOp parse_compute(const std::string& spec) {
     if (parts.size() < 2 || parts.size() > 3) throw bad("wrong number of fields");
     auto dims = common::split(parts[1], 'x');
     if (dims.size() != 3) throw bad("GEMM shape must be MxNxK");
-    auto m = parse_int(dims[0]), n = parse_int(dims[1]), k = parse_int(dims[2]);
+    auto m = common::parse_int(dims[0]), n = common::parse_int(dims[1]),
+         k = common::parse_int(dims[2]);
     if (!m || !n || !k || *m <= 0 || *n <= 0 || *k <= 0)
       throw bad("GEMM dimensions must be positive integers");
     op.kind = ComputeKind::gemm;
