@@ -1,17 +1,11 @@
 #include "config.h"
 
-#include <charconv>
 #include <cstdlib>
+
+#include "c3/common/strings.h"
 
 namespace c3::collector {
 namespace {
-
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 bool parse_bool(const std::string& s) {
   return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
@@ -23,7 +17,7 @@ Config parse_config(const EnvLookup& env) {
   Config c;
   if (auto v = env("C3SCOPE_OUTPUT"); v && !v->empty()) c.output_pattern = *v;
   if (auto v = env("C3SCOPE_FLUSH_MS")) {
-    auto n = parse_int(*v);
+    auto n = common::parse_int(*v);
     if (n && *n >= 10 && *n <= 3600000) {
       c.flush_ms = *n;
     } else {
@@ -32,7 +26,7 @@ Config parse_config(const EnvLookup& env) {
     }
   }
   if (auto v = env("C3SCOPE_BUFFER_MB")) {
-    auto n = parse_int(*v);
+    auto n = common::parse_int(*v);
     if (n && *n >= 1 && *n <= 65536) {
       c.buffer_mb = *n;
     } else {

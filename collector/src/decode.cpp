@@ -4,6 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "c3/common/copy_kinds_check.h"
+
 namespace c3::collector {
 namespace {
 
@@ -112,10 +114,10 @@ template <class Rec>
 tracedb::MemcpyRow copy_row(const Rec* m, size_t size, const DecodeContext& ctx) {
   tracedb::MemcpyRow r;
   fill_activity(r, m, ctx);
-  r.copy_kind = copy_kind_name(m->copyKind);
+  r.copy_kind = common::copy_kind_name(m->copyKind);
   r.bytes = static_cast<int64_t>(m->bytes);
-  r.src_kind = memory_kind_name(m->srcKind);
-  r.dst_kind = memory_kind_name(m->dstKind);
+  r.src_kind = common::memory_kind_name(m->srcKind);
+  r.dst_kind = common::memory_kind_name(m->dstKind);
   r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
   if (C3_HAS(m, size, graphId)) {
     r.graph_node_id = nonzero(m->graphNodeId);
@@ -165,7 +167,7 @@ Decoded decode_memset(const CUpti_ActivityMemset4* m, size_t size, const DecodeC
   fill_activity(r, m, ctx);
   r.bytes = static_cast<int64_t>(m->bytes);
   r.value = m->value;
-  r.memory_kind = memory_kind_name(m->memoryKind);
+  r.memory_kind = common::memory_kind_name(m->memoryKind);
   r.async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0;
   if (C3_HAS(m, size, graphId)) {
     r.graph_node_id = nonzero(m->graphNodeId);
@@ -328,58 +330,6 @@ Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& 
     default:
       return Skipped{Skipped::Why::unknown_kind, static_cast<int>(kind)};
   }
-}
-
-const char* copy_kind_name(uint8_t copy_kind) {
-  switch (static_cast<CUpti_ActivityMemcpyKind>(copy_kind)) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-      return "H2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-      return "D2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return "H2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return "A2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-      return "A2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-      return "A2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return "D2A";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-      return "D2D";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return "H2H";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return "P2P";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_FORCE_INT:
-      break;
-  }
-  return "unknown";
-}
-
-const char* memory_kind_name(uint16_t memory_kind) {
-  switch (static_cast<CUpti_ActivityMemoryKind>(memory_kind)) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-      return "pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
-      return "pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
-      return "device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
-      return "array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
-      return "managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
-      return "device_static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
-      return "managed_static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN:
-    case CUPTI_ACTIVITY_MEMORY_KIND_FORCE_INT:
-      break;
-  }
-  return "unknown";
 }
 
 const char* launch_type_name(uint8_t launch_type) {

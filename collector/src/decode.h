@@ -52,9 +52,7 @@ using Decoded = std::variant<Skipped, DecodedKernel, tracedb::MemcpyRow, tracedb
 // back with process_id 0; the writer sets it. Updates ctx.context_device from context records.
 Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& ctx);
 
-// Text forms used in the schema.
-const char* copy_kind_name(uint8_t copy_kind);
-const char* memory_kind_name(uint16_t memory_kind);
+// Text forms used in the schema (copy and memory kinds: c3/common/copy_kinds.h).
 const char* launch_type_name(uint8_t launch_type);
 const char* sync_type_name(uint32_t type);
 const char* external_kind_name(uint32_t kind);

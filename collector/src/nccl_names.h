@@ -1,5 +1,6 @@
-// Names and sizes for NCCL enums as the trace schema spells them, and the communicator id hash.
-// Pure functions, unit-tested in tests/collector/nccl_names_test.cpp.
+// NCCL's enums as the trace schema spells them (c3/common/nccl_types.h, keyed by nccl.h's values,
+// which nccl_names.cpp asserts), and the communicator id hash. Pure functions, unit-tested in
+// tests/collector/nccl_names_test.cpp.
 #pragma once
 
 #include <nccl.h>
@@ -8,12 +9,13 @@
 #include <cstdint>
 #include <string>
 
+#include "c3/common/nccl_types.h"
+
 namespace c3::collector {
 
-const char* datatype_name(ncclDataType_t t);
-size_t datatype_size(ncclDataType_t t);  // 0 for an unknown type
-// Built-in ops by name; values past ncclNumOps are ops made with ncclRedOpCreatePreMulSum.
-const char* reduce_op_name(ncclRedOp_t op);
+using common::nccl::datatype_name;   // "bfloat16"; "unknown"
+using common::nccl::datatype_size;   // 0 for an unknown type
+using common::nccl::reduce_op_name;  // built-in ops by name; "premulsum" past ncclNumOps
 
 // 64-bit FNV-1a: a stable communicator id from the bytes of an ncclUniqueId (every rank of the
 // communicator was handed the same bytes).

@@ -3,20 +3,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <fstream>
 #include <iterator>
+
+#include "c3/common/strings.h"
 
 namespace c3::collector {
 namespace {
 
 std::optional<int64_t> env_int(const EnvLookup& env, const char* name) {
   auto v = env(name);
-  if (!v || v->empty()) return std::nullopt;
-  int64_t n = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
-  return n;
+  if (!v) return std::nullopt;
+  return common::parse_int(*v);
 }
 
 std::optional<int64_t> first_of(const EnvLookup& env, std::initializer_list<const char*> names) {

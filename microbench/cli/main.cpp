@@ -21,6 +21,7 @@
 #include "c3/bench/descriptors.h"
 #include "c3/bench/report.h"
 #include "c3/bench/runner.h"
+#include "c3/common/time.h"
 #include "c3/sim/model/spec.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/version.h"
@@ -176,7 +177,7 @@ int run(int argc, char** argv) {
   const bool lead = be.rank() == 0;
 
   RunInfo info;
-  info.started_at = utc_now();
+  info.started_at = c3::common::utc_now_iso8601();
   info.backend = be.name();
   info.simulated = be.simulated();
   info.description = be.description();

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "c3/common/strings.h"
 #include "c3/sim/model/spec.h"
 #include "c3/tracedb/version.h"
 
@@ -35,18 +36,6 @@ std::optional<int> to_int(const std::string& s) {
   return v;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) break;
-    start = p + 1;
-  }
-  return out;
-}
-
 Knobs::Priority parse_priority(const std::string& s) {
   if (s == "equal") return Knobs::Priority::equal;
   if (s == "comm_high" || s == "high") return Knobs::Priority::comm_high;
@@ -74,7 +63,7 @@ void parse_schedules(const std::vector<std::string>& specs, Sweep& sweep) {
   std::vector<int> chunks;
   for (const std::string& spec : specs) {
     bool in_chunks = false;
-    for (std::string tok : split(spec, ',')) {
+    for (std::string tok : common::split(spec, ',')) {
       if (tok == "independent") {
         independent = true;
         in_chunks = false;
@@ -344,7 +333,7 @@ void plan_comms(const Options& o, const SizeRange& r, Sweep& s) {
       none = true;
       continue;
     }
-    const auto fields = split(c, ':');
+    const auto fields = common::split(c, ':');
     const bool has_size =
         fields.size() >= 2 && (parse_size(fields[1]) || fields[1].find("..") != std::string::npos);
     if (!has_size) {
@@ -387,7 +376,7 @@ void plan_knobs(const Options& o, bool default_experiment, Sweep& s) {
   }
   if (!o.nchannels.empty()) s.nchannels = o.nchannels;
   if (!o.ctas.empty()) {
-    const auto f = split(o.ctas, ':');
+    const auto f = common::split(o.ctas, ':');
     auto lo = f.size() == 2 ? to_int(f[0]) : std::nullopt;
     auto hi = f.size() == 2 ? to_int(f[1]) : std::nullopt;
     if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > 64) {

@@ -9,7 +9,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
+
+#include "c3/common/time.h"
 
 namespace c3::tracedb {
 namespace {
@@ -57,19 +58,6 @@ C3_TABLES(C3_DEFINE_BIND)
 
 const char* const kWriterPragmas =
     "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-16384;";
-
-namespace {
-
-std::string utc_now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
 
 namespace {
 
@@ -184,7 +172,7 @@ std::unique_ptr<Writer> Writer::create(const std::string& path, const WriterOpti
     };
     kv("schema_version", std::to_string(kSchemaVersion));
     kv("c3scope_version", options.c3scope_version);
-    kv("created_at", utc_now_iso8601());
+    kv("created_at", common::utc_now_iso8601());
     if (!options.source_file.empty()) kv("source_file", options.source_file);
     kv("source", options.source);
     kv("clean_close", "0", true);

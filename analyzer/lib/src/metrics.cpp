@@ -5,6 +5,8 @@
 #include <iterator>
 #include <map>
 
+#include "c3/common/nccl_types.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -294,17 +296,11 @@ std::string collective_op(const Trace& t, size_t i) {
 }
 
 double busbw_factor(const std::string& op, int n) {
-  if (n <= 1) return 1.0;
-  const double nn = n;
-  if (op == "AllReduce") return 2.0 * (nn - 1) / nn;
-  if (op == "AllGather" || op == "ReduceScatter" || op == "AlltoAll" || op == "AllToAll")
-    return (nn - 1) / nn;
-  return 1.0;
+  return common::nccl::busbw_factor(common::nccl::collective_from_name(op), n);
 }
 
 int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks) {
-  if ((op == "AllGather" || op == "ReduceScatter") && nranks > 0) return bytes * nranks;
-  return bytes;
+  return common::nccl::nccl_tests_bytes(common::nccl::collective_from_name(op), bytes, nranks);
 }
 
 namespace {

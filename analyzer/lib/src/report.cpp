@@ -12,7 +12,7 @@
 #include "c3/analyzer/load.h"
 #include "c3/analyzer/names.h"
 #include "c3/analyzer/summary.h"
-#include "c3/analyzer/units.h"
+#include "c3/common/units.h"
 
 namespace c3::analyzer {
 namespace {
@@ -36,15 +36,13 @@ std::string gbps(double bytes_per_s) {
   return b;
 }
 
+// "64M", "3000B"; "?" when unknown.
 std::string size_label(int64_t b) {
-  if (b <= 0) return "?";
-  const char* units[] = {"B", "K", "M", "G", "T"};
-  int u = 0;
-  while (u < 4 && b >= 1024 && b % 1024 == 0) {
-    b /= 1024;
-    ++u;
-  }
-  return std::to_string(b) + units[u];
+  return b > 0 ? common::format_bytes(b, common::BytesStyle::compact_b) : "?";
+}
+
+std::string duration(double ns) {
+  return common::format_duration(ns, common::DurationStyle::report);
 }
 
 nlohmann::json breakdown_json(const Breakdown& b) {
@@ -133,8 +131,8 @@ void print_interference(FILE* out, const Report& r) {
         std::snprintf(slow, sizeof slow, "%+.1f%%", 100 * x.slowdown);
         std::snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", 100 * x.ci_low, 100 * x.ci_high);
         std::fprintf(out, "%-52s %6" PRId64 " %6" PRId64 " %10s %10s %9s %18s\n", names[i].c_str(),
-                     x.alone, x.overlapped, format_duration(x.median_alone_ns).c_str(),
-                     format_duration(x.median_overlapped_ns).c_str(), slow, ci);
+                     x.alone, x.overlapped, duration(x.median_alone_ns).c_str(),
+                     duration(x.median_overlapped_ns).c_str(), slow, ci);
         starred = starred || x.peer_wait == InterferenceRow::PeerWait::collective;
       }
       if (starred) {
@@ -218,10 +216,9 @@ void print_contention(FILE* out, const Report& r) {
                  ms(c.oversubscribed_ns).c_str(), c.kernels_with_demand, c.kernels_unknown,
                  ms(c.copy_overlap_ns).c_str());
     for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
-      std::fprintf(
-          out, "    oversubscribed with %s: %s\n",
-          elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60).c_str(),
-          format_duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
+      std::fprintf(out, "    oversubscribed with %s: %s\n",
+                   elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60).c_str(),
+                   duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
     }
     for (const auto& [dir, share] : c.copy_bandwidth_share) {
       std::fprintf(out, "    %s copies: median %.1f%% of the device's memory bandwidth\n",
@@ -231,9 +228,8 @@ void print_contention(FILE* out, const Report& r) {
       std::fprintf(out,
                    "    launch queueing (start - submitted) over %" PRId64
                    " kernels: median %s, p95 %s, max %s\n",
-                   c.queued_kernels, format_duration(c.queue_median_ns).c_str(),
-                   format_duration(c.queue_p95_ns).c_str(),
-                   format_duration(c.queue_max_ns).c_str());
+                   c.queued_kernels, duration(c.queue_median_ns).c_str(),
+                   duration(c.queue_p95_ns).c_str(), duration(c.queue_max_ns).c_str());
     }
   }
 }
@@ -249,11 +245,11 @@ void print_cross_rank(FILE* out, const Report& r) {
   std::sort(skews.begin(), skews.end());
   std::fprintf(
       out, "  arrival skew: median %s, p95 %s, max %s\n",
-      format_duration(static_cast<double>(skews[skews.size() / 2])).c_str(),
-      format_duration(static_cast<double>(
-                          skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]))
+      duration(static_cast<double>(skews[skews.size() / 2])).c_str(),
+      duration(static_cast<double>(
+                   skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]))
           .c_str(),
-      format_duration(static_cast<double>(skews.back())).c_str());
+      duration(static_cast<double>(skews.back())).c_str());
   std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
   for (const auto& w : r.cross.ranks) {
     std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n",
@@ -264,8 +260,8 @@ void print_cross_rank(FILE* out, const Report& r) {
     if (c.how == "reference") continue;
     std::fprintf(out, "  clock of %s: %s%s\n",
                  r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
-                 c.matched ? (", offset " + format_duration(static_cast<double>(c.offset_ns)) +
-                              " from " + std::to_string(c.matched) + " collectives")
+                 c.matched ? (", offset " + duration(static_cast<double>(c.offset_ns)) + " from " +
+                              std::to_string(c.matched) + " collectives")
                                  .c_str()
                            : "");
   }

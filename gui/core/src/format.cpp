@@ -1,45 +1,33 @@
 #include "c3/gui/format.h"
 
-#include <array>
 #include <cmath>
+
+#include "c3/common/units.h"
 
 namespace c3::gui {
 
 namespace {
 
-QString three_digits(double v, const char* unit) {
-  const double a = std::fabs(v);
-  const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
-  return QString("%1 %2").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(unit));
+QString qs(const std::string& s) {
+  return QString::fromStdString(s);
 }
 
 }  // namespace
 
 QString format_duration(double ns) {
-  const double a = std::fabs(ns);
-  if (a < 1e3) return QString("%1 ns").arg(static_cast<long long>(std::llround(ns)));
-  if (a < 1e6) return three_digits(ns / 1e3, "µs");
-  if (a < 1e9) return three_digits(ns / 1e6, "ms");
-  return three_digits(ns / 1e9, "s");
+  return qs(common::format_duration(ns, common::DurationStyle::timeline));
 }
 
 QString format_bytes(double bytes) {
-  static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t u = 0;
-  double v = bytes;
-  while (std::fabs(v) >= 1024 && u + 1 < kUnits.size()) {
-    v /= 1024;
-    ++u;
-  }
-  if (u == 0) return QString("%1 B").arg(static_cast<long long>(std::llround(v)));
-  return three_digits(v, kUnits[u]);
+  // Callers pass whole byte counts held in doubles.
+  return qs(common::format_bytes(std::llround(bytes), common::BytesStyle::three_digits));
 }
 
 QString format_bandwidth(double bytes_per_s) {
   if (bytes_per_s <= 0) return "-";
-  if (bytes_per_s >= 1e9) return three_digits(bytes_per_s / 1e9, "GB/s");
-  if (bytes_per_s >= 1e6) return three_digits(bytes_per_s / 1e6, "MB/s");
-  return three_digits(bytes_per_s / 1e3, "kB/s");
+  if (bytes_per_s >= 1e9) return qs(common::three_digits(bytes_per_s / 1e9, "GB/s"));
+  if (bytes_per_s >= 1e6) return qs(common::three_digits(bytes_per_s / 1e6, "MB/s"));
+  return qs(common::three_digits(bytes_per_s / 1e3, "kB/s"));
 }
 
 QString format_pct(double pct) {

@@ -1,32 +1,16 @@
 #include "c3/bench/descriptors.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
 #include "c3/bench/backend.h"
+#include "c3/common/nccl_types.h"
+#include "c3/common/strings.h"
+#include "c3/common/units.h"
 
 namespace c3::bench {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    size_t p = s.find(sep, start);
-    out.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
-    if (p == std::string::npos) return out;
-    start = p + 1;
-  }
-}
-
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 std::optional<DType> parse_dtype(const std::string& s) {
   if (s == "fp32" || s == "f32" || s == "float32") return DType::fp32;
@@ -179,21 +163,14 @@ CommOp CommOp::chunk(int i, int k) const {
 }
 
 double busbw_factor(CommKind k, int n) {
-  const double nn = n;
-  switch (k) {
-    case CommKind::allreduce:
-      return n > 1 ? 2.0 * (nn - 1) / nn : 1.0;
-    case CommKind::allgather:
-    case CommKind::reducescatter:
-    case CommKind::alltoall:
-      return n > 1 ? (nn - 1) / nn : 1.0;
-    case CommKind::sendrecv:
-    case CommKind::dma_d2d:
-    case CommKind::dma_p2p:
-    case CommKind::sm_copy:
-      return 1.0;
-  }
-  return 1.0;
+  using common::nccl::Collective;
+  const Collective c = k == CommKind::allreduce       ? Collective::allreduce
+                       : k == CommKind::allgather     ? Collective::allgather
+                       : k == CommKind::reducescatter ? Collective::reducescatter
+                       : k == CommKind::alltoall      ? Collective::alltoall
+                       : k == CommKind::sendrecv      ? Collective::sendrecv
+                                                      : Collective::unknown;  // copies: 1
+  return common::nccl::busbw_factor(c, n);
 }
 
 std::string Knobs::label() const {
@@ -235,19 +212,13 @@ std::optional<int64_t> parse_size(const std::string& in) {
                          : int64_t{1} << 40;
     s.pop_back();
   }
-  auto v = parse_int(s);
+  auto v = common::parse_int(s);
   if (!v || *v <= 0 || *v > (int64_t{1} << 50) / mult) return std::nullopt;
   return *v * mult;
 }
 
 std::string format_size(int64_t b) {
-  const char* units[] = {"", "K", "M", "G", "T"};
-  int u = 0;
-  while (u < 4 && b >= 1024 && b % 1024 == 0) {
-    b /= 1024;
-    ++u;
-  }
-  return std::to_string(b) + units[u];
+  return common::format_bytes(b, common::BytesStyle::compact);
 }
 
 std::optional<int64_t> parse_duration_ns(const std::string& s) {
@@ -259,7 +230,7 @@ std::optional<int64_t> parse_duration_ns(const std::string& s) {
        {Unit{"ns", 1}, Unit{"us", 1000}, Unit{"ms", 1000000}, Unit{"s", 1000000000}}) {
     const std::string suf = u.suffix;
     if (s.size() > suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0) {
-      auto v = parse_int(s.substr(0, s.size() - suf.size()));
+      auto v = common::parse_int(s.substr(0, s.size() - suf.size()));
       if (!v || *v <= 0) return std::nullopt;
       return *v * u.ns;
     }
@@ -273,13 +244,14 @@ ComputeOp parse_compute(const std::string& spec) {
         "--compute '" + spec + "': " + why +
         " (expected gemm:MxNxK[:fp32|fp16|bf16], triad:SIZE or fma:DURATION)");
   };
-  auto parts = split(spec, ':');
+  auto parts = common::split(spec, ':');
   ComputeOp op;
   if (parts[0] == "gemm") {
     if (parts.size() < 2 || parts.size() > 3) throw bad("wrong number of fields");
-    auto dims = split(parts[1], 'x');
+    auto dims = common::split(parts[1], 'x');
     if (dims.size() != 3) throw bad("GEMM shape must be MxNxK");
-    auto m = parse_int(dims[0]), n = parse_int(dims[1]), k = parse_int(dims[2]);
+    auto m = common::parse_int(dims[0]), n = common::parse_int(dims[1]),
+         k = common::parse_int(dims[2]);
     if (!m || !n || !k || *m <= 0 || *n <= 0 || *k <= 0)
       throw bad("GEMM dimensions must be positive integers");
     op.kind = ComputeKind::gemm;
@@ -330,7 +302,7 @@ std::vector<CommOp> parse_comm(const std::string& spec, int64_t factor) {
                                  " (expected allreduce|allgather|reducescatter|alltoall|sendrecv|"
                                  "dma_d2d|dma_p2p|sm_copy[:peer] with :SIZE or :BEGIN..END)");
   };
-  auto parts = split(spec, ':');
+  auto parts = common::split(spec, ':');
   CommOp base;
   bool found = false;
   for (CommKind k :

@@ -5,9 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "c3/common/time.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/writer.h"
 #include "c3scope/trace_append.h"
@@ -59,15 +59,6 @@ std::vector<std::string> result_notes(const Result& r) {
     notes.emplace_back("!c3>serial");
   if (r.metrics && r.metrics->fraction_of_ideal < 0) notes.emplace_back("!frac<0");
   return notes;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 namespace {
@@ -209,7 +200,7 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
 void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results) {
   tracedb::Writer* w = &db;
   tracedb::BenchRunRow run;
-  run.started_at = info.started_at.empty() ? utc_now() : info.started_at;
+  run.started_at = info.started_at.empty() ? common::utc_now_iso8601() : info.started_at;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   run.host = host;

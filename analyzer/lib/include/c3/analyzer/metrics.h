@@ -81,10 +81,12 @@ std::vector<CommOverlap> comm_overlap(const Trace& t, Scope scope,
 // ncclKernel_SendRecv... -> SendRecv), else "unknown".
 std::string collective_op(const Trace& t, size_t activity);
 
-// nccl-tests bus bandwidth factor (METRICS.md "Collective bandwidth"); 1 for unknown ops.
+// nccl-tests bus bandwidth factor (METRICS.md "Collective bandwidth"); 1 for unknown ops. By op
+// name (collective.op): c3/common/nccl_types.h's busbw_factor.
 double busbw_factor(const std::string& op, int nranks);
 // S as nccl-tests counts it from NCCL's count x size: AllGather and ReduceScatter pass the
-// per-rank count, so S = bytes * nranks; the others pass the whole buffer.
+// per-rank count, so S = bytes * nranks; the others pass the whole buffer (nccl_types.h's
+// nccl_tests_bytes, by op name).
 int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks);
 
 // Collective summary by op and size bucket (powers of two: [2^k, 2^(k+1))).

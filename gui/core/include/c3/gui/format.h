@@ -1,5 +1,5 @@
-// Numbers as the GUI shows them: durations with adaptive units, bytes, bandwidths, and the time
-// ruler's tick spacing.
+// Numbers as the GUI shows them: durations with adaptive units, bytes, bandwidths (the GUI's
+// styles of c3/common/units.h), and the time ruler's tick spacing.
 #pragma once
 
 #include <QString>

@@ -96,7 +96,7 @@ struct Case {
 
 // Parses "64M", "1G", "512K", "4096" (bytes; K/M/G are powers of 1024). nullopt if malformed.
 std::optional<int64_t> parse_size(const std::string& s);
-// "1G", "64M", "3000" ... the shortest exact spelling.
+// "1G", "64M", "3000" ... the shortest exact spelling (c3/common/units.h, BytesStyle::compact).
 std::string format_size(int64_t bytes);
 // Parses durations "500us", "2ms", "1s", "100ns".
 std::optional<int64_t> parse_duration_ns(const std::string& s);

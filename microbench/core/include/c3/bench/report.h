@@ -17,7 +17,7 @@ class Writer;
 namespace c3::bench {
 
 struct RunInfo {
-  std::string started_at;  // UTC, ISO 8601 (utc_now() at start)
+  std::string started_at;  // UTC, ISO 8601 (common::utc_now_iso8601() at start)
   std::string backend;
   bool simulated = false;
   std::string description;
@@ -50,9 +50,6 @@ std::vector<std::string> result_notes(const Result& r);
 
 // JSON document of a whole run (schema "c3bench/1", documented in docs/c3bench.md).
 std::string to_json(const RunInfo& info, const std::vector<Result>& results);
-
-// "2026-11-30T01:02:03Z"
-std::string utc_now();
 
 // Inserts the run's bench_run row and its bench_result rows (no commit).
 void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results);
