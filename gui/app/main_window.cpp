@@ -646,9 +646,11 @@ Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int
       case RowKind::nvtx:
         if (stream >= 0 || cls >= 0) return false;
         return text_ok(t.ranges[x].name);
-      default:
-        return true;
+      case RowKind::group:
+      case RowKind::overlap:
+        break;  // never asked: Timeline::filter keeps all their items
     }
+    return true;
   });
   view_->relayout();
   return std::optional<size_t>(kept);
