@@ -69,52 +69,45 @@ RowPainter::RowPainter(QPainter& p, const Timeline& tl, NameCache& names, const 
       label_w_(frame.label_w),
       body_w_(frame.body_w),
       right_(frame.right) {
+  const Fill hidden{hidden_color(dark_), hidden_color(dark_).darker(dark_ ? 80 : 115)},
+      exposed{exposed_color(dark_), exposed_color(dark_).darker(dark_ ? 80 : 115)};
   for (unsigned bits = 0; bits < 16; ++bits) {
     const QColor c = classes_color(static_cast<uint8_t>(bits), dark_);
     class_fill_[bits] = {c, c.darker(dark_ ? 80 : 115)};
+    overlap_fill_[bits] =
+        (bits & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0 ? exposed : hidden;
   }
-  hidden_fill_ = {hidden_color(dark_), hidden_color(dark_).darker(dark_ ? 80 : 115)};
-  exposed_fill_ = {exposed_color(dark_), exposed_color(dark_).darker(dark_ ? 80 : 115)};
 }
 
-QColor RowPainter::fill_of(const Row& r, const LodItem& it, const Fill& nvtx, OwnColor& own) const {
-  const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
-  switch (r.kind) {
-    case RowKind::overlap:
-      return (it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
-                 ? exposed_fill_[folded]
-                 : hidden_fill_[folded];
-    case RowKind::nvtx: {
-      // A folded block takes its first range's colour.
-      const int64_t argb = tl_.trace().ranges[r.items[it.first]].color;
-      if (argb < 0) return nvtx[folded];
-      if (argb != own.argb) {  // once per run of one colour
-        const QColor c = QColor::fromRgb(static_cast<QRgb>(argb) | 0xff000000u);
-        own.fill = {c, c.darker(dark_ ? 80 : 115)};
-        own.argb = argb;
-      }
-      return own.fill[folded];
-    }
-    case RowKind::group:
-    case RowKind::stream:
-    case RowKind::collectives:
-      break;
+const RowPainter::Fill& RowPainter::range_fill(const Row& r, const LodItem& it,
+                                               const Fill& depth_fill, OwnColor& own) const {
+  // A folded block takes its first range's colour.
+  const int64_t argb = tl_.trace().ranges[r.items[it.first]].color;
+  if (argb < 0) return depth_fill;
+  if (argb != own.argb) {  // once per run of one colour
+    const QColor c = QColor::fromRgb(static_cast<QRgb>(argb) | 0xff000000u);
+    own.fill = {c, c.darker(dark_ ? 80 : 115)};
+    own.argb = argb;
   }
-  return class_fill_[it.classes & 15u][folded];
+  return own.fill;
 }
 
 void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, int height,
                        int64_t selected) {
   const int iy = y + 2, ih = height - 4;
   Runs runs(p_, 0.5 / dpr_);
+  const bool ranges = r.kind == RowKind::nvtx;
+  const std::array<Fill, 16>& by_class = r.kind == RowKind::overlap ? overlap_fill_ : class_fill_;
   const QColor nvtx = nvtx_color(r.nvtx_depth, dark_);
-  const Fill nvtx_fill{nvtx, nvtx.darker(dark_ ? 80 : 115)};
+  const Fill depth_fill{nvtx, nvtx.darker(dark_ ? 80 : 115)};
   OwnColor own;
   for (const LodItem& it : items) {
     const double x0 = std::max(it.x0, -2.0) + label_w_;
     const double x1 = std::min(it.x1, body_w_ + 2) + label_w_;
     if (x1 < label_w_ || x0 > right_) continue;
-    const QColor c = fill_of(r, it, nvtx_fill, own);
+    const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
+    const QColor c =
+        ranges ? range_fill(r, it, depth_fill, own)[folded] : by_class[it.classes & 15u][folded];
     const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr_), ih);
     const bool is_selected = it.count == 1 && static_cast<int64_t>(it.first) == selected;
     const bool named = it.count == 1 && x1 - x0 > 36;

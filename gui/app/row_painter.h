@@ -66,7 +66,9 @@ class RowPainter {
     int64_t argb = -1;
     Fill fill;
   };
-  QColor fill_of(const Row& r, const LodItem& it, const Fill& nvtx, OwnColor& own) const;
+  // An NVTX row's fill: the range's own colour, else the row's (by nesting depth).
+  const Fill& range_fill(const Row& r, const LodItem& it, const Fill& depth_fill,
+                         OwnColor& own) const;
   void paint_name(const Row& r, const LodItem& it, const QColor& fill, double x0, double x1, int iy,
                   int ih);
 
@@ -80,8 +82,10 @@ class RowPainter {
   double label_w_;
   double body_w_;
   double right_;
-  std::array<Fill, 16> class_fill_;  // by class bits
-  Fill hidden_fill_, exposed_fill_;
+  // By class bits: activities and collectives (the most interesting class), overlap spans
+  // (hidden or exposed communication).
+  std::array<Fill, 16> class_fill_;
+  std::array<Fill, 16> overlap_fill_;
 };
 
 }  // namespace c3::gui
