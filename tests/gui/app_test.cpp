@@ -231,6 +231,38 @@ class AppTest : public QObject {
              qPrintable(w.details()->toPlainText()));
   }
 
+  // A trace file that went away after the open: the details still show what was loaded, and
+  // say that the file's own row cannot be read.
+  void detailsSayWhenTheTraceFileIsGone() {
+    QTemporaryDir copy;
+    QStringList copied;
+    for (const QString& f : job_) {
+      copied << copy.filePath(QFileInfo(f).fileName());
+      QVERIFY(QFile::copy(f, copied.back()));
+    }
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, copied));
+    for (const QString& f : copied) QVERIFY(QFile::remove(f));
+    const auto& acts = w.document()->trace.activities;
+    size_t a = 0;
+    while (a < acts.size() && !(acts.cls[a] == Class::communication && acts.process[a] == 0)) ++a;
+    QVERIFY(a < acts.size());
+    QVERIFY(w.timeline()->select_activity(a));
+    const QString text = w.details()->toPlainText();
+    QVERIFY2(text.contains("ncclDevKernel_AllReduce") && text.contains("not readable: "),
+             qPrintable(text));
+    const auto [crow, citem] =
+        w.document()->timeline->find_collective(static_cast<size_t>(acts.collective[a]));
+    QVERIFY(crow >= 0);
+    w.timeline()->select(crow, citem, true);
+    const QString ctext = w.details()->toPlainText();
+    QVERIFY2(ctext.contains("Linked GPU work") && ctext.contains("not readable: "),
+             qPrintable(ctext));
+  }
+
   // The first paint comes before the kernel shapes: the document is drawn with them pending, the
   // analysis worker reads them, and the report equals a full load's.
   void kernelShapesArriveAfterTheFirstPaint() {
