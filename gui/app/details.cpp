@@ -11,6 +11,7 @@
 #include "c3/analyzer/metrics.h"
 #include "c3/analyzer/names.h"
 #include "c3/gui/format.h"
+#include "c3/gui/result.h"
 
 namespace c3::gui {
 
@@ -20,6 +21,17 @@ namespace {
 
 QString qs(const std::string& s) {
   return QString::fromStdString(s).toHtmlEscaped();
+}
+
+// An item's own row in its trace file (analyzer::*_details, which throw when the file cannot be
+// read), or why it cannot be read.
+template <typename Read>
+Result<analyzer::Details> file_row(const Read& read) {
+  try {
+    return read();
+  } catch (const std::exception& ex) {
+    return failed(qs(ex.what()));
+  }
 }
 
 class Html {
@@ -191,13 +203,9 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
   h.row(tr("duration"), dur(d));
   // The trace file's full row (and the API call that launched it); the in-memory shape when the
   // file does not have the row (once the analysis worker has read the shapes).
-  analyzer::Details det;
-  QString det_error;
-  try {
-    det = analyzer::activity_details(t, a, doc_->process_db[p]);
-  } catch (const std::exception& ex) {
-    det_error = qs(ex.what());
-  }
+  const Result<analyzer::Details> file =
+      file_row([&] { return analyzer::activity_details(t, a, doc_->process_db[p]); });
+  const analyzer::Details det = file ? *file : analyzer::Details{};
   std::optional<analyzer::KernelShape> shape = det.shape;
   if (!shape && acts.kind[a] == analyzer::Kind::kernel && doc_->shapes_ready) shape = t.shape_of(a);
   if (acts.kind[a] == analyzer::Kind::kernel && !shape) {
@@ -222,7 +230,7 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
             format_bandwidth(static_cast<double>(acts.bytes[a]) * 1e9 / static_cast<double>(d)));
   }
   for (const auto& [k, v] : det.fields) h.row(qs(k), qs(v));
-  if (!det_error.isEmpty()) h.row(tr("trace file"), tr("not readable: %1").arg(det_error));
+  if (!file) h.row(tr("trace file"), tr("not readable: %1").arg(file.error()));
   if (det.api) {
     h.section(tr("Launched by"));
     h.row(tr("API call"), qs(det.api->name));
@@ -332,8 +340,10 @@ QString DetailsPanel::collective_html(size_t c, std::vector<FlowLink>* links) co
     h.row(tr("busbw"), format_bandwidth(algbw * analyzer::busbw_factor(col.op, col.nranks)));
   }
   const auto [crow, citem] = tl.find_collective(c);
-  try {
-    const analyzer::Details det = analyzer::collective_details(t, c, doc_->process_db[p]);
+  if (const Result<analyzer::Details> file =
+          file_row([&] { return analyzer::collective_details(t, c, doc_->process_db[p]); });
+      file) {
+    const analyzer::Details& det = *file;
     for (const auto& [k, v] : det.fields) h.row(qs(k), qs(v));
     if (det.host_call && crow >= 0) {
       h.row(tr("host thread"), QString::number(det.host_call->thread));
@@ -343,8 +353,8 @@ QString DetailsPanel::collective_html(size_t c, std::vector<FlowLink>* links) co
         links->push_back(
             {prow, det.host_call->start + off, crow, col.gpu_start + off, qs(det.host_call->name)});
     }
-  } catch (const std::exception& ex) {
-    h.row(tr("trace file"), tr("not readable: %1").arg(qs(ex.what())));
+  } else {
+    h.row(tr("trace file"), tr("not readable: %1").arg(file.error()));
   }
   // Its GPU work: kernels (and copies) linked to the call.
   h.section(tr("Linked GPU work"));
@@ -388,11 +398,12 @@ QString DetailsPanel::range_html(size_t g) const {
   }
   h.row(tr("start"), dur(rg.start + off - tl.first_ns()));
   h.row(tr("duration"), dur(rg.end - rg.start));
-  try {
-    const analyzer::Details det = analyzer::range_details(t, g, doc_->process_db[p]);
-    for (const auto& [k, v] : det.fields) h.row(qs(k), qs(v));
-  } catch (const std::exception& ex) {
-    h.row(tr("trace file"), tr("not readable: %1").arg(qs(ex.what())));
+  if (const Result<analyzer::Details> file =
+          file_row([&] { return analyzer::range_details(t, g, doc_->process_db[p]); });
+      file) {
+    for (const auto& [k, v] : file->fields) h.row(qs(k), qs(v));
+  } else {
+    h.row(tr("trace file"), tr("not readable: %1").arg(file.error()));
   }
   QString s = h.done();
   s += range_summary_html(*doc_, rg.start + off, rg.end + off);

@@ -359,14 +359,14 @@ void MainWindow::open(const QStringList& paths, std::function<void(bool)> done) 
 
 namespace {
 
-// The Compare tab's step pattern checked before any work: empty when it compiles, else the one
-// line that says why (as `c3scope compare --step` says it).
-QString step_pattern_error(const QString& step) {
+// The Compare tab's step pattern checked before any work: fails with the one line that says why
+// it does not compile (as `c3scope compare --step` says it).
+Result<void> check_step_pattern(const QString& step) {
   if (step.isEmpty()) return {};
   try {
     analyzer::Pattern::compile(step.toStdString(), "steps");
   } catch (const std::exception& e) {
-    return QString::fromStdString(e.what());
+    return failed(QString::fromStdString(e.what()));
   }
   return {};
 }
@@ -379,8 +379,8 @@ void MainWindow::compare_with(const QStringList& paths, std::function<void(bool)
     if (done) done(false);
     return;
   }
-  if (const QString bad = step_pattern_error(panels_->compare_step()); !bad.isEmpty()) {
-    show_error(tr("The comparison's step pattern is not valid: %1").arg(bad));
+  if (const Result<void> step = check_step_pattern(panels_->compare_step()); !step) {
+    show_error(tr("The comparison's step pattern is not valid: %1").arg(step.error()));
     if (done) done(false);
     return;
   }
@@ -417,25 +417,23 @@ void MainWindow::start_load(const QStringList& paths, bool compare,
         },
         Qt::QueuedConnection);
   };
-  // What the worker hands back: the document, or why there is none; for a comparison, its
-  // verdicts too.
+  // What the worker hands back: the document; for a comparison, its verdicts too.
   struct Loaded {
     std::shared_ptr<Document> doc;
-    QString error;
     std::shared_ptr<const analyzer::Comparison> comparison;
   };
   // A comparison is made against the document open now (A); a newer one makes it moot.
   std::shared_ptr<Document> base = compare ? doc_ : nullptr;
   const std::string step = panels_->compare_step().toStdString();
-  auto* watcher = new QFutureWatcher<Loaded>(this);
-  connect(watcher, &QFutureWatcher<Loaded>::finished, this,
+  auto* watcher = new QFutureWatcher<Result<Loaded>>(this);
+  connect(watcher, &QFutureWatcher<Result<Loaded>>::finished, this,
           [this, watcher, dialog, paths, compare, base, done = std::move(done)]() mutable {
-            Loaded loaded = watcher->result();
+            Result<Loaded> loaded = watcher->result();
             watcher->deleteLater();
             dialog->deleteLater();
             loading_ = false;
-            if (!loaded.doc) {
-              show_error(loaded.error);
+            if (!loaded) {
+              show_error(loaded.error());  // a cancelled load says so too
               if (done) done(false);
               return;
             }
@@ -445,36 +443,38 @@ void MainWindow::start_load(const QStringList& paths, bool compare,
                 if (done) done(false);
                 return;
               }
-              other_ = std::move(loaded.doc);
-              panels_->set_comparison(other_.get(), std::move(loaded.comparison));
+              other_ = std::move(loaded->doc);
+              panels_->set_comparison(other_.get(), std::move(loaded->comparison));
               panels_->setCurrentWidget(panels_->compare_page());
               if (done) done(true);
             } else {
-              set_document(std::move(loaded.doc));
+              set_document(std::move(loaded->doc));
               start_analysis(std::move(done));
             }
           });
-  watcher->setFuture(QtConcurrent::run([paths, cancel, progress, compare, base, step]() -> Loaded {
-    LoadError err;
-    std::shared_ptr<Document> doc = load_document(paths, *cancel, progress, &err);
-    if (!doc) return {nullptr, err.message, nullptr};
-    if (!compare) return {std::move(doc), {}, nullptr};
-    // The comparison needs B's report (the totals side by side) and both documents' summaries
-    // (the verdicts, as `c3scope compare` makes them).
-    Loaded out{std::move(doc), {}, nullptr};
-    try {
-      progress(0.93, QObject::tr("analyzing"));
-      if (!analyze_document(*out.doc, *cancel, &out.doc->report))
-        return {nullptr, QObject::tr("Loading was cancelled."), nullptr};
-      out.doc->analyzed = true;
-      progress(0.96, QObject::tr("comparing"));
-      out.comparison = compare_documents(*base, *out.doc, step, *cancel);
-      if (!out.comparison) return {nullptr, QObject::tr("Loading was cancelled."), nullptr};
-    } catch (const std::exception& e) {
-      return {nullptr, QString::fromStdString(e.what()), nullptr};
-    }
-    return out;
-  }));
+  watcher->setFuture(
+      QtConcurrent::run([paths, cancel, progress, compare, base, step]() -> Result<Loaded> {
+        Result<std::unique_ptr<Document>> doc = load_document(paths, *cancel, progress);
+        if (!doc) return doc.why();
+        Loaded out{std::move(*doc), nullptr};
+        if (!compare) return out;
+        // The comparison needs B's report (the totals side by side) and both documents'
+        // summaries (the verdicts, as `c3scope compare` makes them).
+        auto stopped = [](const Failure& f) {
+          return f.cancelled ? cancelled(QObject::tr("Loading was cancelled.")) : f;
+        };
+        progress(0.93, QObject::tr("analyzing"));
+        Result<analyzer::Report> report = analyze_document(*out.doc, *cancel);
+        if (!report) return stopped(report.why());
+        out.doc->report = std::move(*report);
+        out.doc->analyzed = true;
+        progress(0.96, QObject::tr("comparing"));
+        Result<std::shared_ptr<const analyzer::Comparison>> comparison =
+            compare_documents(*base, *out.doc, step, *cancel);
+        if (!comparison) return stopped(comparison.why());
+        out.comparison = std::move(*comparison);
+        return out;
+      }));
 }
 
 void MainWindow::recompare(std::function<void(bool)> done) {
@@ -483,11 +483,12 @@ void MainWindow::recompare(std::function<void(bool)> done) {
     return;
   }
   if (compare_cancel_) *compare_cancel_ = true;
-  if (const QString bad = step_pattern_error(panels_->compare_step()); !bad.isEmpty()) {
+  if (const Result<void> pattern = check_step_pattern(panels_->compare_step()); !pattern) {
     // The verdicts on screen were made with another pattern: they go.
     panels_->set_comparison(other_.get(), nullptr);
-    status_->setText(tr("The comparison's step pattern is not valid: %1").arg(bad));
-    show_error(tr("The comparison's step pattern is not valid: %1").arg(bad));
+    const QString why = tr("The comparison's step pattern is not valid: %1").arg(pattern.error());
+    status_->setText(why);
+    show_error(why);
     if (done) done(false);
     return;
   }
@@ -496,39 +497,30 @@ void MainWindow::recompare(std::function<void(bool)> done) {
   std::shared_ptr<Document> a = doc_, b = other_;
   const std::string step = panels_->compare_step().toStdString();
   status_->setText(tr("comparing..."));
-  struct Result {
-    std::shared_ptr<const analyzer::Comparison> comparison;
-    QString error;
-  };
-  auto* watcher = new QFutureWatcher<Result>(this);
-  connect(watcher, &QFutureWatcher<Result>::finished, this,
+  using Compared = Result<std::shared_ptr<const analyzer::Comparison>>;
+  auto* watcher = new QFutureWatcher<Compared>(this);
+  connect(watcher, &QFutureWatcher<Compared>::finished, this,
           [this, watcher, a, b, cancel, done = std::move(done)] {
-            Result r = watcher->result();
+            Compared r = watcher->result();
             watcher->deleteLater();
             // A newer comparison or document makes this one moot.
             if (*cancel || doc_ != a || other_ != b) {
               if (done) done(false);
               return;
             }
-            if (!r.comparison) {
+            if (!r) {
               panels_->set_comparison(b.get(), nullptr);
-              status_->setText(tr("The comparison failed: %1").arg(r.error));
-              show_error(tr("The comparison failed: %1").arg(r.error));
+              status_->setText(tr("The comparison failed: %1").arg(r.error()));
+              show_error(tr("The comparison failed: %1").arg(r.error()));
               if (done) done(false);
               return;
             }
-            status_->setText(QString::fromStdString(r.comparison->headline()));
-            panels_->set_comparison(b.get(), std::move(r.comparison));
+            status_->setText(QString::fromStdString((*r)->headline()));
+            panels_->set_comparison(b.get(), std::move(*r));
             if (done) done(true);
           });
-  watcher->setFuture(QtConcurrent::run([a, b, step, cancel]() -> Result {
-    try {
-      auto c = compare_documents(*a, *b, step, *cancel);
-      return {c, c ? QString() : QObject::tr("cancelled")};
-    } catch (const std::exception& e) {
-      return {nullptr, QString::fromStdString(e.what())};
-    }
-  }));
+  watcher->setFuture(QtConcurrent::run(
+      [a, b, step, cancel]() -> Compared { return compare_documents(*a, *b, step, *cancel); }));
 }
 
 void MainWindow::start_analysis(std::function<void(bool)> done) {
@@ -538,25 +530,30 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   std::shared_ptr<Document> doc = doc_;
   busy_->setText(tr("analyzing %1 activities...").arg(doc->trace.activities.size()));
   busy_->show();
-  auto* watcher = new QFutureWatcher<std::shared_ptr<analyzer::Report>>(this);
-  auto failure = std::make_shared<QString>();  // what the worker threw, if it did
+  // The report is shared, not copied, out of the future.
+  using Analyzed = Result<std::shared_ptr<analyzer::Report>>;
+  auto* watcher = new QFutureWatcher<Analyzed>(this);
   connect(
-      watcher, &QFutureWatcher<std::shared_ptr<analyzer::Report>>::finished, this,
-      [this, watcher, doc, cancel, failure, done = std::move(done)] {
-        std::shared_ptr<analyzer::Report> report = watcher->result();
+      watcher, &QFutureWatcher<Analyzed>::finished, this,
+      [this, watcher, doc, cancel, done = std::move(done)] {
+        Analyzed report = watcher->result();
         watcher->deleteLater();
         // A newer document (or a closed window) makes this result moot.
-        if (!report || *cancel || doc_ != doc) {
-          if (!failure->isEmpty() && !*cancel && doc_ == doc) {
+        if (*cancel || doc_ != doc) {
+          if (done) done(false);
+          return;
+        }
+        if (!report) {
+          if (!report.why().cancelled) {
             busy_->hide();
-            status_->setText(tr("The analysis failed: %1").arg(*failure));
-            show_error(tr("The analysis failed: %1").arg(*failure));
+            status_->setText(tr("The analysis failed: %1").arg(report.error()));
+            show_error(tr("The analysis failed: %1").arg(report.error()));
           }
           if (done) done(false);
           return;
         }
         busy_->hide();
-        doc->report = std::move(*report);
+        doc->report = std::move(**report);
         doc->analyzed = true;
         panels_->set_document(doc.get());
         if (view_->selected_row() >= 0)
@@ -569,19 +566,13 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
                                   format_duration(static_cast<double>(b.exposed_comm))));
         if (done) done(true);
       });
-  watcher->setFuture(
-      QtConcurrent::run([doc, cancel, failure]() -> std::shared_ptr<analyzer::Report> {
-        auto report = std::make_shared<analyzer::Report>();
-        try {
-          if (!analyze_document(*doc, *cancel, report.get())) return nullptr;
-        } catch (const std::exception& e) {
-          *failure = QString::fromStdString(e.what());
-          return nullptr;
-        }
-        // The next open of the same files reads this snapshot instead of decoding SQLite again.
-        save_snapshot(*doc);
-        return report;
-      }));
+  watcher->setFuture(QtConcurrent::run([doc, cancel]() -> Analyzed {
+    Result<analyzer::Report> report = analyze_document(*doc, *cancel);
+    if (!report) return report.why();
+    // The next open of the same files reads this snapshot instead of decoding SQLite again.
+    save_snapshot(*doc);
+    return std::make_shared<analyzer::Report>(std::move(*report));
+  }));
 }
 
 void MainWindow::set_document(std::shared_ptr<Document> doc) {
@@ -619,16 +610,16 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
                        .arg(doc_->trace.processes.size()));
 }
 
-int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
-  if (!doc_) return 0;
+Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int cls, int stream) {
+  if (!doc_) return std::optional<size_t>(0);
   Timeline& tl = *doc_->timeline;
   if (regex.isEmpty() && cls < 0 && stream < 0) {
     tl.clear_filter();
     view_->relayout();
-    return -2;
+    return std::optional<size_t>();
   }
   const QRegularExpression re(regex, QRegularExpression::CaseInsensitiveOption);
-  if (!re.isValid()) return -1;
+  if (!re.isValid()) return failed(tr("not a valid regular expression"));
   const analyzer::Trace& t = doc_->trace;
   // Names are interned: match each distinct name once.
   std::vector<uint8_t> name_ok(t.names.size(), 1);
@@ -655,27 +646,29 @@ int64_t MainWindow::apply_filter(const QString& regex, int cls, int stream) {
       case RowKind::nvtx:
         if (stream >= 0 || cls >= 0) return false;
         return text_ok(t.ranges[x].name);
-      default:
-        return true;
+      case RowKind::group:
+      case RowKind::overlap:
+        break;  // never asked: Timeline::filter keeps all their items
     }
+    return true;
   });
   view_->relayout();
-  return static_cast<int64_t>(kept);
+  return std::optional<size_t>(kept);
 }
 
 void MainWindow::on_filter_changed() {
   const int cls = class_box_->currentIndex() - 1;
   const int stream = stream_box_->currentData().isValid() ? stream_box_->currentData().toInt() : -1;
-  const int64_t kept = apply_filter(search_->text(), cls, stream);
+  const Result<std::optional<size_t>> kept = apply_filter(search_->text(), cls, stream);
   QPalette pal = search_->palette();
-  if (kept == -1) {
-    match_label_->setText(tr("not a valid regular expression"));
+  if (!kept) {
+    match_label_->setText(kept.error());
     pal.setColor(QPalette::Text, Qt::red);
-  } else if (kept == -2) {
+  } else if (!kept->has_value()) {
     match_label_->clear();
     pal = QApplication::palette(search_);
   } else {
-    match_label_->setText(tr("%1 matches").arg(kept));
+    match_label_->setText(tr("%1 matches").arg(**kept));
     pal = QApplication::palette(search_);
   }
   search_->setPalette(pal);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "c3/gui/document.h"
 #include "c3/gui/models.h"
@@ -47,8 +48,9 @@ class MainWindow : public QMainWindow {
   // Errors are shown in a dialog (interactive) or printed (screenshot mode).
   void set_quiet_errors(bool quiet) { quiet_errors_ = quiet; }
   const QString& last_error() const { return last_error_; }
-  // Search: applies the name regex, class and stream filters; returns items kept (-1: bad regex).
-  int64_t apply_filter(const QString& regex, int cls, int stream);
+  // Search: applies the name regex, class and stream filters. The items kept, or none when no
+  // filter is set (every item shown); fails when the regex is not valid.
+  Result<std::optional<size_t>> apply_filter(const QString& regex, int cls, int stream);
 
  protected:
   void closeEvent(QCloseEvent* e) override;

@@ -13,16 +13,12 @@
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentMap>
 #include <algorithm>
-#include <array>
 #include <cmath>
 
-#include "c3/analyzer/names.h"
 #include "c3/gui/format.h"
 #include "theme.h"
 
 namespace c3::gui {
-
-using analyzer::Class;
 
 namespace {
 
@@ -48,26 +44,9 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent) {
   viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-const TimelineView::NameText& TimelineView::name_text(const std::string& name,
-                                                      const QFontMetrics& fm, bool kernel) {
-  auto& cache = kernel ? kernel_names_ : names_;
-  auto it = cache.find(name);
-  if (it == cache.end()) {
-    if (cache.size() > 100000) cache.clear();
-    NameText nt;
-    // Kernels under their short name, as Nsight draws them (the full one in the tooltip and the
-    // details).
-    nt.text = QString::fromStdString(kernel ? analyzer::short_kernel_name(name) : name);
-    nt.width = fm.horizontalAdvance(nt.text);
-    it = cache.emplace(name, std::move(nt)).first;
-  }
-  return it->second;
-}
-
 void TimelineView::set_document(Document* doc) {
   doc_ = doc;
   names_.clear();
-  kernel_names_.clear();
   overview_cache_ = QImage();
   sel_row_ = -1;
   sel_item_ = -1;
@@ -389,28 +368,53 @@ void TimelineView::paint_frame(QPainter& p, const QSize& size) {
 }
 
 void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
-  const QPalette& pal = palette();
   const int top = kHeaderHeight;
-  const int scroll = verticalScrollBar()->value();
   const int height = size.height() - top;
   p.save();
   p.setClipRect(0, top, size.width(), height);
   if (doc_ == nullptr || !doc_->timeline) {
-    p.setPen(pal.color(QPalette::PlaceholderText));
+    p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(QRect(0, top, size.width(), height), Qt::AlignCenter,
                tr("Open a trace: File > Open, drag a file here, or c3scope-gui TRACE.sqlite"));
     p.restore();
     return;
   }
   const Timeline& tl = *doc_->timeline;
-  // The lines in view.
+  const std::vector<const Line*> shown = lines_in_view(height);
+  const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
+  const std::vector<std::vector<LodItem>> lods = fold_rows(shown, 1.0 / dpr);
+  const LineColors colors = line_colors(dark);
+  RowPainter items(p, tl, names_,
+                   {palette(), font(), dark, dpr, label_w_, vp_.width, size.width()});
+  const int scroll = verticalScrollBar()->value();
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Line& l = *shown[i];
+    const Row& r = tl.row(l.row);
+    const int y = top + l.y - scroll;
+    paint_label(p, l, y, size.width(), colors);
+    if (r.kind != RowKind::group) {
+      items.paint(r, lods[i], y, l.height, l.row == sel_row_ ? sel_item_ : -1);
+    }
+  }
+  paint_range(p, size, dark);
+  p.setPen(colors.grid);
+  p.drawLine(label_w_ - 1, top, label_w_ - 1, top + height);
+  p.restore();
+}
+
+std::vector<const TimelineView::Line*> TimelineView::lines_in_view(int height) const {
+  const int scroll = verticalScrollBar()->value();
   auto first = std::lower_bound(lines_.begin(), lines_.end(), scroll,
                                 [](const Line& l, int y) { return l.y + l.height <= y; });
   std::vector<const Line*> shown;
   for (auto it = first; it != lines_.end() && it->y < scroll + height; ++it) shown.push_back(&*it);
-  // Fold each row's items for this window (rows in parallel: the fold is read-only).
-  const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
-  const double min_px = 1.0 / dpr;  // fold below one device pixel
+  return shown;
+}
+
+std::vector<std::vector<LodItem>> TimelineView::fold_rows(const std::vector<const Line*>& shown,
+                                                          double min_px) {
+  // Rows in parallel when they hold many items: the fold is read-only.
+  const Timeline& tl = *doc_->timeline;
   std::vector<std::vector<LodItem>> lods(shown.size());
   const Viewport v = vp_;
   auto fold = [&](size_t i) {
@@ -429,157 +433,68 @@ void TimelineView::paint_rows(QPainter& p, const QSize& size, bool dark) {
     for (const size_t i : idx) fold(i);
   }
   last_fold_ms_ = static_cast<double>(fold_timer.nsecsElapsed()) / 1e6;
+  return lods;
+}
 
-  const QFontMetrics fm(font());
-  const int label_w = label_w_;
-  const QColor grid = pal.color(QPalette::Mid);
-  const QColor alt =
-      dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase);
-  const QColor text = pal.color(QPalette::Text);
-  // Item colours by class bits, single [0] or folded [1] (darker: "dense"), worked out once per
-  // frame rather than per item (QColor::darker goes through HSV).
-  std::array<std::array<QColor, 2>, 16> class_fill;
-  for (unsigned bits = 0; bits < 16; ++bits) {
-    const QColor c = classes_color(static_cast<uint8_t>(bits), dark);
-    class_fill[bits] = {c, c.darker(dark ? 80 : 115)};
+TimelineView::LineColors TimelineView::line_colors(bool dark) const {
+  const QPalette& pal = palette();
+  return {pal.color(QPalette::Mid),
+          dark ? pal.color(QPalette::Base).lighter(115) : pal.color(QPalette::AlternateBase),
+          pal.color(QPalette::Highlight).lighter(dark ? 60 : 185), pal.color(QPalette::Text)};
+}
+
+void TimelineView::paint_label(QPainter& p, const Line& l, int y, int width,
+                               const LineColors& colors) {
+  const Row& r = doc_->timeline->row(l.row);
+  const bool group = r.kind == RowKind::group;
+  if (group) {
+    p.fillRect(QRect(0, y, width, l.height), colors.group);
+  } else if (l.row == sel_row_) {
+    p.fillRect(QRect(label_w_, y, width - label_w_, l.height), colors.selected);
   }
-  const std::array<QColor, 2> hidden_fill{hidden_color(dark),
-                                          hidden_color(dark).darker(dark ? 80 : 115)},
-      exposed_fill{exposed_color(dark), exposed_color(dark).darker(dark ? 80 : 115)};
-  for (size_t i = 0; i < shown.size(); ++i) {
-    const Line& l = *shown[i];
-    const Row& r = tl.row(l.row);
-    const int y = top + l.y - scroll;
-    const QRect row_rect(label_w, y, size.width() - label_w, l.height);
-    if (r.kind == RowKind::group) {
-      p.fillRect(QRect(0, y, size.width(), l.height), alt);
-    } else if (l.row == sel_row_) {
-      p.fillRect(row_rect, pal.color(QPalette::Highlight).lighter(dark ? 60 : 185));
+  // Label column: indentation, disclosure triangle for groups.
+  const int indent = 6 + l.depth * 12;
+  p.setPen(colors.text);
+  QFont f = font();
+  if (group) {
+    f.setBold(true);
+    QPolygonF tri;
+    const double cx = indent + 4, cy = y + l.height / 2.0;
+    if (r.expanded) {
+      tri << QPointF(cx - 4, cy - 2) << QPointF(cx + 4, cy - 2) << QPointF(cx, cy + 3);
+    } else {
+      tri << QPointF(cx - 2, cy - 4) << QPointF(cx + 3, cy) << QPointF(cx - 2, cy + 4);
     }
-    // Label column: indentation, disclosure triangle for groups.
-    const int indent = 6 + l.depth * 12;
-    p.setPen(text);
-    QFont f = font();
-    if (r.kind == RowKind::group) {
-      f.setBold(true);
-      QPolygonF tri;
-      const double cx = indent + 4, cy = y + l.height / 2.0;
-      if (r.expanded) {
-        tri << QPointF(cx - 4, cy - 2) << QPointF(cx + 4, cy - 2) << QPointF(cx, cy + 3);
-      } else {
-        tri << QPointF(cx - 2, cy - 4) << QPointF(cx + 3, cy) << QPointF(cx - 2, cy + 4);
-      }
-      p.setRenderHint(QPainter::Antialiasing, true);
-      p.setBrush(text);
-      p.setPen(Qt::NoPen);
-      p.drawPolygon(tri);
-      p.setRenderHint(QPainter::Antialiasing, false);
-      p.setPen(text);
-    }
-    p.setFont(f);
-    const int tx = indent + (r.kind == RowKind::group ? 12 : 2);
-    const QString label = row_label(r);
-    p.drawText(QRect(tx, y, label_w - tx - 4, l.height), Qt::AlignVCenter | Qt::AlignLeft,
-               QFontMetrics(f).elidedText(label, Qt::ElideRight, label_w - tx - 4));
-    p.setFont(font());
-    p.setPen(grid);
-    p.drawLine(0, y + l.height - 1, size.width(), y + l.height - 1);
-    if (r.kind == RowKind::group) continue;
-    // Items. Neighbouring rectangles of one colour that touch (folded runs, mostly) are drawn
-    // as one: a zoomed-out row costs a few hundred fills, not one per device pixel.
-    const int iy = y + 2, ih = l.height - 4;
-    const double right = size.width();
-    const double touch = 0.5 / dpr;
-    QRectF pending;
-    QColor pending_color;
-    const QColor nvtx = nvtx_color(r.nvtx_depth, dark);
-    const std::array<QColor, 2> nvtx_fill{nvtx, nvtx.darker(dark ? 80 : 115)};
-    int64_t own_argb = -1;
-    std::array<QColor, 2> own_fill;
-    auto flush = [&] {
-      if (!pending.isNull()) p.fillRect(pending, pending_color);
-      pending = QRectF();
-    };
-    for (const LodItem& it : lods[i]) {
-      const double x0 = std::max(it.x0, -2.0) + label_w;
-      const double x1 = std::min(it.x1, static_cast<double>(vp_.width) + 2) + label_w;
-      if (x1 < label_w || x0 > right) continue;
-      const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
-      QColor c = r.kind == RowKind::overlap
-                     ? ((it.classes & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0
-                            ? exposed_fill[folded]
-                            : hidden_fill[folded])
-                 : r.kind == RowKind::nvtx ? nvtx_fill[folded]
-                                           : class_fill[it.classes & 15u][folded];
-      if (r.kind == RowKind::nvtx) {
-        // The colour the application gave the range (nvtxEventAttributes_t), as Nsight draws
-        // it; a folded block takes its first range's.
-        const int64_t argb = tl.trace().ranges[r.items[it.first]].color;
-        if (argb >= 0) {
-          if (argb != own_argb) {  // QColor::darker goes through HSV: once per colour run
-            const QColor own = QColor::fromRgb(static_cast<QRgb>(argb) | 0xff000000u);
-            own_fill = {own, own.darker(dark ? 80 : 115)};
-            own_argb = argb;
-          }
-          c = own_fill[folded];
-        }
-      }
-      const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr), ih);
-      const bool selected =
-          l.row == sel_row_ && it.count == 1 && static_cast<int64_t>(it.first) == sel_item_;
-      const bool named = it.count == 1 && x1 - x0 > 36;
-      if (!selected && !named) {
-        if (!pending.isNull() && c == pending_color && rect.left() <= pending.right() + touch) {
-          pending.setRight(std::max(pending.right(), rect.right()));
-        } else {
-          flush();
-          pending = rect;
-          pending_color = c;
-        }
-        continue;
-      }
-      flush();
-      p.fillRect(rect, c);
-      if (selected) {
-        p.setBrush(Qt::NoBrush);
-        p.setPen(QPen(pal.color(QPalette::Highlight), 2));
-        p.drawRect(rect.adjusted(-1, -1, 1, 1));
-      }
-      if (named) {
-        const double lx = std::max(x0, static_cast<double>(label_w)) + 3;
-        const int w = static_cast<int>(std::min(x1, right) - lx - 3);
-        if (w > 12) {
-          // Names are measured once per frame-independent string; ones that do not fit are cut
-          // by the average character width (elidedText's full layout per item is what made
-          // mid-zoom frames slow) and clipped to their rectangle.
-          const NameText& nt = name_text(tl.name(r, it.first), fm, r.kind == RowKind::stream);
-          p.setPen(text_on(c));
-          const QString shown_text =
-              nt.width <= w
-                  ? nt.text
-                  : nt.text.left(std::max(1, w / std::max(1, fm.averageCharWidth()) - 1)) +
-                        QChar(0x2026);
-          p.drawText(QRectF(lx, iy, w, ih), Qt::AlignVCenter | Qt::AlignLeft, shown_text);
-        }
-      }
-    }
-    flush();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setBrush(colors.text);
+    p.setPen(Qt::NoPen);
+    p.drawPolygon(tri);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(colors.text);
   }
+  p.setFont(f);
+  const int tx = indent + (group ? 12 : 2);
+  p.drawText(QRect(tx, y, label_w_ - tx - 4, l.height), Qt::AlignVCenter | Qt::AlignLeft,
+             QFontMetrics(f).elidedText(row_label(r), Qt::ElideRight, label_w_ - tx - 4));
+  p.setFont(font());
+  p.setPen(colors.grid);
+  p.drawLine(0, y + l.height - 1, width, y + l.height - 1);
+}
+
+void TimelineView::paint_range(QPainter& p, const QSize& size, bool dark) {
   // Range selection: shade outside, lines at the edges.
-  if (has_range_) {
-    const double a = (std::min(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w;
-    const double b = (std::max(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w;
-    QColor shade = pal.color(QPalette::Shadow);
-    shade.setAlpha(dark ? 110 : 45);
-    p.fillRect(QRectF(label_w, top, std::max(0.0, a - label_w), height), shade);
-    p.fillRect(QRectF(b, top, std::max(0.0, size.width() - b), height), shade);
-    p.setPen(QPen(pal.color(QPalette::Highlight), 1));
-    p.drawLine(QPointF(a, top), QPointF(a, top + height));
-    p.drawLine(QPointF(b, top), QPointF(b, top + height));
-  }
-  p.setPen(grid);
-  p.drawLine(label_w - 1, top, label_w - 1, top + height);
-  p.restore();
+  if (!has_range_) return;
+  const QPalette& pal = palette();
+  const int top = kHeaderHeight, height = size.height() - top;
+  const double a = (std::min(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w_;
+  const double b = (std::max(range_a_, range_b_) - vp_.t0) / vp_.ns_per_px + label_w_;
+  QColor shade = pal.color(QPalette::Shadow);
+  shade.setAlpha(dark ? 110 : 45);
+  p.fillRect(QRectF(label_w_, top, std::max(0.0, a - label_w_), height), shade);
+  p.fillRect(QRectF(b, top, std::max(0.0, size.width() - b), height), shade);
+  p.setPen(QPen(pal.color(QPalette::Highlight), 1));
+  p.drawLine(QPointF(a, top), QPointF(a, top + height));
+  p.drawLine(QPointF(b, top), QPointF(b, top + height));
 }
 
 int TimelineView::visible_y(int row) const {
@@ -628,121 +543,6 @@ void TimelineView::paint_links(QPainter& p, const QSize& size, bool dark) {
     }
   }
   p.restore();
-}
-
-void TimelineView::paint_header(QPainter& p, const QSize& size, bool dark) {
-  const QPalette& pal = palette();
-  const int w = size.width();
-  p.fillRect(QRect(0, 0, w, kHeaderHeight), pal.color(QPalette::Window));
-  // Legend in the corner above the labels.
-  {
-    struct Entry {
-      QColor c;
-      QString name;
-    };
-    const Entry entries[] = {{class_color(Class::compute, dark), tr("compute")},
-                             {class_color(Class::communication, dark), tr("comm")},
-                             {class_color(Class::memory, dark), tr("memory")},
-                             {class_color(Class::other, dark), tr("other")},
-                             {hidden_color(dark), tr("hidden comm")},
-                             {exposed_color(dark), tr("exposed comm")}};
-    QFont f = font();
-    f.setPointSizeF(f.pointSizeF() * 0.85);
-    p.setFont(f);
-    const QFontMetrics fm(f);
-    int x = 6, y = 4;
-    for (const Entry& e : entries) {
-      const int ew = 14 + fm.horizontalAdvance(e.name) + 8;
-      if (x + ew > label_w_ - 4) {
-        x = 6;
-        y += fm.height() + 2;
-      }
-      p.fillRect(QRect(x, y + 2, 10, fm.height() - 4), e.c);
-      p.setPen(pal.color(QPalette::WindowText));
-      p.drawText(QPoint(x + 14, y + fm.ascent()), e.name);
-      x += ew;
-    }
-    p.setFont(font());
-  }
-  const int bw = w - label_w_;
-  if (doc_ == nullptr || !doc_->timeline || bw <= 0) return;
-  const Timeline& tl = *doc_->timeline;
-  // Overview strip: busy share per class over the whole trace, the visible window outlined.
-  const QRect ov(label_w_, 2, bw, kOverviewHeight - 4);
-  // The strip only changes with the document, its width, the palette and the pixel ratio: drawn
-  // once into a cached image.
-  const double dpr = std::max(1.0, p.device() != nullptr ? p.device()->devicePixelRatioF() : 1.0);
-  if (overview_cache_.isNull() || overview_key_ != QSize(bw, dark ? -1 : 1) ||
-      overview_dpr_ != dpr || overview_doc_ != doc_) {
-    QImage img(QSize(bw, ov.height()) * dpr, QImage::Format_ARGB32_Premultiplied);
-    img.setDevicePixelRatio(dpr);
-    img.fill(pal.color(QPalette::Base));
-    QPainter ip(&img);
-    const auto& buckets = doc_->overview;
-    if (!buckets.empty()) {
-      const double per_px = static_cast<double>(buckets.size()) / bw;
-      for (int x = 0; x < bw; ++x) {
-        const auto b0 = static_cast<size_t>(x * per_px);
-        const auto b1 = std::max(b0 + 1, static_cast<size_t>((x + 1) * per_px));
-        std::array<float, analyzer::kClasses> sum{};
-        for (size_t b = b0; b < b1 && b < buckets.size(); ++b) {
-          for (size_t c = 0; c < sum.size(); ++c) sum[c] += buckets[b][c];
-        }
-        // Stack compute (bottom), memory, communication (top), heights by busy share of the GPUs.
-        double y = ov.height();
-        const auto n = static_cast<double>(b1 - b0);
-        const double unit = (ov.height() - 2) / 3.0;
-        for (const Class c : {Class::compute, Class::memory, Class::communication}) {
-          const double h =
-              std::min(1.0, static_cast<double>(sum[static_cast<size_t>(c)]) / n) * unit;
-          if (h <= 0) continue;
-          ip.fillRect(QRectF(x, y - h, 1, h), class_color(c, dark));
-          y -= h;
-        }
-      }
-    }
-    ip.end();
-    overview_cache_ = std::move(img);
-    overview_key_ = QSize(bw, dark ? -1 : 1);
-    overview_dpr_ = dpr;
-    overview_doc_ = doc_;
-  }
-  p.drawImage(ov.topLeft(), overview_cache_);
-  const double first = vp_.rel(tl.first_ns());
-  const double span = std::max(1.0, vp_.rel(tl.last_ns()) - first);
-  const double wx0 = ov.left() + (vp_.t0 - first) / span * bw;
-  const double wx1 = ov.left() + (vp_.t1() - first) / span * bw;
-  QColor win = pal.color(QPalette::Highlight);
-  win.setAlpha(60);
-  p.fillRect(QRectF(wx0, ov.top(), std::max(2.0, wx1 - wx0), ov.height()), win);
-  p.setPen(QPen(pal.color(QPalette::Highlight), 1));
-  p.drawRect(QRectF(wx0, ov.top(), std::max(2.0, wx1 - wx0), ov.height() - 1));
-  p.setPen(pal.color(QPalette::Mid));
-  p.drawRect(ov.adjusted(0, 0, -1, -1));
-
-  // Ruler: ticks relative to the trace's start, labels in adaptive units.
-  const int ry = kOverviewHeight;
-  p.fillRect(QRect(label_w_, ry, bw, kRulerHeight), pal.color(QPalette::Window));
-  p.setPen(pal.color(QPalette::WindowText));
-  // Window times are already relative to the trace's first timestamp (Viewport::origin).
-  const std::vector<Tick> ticks = ruler_ticks(vp_.t0, vp_.t1(), vp_.ns_per_px, 90, first);
-  ruler_labels_.clear();
-  for (const Tick& t : ticks) {
-    const double x = (t.t - vp_.t0) / vp_.ns_per_px + label_w_;
-    if (x < label_w_) continue;
-    p.drawLine(QPointF(x, ry + kRulerHeight - (t.major ? 10 : 4)),
-               QPointF(x, ry + kRulerHeight - 1));
-    if (t.major) {
-      p.drawText(QPointF(x + 3, ry + 12), t.label);
-      ruler_labels_.push_back(t.label);
-    }
-  }
-  // The window's width, right-aligned.
-  const QString width_label = tr("window %1").arg(format_duration(vp_.ns_per_px * bw));
-  p.drawText(QRect(0, ry, label_w_ - 6, kRulerHeight), Qt::AlignVCenter | Qt::AlignRight,
-             width_label);
-  p.setPen(pal.color(QPalette::Mid));
-  p.drawLine(0, kHeaderHeight - 1, w, kHeaderHeight - 1);
 }
 
 // ---- interaction ----

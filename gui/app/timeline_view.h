@@ -10,17 +10,16 @@
 #pragma once
 
 #include <QAbstractScrollArea>
+#include <QColor>
 #include <QElapsedTimer>
-#include <QFontMetrics>
 #include <QImage>
 #include <QString>
 #include <optional>
-#include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "c3/gui/document.h"
 #include "c3/gui/timeline.h"
+#include "row_painter.h"
 
 namespace c3::gui {
 
@@ -127,15 +126,30 @@ class TimelineView : public QAbstractScrollArea {
   void clamp_window();
   void show_menu(const QPoint& pos, int row);
   QString tooltip_at(const QPoint& pos) const;
+
+  // Painting, in stages. The rows: the lines in view, their items folded for the window, each
+  // line's background and label, the items (RowPainter), the range selection over them.
   void paint_rows(QPainter& p, const QSize& size, bool dark);
-  void paint_header(QPainter& p, const QSize& size, bool dark);
+  std::vector<const Line*> lines_in_view(int height) const;
+  std::vector<std::vector<LodItem>> fold_rows(const std::vector<const Line*>& shown, double min_px);
+  struct LineColors {
+    QColor grid;
+    QColor group;     // a group's background
+    QColor selected;  // the background of the selected item's row
+    QColor text;
+  };
+  LineColors line_colors(bool dark) const;
+  void paint_label(QPainter& p, const Line& l, int y, int width, const LineColors& colors);
+  void paint_range(QPainter& p, const QSize& size, bool dark);
+  // Arrows between linked items, over the rows.
   void paint_links(QPainter& p, const QSize& size, bool dark);
   int visible_y(int row) const;  // viewport y of a row's centre, following collapsed ancestors
-  struct NameText {
-    QString text;
-    int width = 0;
-  };
-  const NameText& name_text(const std::string& name, const QFontMetrics& fm, bool kernel);
+  // The header (timeline_header.cpp): legend, overview strip, ruler.
+  void paint_header(QPainter& p, const QSize& size, bool dark);
+  void paint_legend(QPainter& p, bool dark);
+  void paint_overview(QPainter& p, int bw, bool dark);  // bw: the body's width
+  QImage overview_image(const QSize& size, double dpr, bool dark) const;
+  void paint_ruler(QPainter& p, int bw);
 
   Document* doc_ = nullptr;
   Viewport vp_;
@@ -154,8 +168,7 @@ class TimelineView : public QAbstractScrollArea {
   int press_scroll_ = 0;
   double last_frame_ms_ = 0;
   double last_fold_ms_ = 0;
-  std::unordered_map<std::string, NameText> names_;         // item names as drawn, with their width
-  std::unordered_map<std::string, NameText> kernel_names_;  // the same, shortened
+  NameCache names_;
   QImage overview_cache_;
   QSize overview_key_;
   double overview_dpr_ = 0;

@@ -140,13 +140,18 @@ class AppTest : public QObject {
     const Timeline& tl = *w.document()->timeline;
     const int64_t nccl = int64_t{2} * spec_.steps * spec_.layers;
     // Kernels named AllReduce and the NCCL calls (collectives rows) match.
-    QCOMPARE(w.apply_filter("allreduce", -1, -1), 2 * nccl);
-    QCOMPARE(w.apply_filter("allreduce", static_cast<int>(Class::compute), -1), int64_t{0});
-    QCOMPARE(w.apply_filter("", static_cast<int>(Class::memory), -1), int64_t{2} * spec_.steps);
-    QCOMPARE(w.apply_filter("([", -1, -1), int64_t{-1});
-    QCOMPARE(w.apply_filter("", -1, 13), nccl);
+    auto kept = [&w](const QString& regex, int cls, int stream) {
+      return static_cast<int64_t>(w.apply_filter(regex, cls, stream)->value());
+    };
+    QCOMPARE(kept("allreduce", -1, -1), 2 * nccl);
+    QCOMPARE(kept("allreduce", static_cast<int>(Class::compute), -1), int64_t{0});
+    QCOMPARE(kept("", static_cast<int>(Class::memory), -1), int64_t{2} * spec_.steps);
+    const auto bad = w.apply_filter("([", -1, -1);
+    QVERIFY(!bad);
+    QCOMPARE(bad.error(), QString("not a valid regular expression"));
+    QCOMPARE(kept("", -1, 13), nccl);
     // Step through the matches: time never goes back, every selection matches.
-    QCOMPARE(w.apply_filter("gemm", -1, -1), int64_t{4} * spec_.steps * spec_.layers);
+    QCOMPARE(kept("gemm", -1, -1), int64_t{4} * spec_.steps * spec_.layers);
     TimelineView* v = w.timeline();
     v->zoom_to_fit();
     double last = -1e30;
@@ -165,7 +170,8 @@ class AppTest : public QObject {
     QVERIFY(v->step_match(-1));
     QCOMPARE(v->selected_row(), row);
     QCOMPARE(v->selected_item(), item);
-    w.apply_filter("", -1, -1);
+    const auto none = w.apply_filter("", -1, -1);
+    QVERIFY(none && !none->has_value());  // no filter: no count
     QVERIFY(!w.document()->timeline->filtered());
     // Typing in the search bar filters once typing pauses, not on every keystroke.
     auto* box = w.findChild<QLineEdit*>();
@@ -225,14 +231,46 @@ class AppTest : public QObject {
              qPrintable(w.details()->toPlainText()));
   }
 
+  // A trace file that went away after the open: the details still show what was loaded, and
+  // say that the file's own row cannot be read.
+  void detailsSayWhenTheTraceFileIsGone() {
+    QTemporaryDir copy;
+    QStringList copied;
+    for (const QString& f : job_) {
+      copied << copy.filePath(QFileInfo(f).fileName());
+      QVERIFY(QFile::copy(f, copied.back()));
+    }
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY(open_and_wait(w, copied));
+    for (const QString& f : copied) QVERIFY(QFile::remove(f));
+    const auto& acts = w.document()->trace.activities;
+    size_t a = 0;
+    while (a < acts.size() && !(acts.cls[a] == Class::communication && acts.process[a] == 0)) ++a;
+    QVERIFY(a < acts.size());
+    QVERIFY(w.timeline()->select_activity(a));
+    const QString text = w.details()->toPlainText();
+    QVERIFY2(text.contains("ncclDevKernel_AllReduce") && text.contains("not readable: "),
+             qPrintable(text));
+    const auto [crow, citem] =
+        w.document()->timeline->find_collective(static_cast<size_t>(acts.collective[a]));
+    QVERIFY(crow >= 0);
+    w.timeline()->select(crow, citem, true);
+    const QString ctext = w.details()->toPlainText();
+    QVERIFY2(ctext.contains("Linked GPU work") && ctext.contains("not readable: "),
+             qPrintable(ctext));
+  }
+
   // The first paint comes before the kernel shapes: the document is drawn with them pending, the
   // analysis worker reads them, and the report equals a full load's.
   void kernelShapesArriveAfterTheFirstPaint() {
     std::atomic<bool> cancel{false};
-    LoadError err;
-    std::unique_ptr<Document> doc = load_document(
-        job_, cancel, [](double, const QString&) {}, &err);
-    QVERIFY2(doc != nullptr, qPrintable(err.message));
+    Result<std::unique_ptr<Document>> loaded =
+        load_document(job_, cancel, [](double, const QString&) {});
+    QVERIFY2(loaded, qPrintable(loaded.error()));
+    Document* doc = loaded->get();
     QVERIFY(!doc->shapes_ready);
     QCOMPARE(doc->trace.pending_shapes.size(), size_t{2});
     const auto& acts = doc->trace.activities;
@@ -240,8 +278,9 @@ class AppTest : public QObject {
     while (a < acts.size() && acts.cls[a] != Class::communication) ++a;
     QVERIFY(a < acts.size());
     QCOMPARE(doc->trace.shape_of(a).grid, 0u);  // not read yet
-    c3::analyzer::Report report;
-    QVERIFY(analyze_document(*doc, cancel, &report));
+    Result<c3::analyzer::Report> analyzed = analyze_document(*doc, cancel);
+    QVERIFY2(analyzed, qPrintable(analyzed.error()));
+    const c3::analyzer::Report& report = *analyzed;
     QVERIFY(doc->shapes_ready);
     QVERIFY(doc->trace.pending_shapes.empty());
     QCOMPARE(doc->trace.shape_of(a).grid, 24u);
@@ -264,22 +303,19 @@ class AppTest : public QObject {
       copied << copy.filePath(QFileInfo(f).fileName());
       QVERIFY(QFile::copy(f, copied.back()));
     }
-    std::unique_ptr<Document> changed = load_document(
-        copied, cancel, [](double, const QString&) {}, &err);
-    QVERIFY2(changed != nullptr, qPrintable(err.message));
+    Result<std::unique_ptr<Document>> changed =
+        load_document(copied, cancel, [](double, const QString&) {});
+    QVERIFY2(changed, qPrintable(changed.error()));
     {
       QFile f(copied.back());
       QVERIFY(f.open(QIODevice::Append));
       f.write("more");
     }
-    c3::analyzer::Report none;
-    try {
-      analyze_document(*changed, cancel, &none);
-      QFAIL("a changed trace file was read");
-    } catch (const std::exception& e) {
-      QVERIFY2(QString(e.what()).contains("changed since it was opened"), e.what());
-    }
-    QVERIFY(!changed->shapes_ready);
+    const Result<c3::analyzer::Report> none = analyze_document(**changed, cancel);
+    QVERIFY2(!none, "a changed trace file was read");
+    QVERIFY(!none.why().cancelled);
+    QVERIFY2(none.error().contains("changed since it was opened"), qPrintable(none.error()));
+    QVERIFY(!(*changed)->shapes_ready);
   }
 
   void rangeSummaryMatchesTheAnalyzer() {

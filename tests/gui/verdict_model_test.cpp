@@ -8,7 +8,6 @@
 #include <QTest>
 #include <atomic>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -68,6 +67,14 @@ const analyzer::MetricResult* find(const analyzer::Comparison& c, const std::str
   return nullptr;
 }
 
+// compare_documents' comparison, or nullptr when it failed or was cancelled.
+std::shared_ptr<const analyzer::Comparison> compared(Document& a, Document& b,
+                                                     const std::string& step,
+                                                     const std::atomic<bool>& cancel) {
+  Result<std::shared_ptr<const analyzer::Comparison>> r = compare_documents(a, b, step, cancel);
+  return r ? *r : nullptr;
+}
+
 QString text(const QAbstractItemModel& m, int row, int column, int role = Qt::DisplayRole) {
   return m.data(m.index(row, column), role).toString();
 }
@@ -83,7 +90,7 @@ class VerdictModelTest : public QObject {
     auto a = make_job(300'000);
     auto b = make_job(375'000);  // NCCL 25% longer
     const std::atomic<bool> cancel{false};
-    const auto c = compare_documents(*a, *b, "^step [0-9]+$", cancel);
+    const auto c = compared(*a, *b, "^step [0-9]+$", cancel);
     QVERIFY(c != nullptr);
     analyzer::SummaryOptions o;
     o.step = "^step [0-9]+$";
@@ -144,7 +151,7 @@ class VerdictModelTest : public QObject {
     auto a = make_job(300'000);
     auto b = make_job(300'000);
     const std::atomic<bool> cancel{false};
-    auto c = compare_documents(*a, *b, "", cancel);
+    auto c = compared(*a, *b, "", cancel);
     QVERIFY(c != nullptr);
     QVERIFY(!c->explained.available);
     QVERIFY(find(*c, "step_time") == nullptr);
@@ -152,16 +159,19 @@ class VerdictModelTest : public QObject {
     QVERIFY(span != nullptr);
     QVERIFY(span->d.why.find("whole-run total") != std::string::npos);
     QVERIFY(comparison_summary(*c).contains("No steps in A or B"));
-    c = compare_documents(*a, *b, "^step", cancel);
+    c = compared(*a, *b, "^step", cancel);
     QVERIFY(c != nullptr);
     QCOMPARE(c->baseline_steps, int64_t{12});
     QCOMPARE(c->verdict(), std::string("unchanged"));
     QCOMPARE(c->exit_code(), 0);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, compare_documents(*a, *b, "([", cancel));
+    // A pattern that does not compile: a failure that says why, not a cancellation.
+    const auto bad = compare_documents(*a, *b, "([", cancel);
+    QVERIFY(!bad && !bad.why().cancelled);
+    QVERIFY2(bad.error().contains("bad regular expression"), qPrintable(bad.error()));
     // Steps on one side only: the step metrics cannot be decided, and the line says which side.
     auto renamed = make_job(300'000);
     for (auto& r : renamed->trace.ranges) r.name = "iteration";
-    c = compare_documents(*a, *renamed, "^step", cancel);
+    c = compared(*a, *renamed, "^step", cancel);
     QVERIFY(c != nullptr);
     QCOMPARE(c->candidate_steps, int64_t{0});
     QVERIFY(comparison_summary(*c).contains("No steps in B"));
@@ -169,7 +179,8 @@ class VerdictModelTest : public QObject {
     // Cancelled: no comparison.
     const std::atomic<bool> stop{true};
     auto fresh = make_job(300'000);
-    QVERIFY(compare_documents(*fresh, *b, "^step", stop) == nullptr);
+    const auto none = compare_documents(*fresh, *b, "^step", stop);
+    QVERIFY(!none && none.why().cancelled);
   }
 
   // Workers comparing the same documents with different step patterns at once (a step edit while
@@ -181,7 +192,7 @@ class VerdictModelTest : public QObject {
     std::atomic<int> mixed{0}, wrong{0};
     auto worker = [&](const std::string& step, int64_t steps) {
       for (int i = 0; i < 20; ++i) {
-        const auto c = compare_documents(*a, *b, step, cancel);
+        const auto c = compared(*a, *b, step, cancel);
         if (!c) continue;
         if (c->baseline_steps != c->candidate_steps) ++mixed;
         if (c->baseline_steps != steps) ++wrong;
@@ -201,7 +212,7 @@ class VerdictModelTest : public QObject {
     auto b = make_job(300'000);
     for (auto& d : b->trace.devices) d.name = "H200";
     const std::atomic<bool> cancel{false};
-    const auto c = compare_documents(*a, *b, "^step", cancel);
+    const auto c = compared(*a, *b, "^step", cancel);
     QVERIFY(c != nullptr);
     QCOMPARE(c->exit_code(), 3);
     VerdictModel m;

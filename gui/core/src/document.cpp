@@ -18,9 +18,9 @@ QString Document::title() const {
   return QString("%1 traces").arg(paths.size());
 }
 
-std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
-                                        const std::function<void(double, const QString&)>& progress,
-                                        LoadError* error) {
+Result<std::unique_ptr<Document>> load_document(
+    const QStringList& paths, const std::atomic<bool>& cancel,
+    const std::function<void(double, const QString&)>& progress) {
   auto doc = std::make_unique<Document>();
   doc->paths = paths;
   try {
@@ -55,12 +55,11 @@ std::unique_ptr<Document> load_document(const QStringList& paths, const std::ato
     }
     progress(1.0, "done");
   } catch (const analyzer::Cancelled&) {
-    error->message = "Loading was cancelled.";
-    return nullptr;
+    return cancelled("Loading was cancelled.");
   } catch (const std::exception& e) {
-    error->message = QString::fromStdString(e.what());
-    if (!error->message.endsWith('.')) error->message += '.';
-    return nullptr;
+    QString message = QString::fromStdString(e.what());
+    if (!message.endsWith('.')) message += '.';
+    return failed(message);
   }
   return doc;
 }
@@ -120,23 +119,31 @@ std::shared_ptr<const analyzer::JobRun> summarize_document(Document& doc, const 
 
 }  // namespace
 
-bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out) {
-  if (!complete_shapes(doc, cancel)) return false;
-  *out = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, {});
-  out->clocks = doc.clocks;
-  return !cancel;
+Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel) {
+  try {
+    if (!complete_shapes(doc, cancel)) return cancelled("cancelled");
+    analyzer::Report report = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, {});
+    report.clocks = doc.clocks;
+    if (cancel) return cancelled("cancelled");
+    return report;
+  } catch (const std::exception& e) {
+    return failed(QString::fromStdString(e.what()));
+  }
 }
 
-std::shared_ptr<const analyzer::Comparison> compare_documents(Document& baseline,
-                                                              Document& candidate,
-                                                              const std::string& step,
-                                                              const std::atomic<bool>& cancel) {
-  const std::shared_ptr<const analyzer::JobRun> a = summarize_document(baseline, step, cancel);
-  if (!a) return nullptr;
-  const std::shared_ptr<const analyzer::JobRun> b = summarize_document(candidate, step, cancel);
-  if (!b || cancel) return nullptr;
-  return std::make_shared<const analyzer::Comparison>(
-      analyzer::compare(a.get(), *b, analyzer::CompareOptions{}));
+Result<std::shared_ptr<const analyzer::Comparison>> compare_documents(
+    Document& baseline, Document& candidate, const std::string& step,
+    const std::atomic<bool>& cancel) {
+  try {
+    const std::shared_ptr<const analyzer::JobRun> a = summarize_document(baseline, step, cancel);
+    if (!a) return cancelled("cancelled");
+    const std::shared_ptr<const analyzer::JobRun> b = summarize_document(candidate, step, cancel);
+    if (!b || cancel) return cancelled("cancelled");
+    return std::make_shared<const analyzer::Comparison>(
+        analyzer::compare(a.get(), *b, analyzer::CompareOptions{}));
+  } catch (const std::exception& e) {
+    return failed(QString::fromStdString(e.what()));
+  }
 }
 
 }  // namespace c3::gui

@@ -17,6 +17,7 @@
 #include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
 #include "c3/analyzer/trace.h"
+#include "c3/gui/result.h"
 #include "c3/gui/timeline.h"
 
 namespace c3::gui {
@@ -54,17 +55,13 @@ struct Document {
   QString title() const;
 };
 
-struct LoadError {
-  QString message;  // one sentence naming the file
-};
-
 // Opens (analyzer::open_traces: PyTorch or Nsight files are converted into temporary traces),
 // aligns the ranks' clocks and lays out the timeline: enough for the first paint.
-// `progress(fraction 0..1, what)`; returns nullptr with `error` set on failure, or when `cancel`
-// became true.
-std::unique_ptr<Document> load_document(const QStringList& paths, const std::atomic<bool>& cancel,
-                                        const std::function<void(double, const QString&)>& progress,
-                                        LoadError* error);
+// `progress(fraction 0..1, what)`. Fails with one sentence naming the file, or cancelled
+// ("Loading was cancelled.") when `cancel` became true.
+Result<std::unique_ptr<Document>> load_document(
+    const QStringList& paths, const std::atomic<bool>& cancel,
+    const std::function<void(double, const QString&)>& progress);
 
 // Where snapshots go: $C3SCOPE_CACHE_DIR, else the user's cache folder; empty when
 // C3SCOPE_CACHE_DIR=off. Trace sets smaller than kCacheMinBytes (or $C3SCOPE_CACHE_MIN_MB) load
@@ -78,18 +75,17 @@ bool save_snapshot(const Document& doc);
 
 // Reads the kernel shapes the load left pending, then every metric of the report
 // (analyzer::analyze_aligned): it runs on a worker while the timeline is drawn, writing nothing
-// the drawing reads. Returns false when cancelled; throws what the analyzer throws (a trace file
-// that became unreadable or changed since it was opened).
-bool analyze_document(Document& doc, const std::atomic<bool>& cancel, analyzer::Report* out);
+// the drawing reads. Fails with what the analyzer threw (a trace file that became unreadable or
+// changed since it was opened), or cancelled.
+Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel);
 
 // The comparison `c3scope compare A B [--step STEP]` makes, with its default options otherwise
 // (analyzer::compare: the same metrics, statistics, verdicts and explained step time), of
 // `baseline` (A) and `candidate` (B), each summarized when first compared or when `step` changed
-// (empty: ProfilerStep#N). Runs on a worker; returns nullptr when cancelled and throws what the
-// analyzer throws (std::invalid_argument "--step ...: ..." for a bad pattern).
-std::shared_ptr<const analyzer::Comparison> compare_documents(Document& baseline,
-                                                              Document& candidate,
-                                                              const std::string& step,
-                                                              const std::atomic<bool>& cancel);
+// (empty: ProfilerStep#N). Runs on a worker; fails with what the analyzer threw ("--step ...:
+// ..." for a bad pattern), or cancelled.
+Result<std::shared_ptr<const analyzer::Comparison>> compare_documents(
+    Document& baseline, Document& candidate, const std::string& step,
+    const std::atomic<bool>& cancel);
 
 }  // namespace c3::gui

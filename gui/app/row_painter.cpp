@@ -1,0 +1,147 @@
+#include "row_painter.h"
+
+#include <QChar>
+#include <QPen>
+#include <algorithm>
+
+#include "c3/analyzer/names.h"
+#include "theme.h"
+
+namespace c3::gui {
+
+const NameCache::Text& NameCache::get(const std::string& name, const QFontMetrics& fm,
+                                      bool kernel) {
+  auto& cache = kernel ? kernel_names_ : names_;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    if (cache.size() > 100000) cache.clear();
+    Text nt;
+    nt.text = QString::fromStdString(kernel ? analyzer::short_kernel_name(name) : name);
+    nt.width = fm.horizontalAdvance(nt.text);
+    it = cache.emplace(name, std::move(nt)).first;
+  }
+  return it->second;
+}
+
+void NameCache::clear() {
+  names_.clear();
+  kernel_names_.clear();
+}
+
+namespace {
+
+// A run of rectangles of one colour that touch (folded runs, mostly), filled as one: a
+// zoomed-out row costs a few hundred fills, not one per device pixel.
+class Runs {
+ public:
+  Runs(QPainter& p, double touch) : p_(p), touch_(touch) {}
+  void add(const QRectF& rect, const QColor& c) {
+    if (!pending_.isNull() && c == color_ && rect.left() <= pending_.right() + touch_) {
+      pending_.setRight(std::max(pending_.right(), rect.right()));
+    } else {
+      flush();
+      pending_ = rect;
+      color_ = c;
+    }
+  }
+  void flush() {
+    if (!pending_.isNull()) p_.fillRect(pending_, color_);
+    pending_ = QRectF();
+  }
+
+ private:
+  QPainter& p_;
+  double touch_;
+  QRectF pending_;
+  QColor color_;
+};
+
+}  // namespace
+
+RowPainter::RowPainter(QPainter& p, const Timeline& tl, NameCache& names, const Frame& frame)
+    : p_(p),
+      tl_(tl),
+      names_(names),
+      pal_(frame.palette),
+      fm_(frame.font),
+      dark_(frame.dark),
+      dpr_(frame.dpr),
+      label_w_(frame.label_w),
+      body_w_(frame.body_w),
+      right_(frame.right) {
+  const Fill hidden{hidden_color(dark_), hidden_color(dark_).darker(dark_ ? 80 : 115)},
+      exposed{exposed_color(dark_), exposed_color(dark_).darker(dark_ ? 80 : 115)};
+  for (unsigned bits = 0; bits < 16; ++bits) {
+    const QColor c = classes_color(static_cast<uint8_t>(bits), dark_);
+    class_fill_[bits] = {c, c.darker(dark_ ? 80 : 115)};
+    overlap_fill_[bits] =
+        (bits & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0 ? exposed : hidden;
+  }
+}
+
+const RowPainter::Fill& RowPainter::range_fill(const Row& r, const LodItem& it,
+                                               const Fill& depth_fill, OwnColor& own) const {
+  // A folded block takes its first range's colour.
+  const int64_t argb = tl_.trace().ranges[r.items[it.first]].color;
+  if (argb < 0) return depth_fill;
+  if (argb != own.argb) {  // once per run of one colour
+    const QColor c = QColor::fromRgb(static_cast<QRgb>(argb) | 0xff000000u);
+    own.fill = {c, c.darker(dark_ ? 80 : 115)};
+    own.argb = argb;
+  }
+  return own.fill;
+}
+
+void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, int height,
+                       int64_t selected) {
+  const int iy = y + 2, ih = height - 4;
+  Runs runs(p_, 0.5 / dpr_);
+  const bool ranges = r.kind == RowKind::nvtx;
+  const std::array<Fill, 16>& by_class = r.kind == RowKind::overlap ? overlap_fill_ : class_fill_;
+  const QColor nvtx = nvtx_color(r.nvtx_depth, dark_);
+  const Fill depth_fill{nvtx, nvtx.darker(dark_ ? 80 : 115)};
+  OwnColor own;
+  for (const LodItem& it : items) {
+    const double x0 = std::max(it.x0, -2.0) + label_w_;
+    const double x1 = std::min(it.x1, body_w_ + 2) + label_w_;
+    if (x1 < label_w_ || x0 > right_) continue;
+    const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
+    const QColor c =
+        ranges ? range_fill(r, it, depth_fill, own)[folded] : by_class[it.classes & 15u][folded];
+    const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr_), ih);
+    const bool is_selected = it.count == 1 && static_cast<int64_t>(it.first) == selected;
+    const bool named = it.count == 1 && x1 - x0 > 36;
+    if (!is_selected && !named) {
+      runs.add(rect, c);
+      continue;
+    }
+    runs.flush();
+    p_.fillRect(rect, c);
+    if (is_selected) {
+      p_.setBrush(Qt::NoBrush);
+      p_.setPen(QPen(pal_.color(QPalette::Highlight), 2));
+      p_.drawRect(rect.adjusted(-1, -1, 1, 1));
+    }
+    if (named) paint_name(r, it, c, x0, x1, iy, ih);
+  }
+  runs.flush();
+}
+
+void RowPainter::paint_name(const Row& r, const LodItem& it, const QColor& fill, double x0,
+                            double x1, int iy, int ih) {
+  const double lx = std::max(x0, label_w_) + 3;
+  const int w = static_cast<int>(std::min(x1, right_) - lx - 3);
+  if (w <= 12) return;
+  // Names are measured once (NameCache); ones that do not fit are cut by the average character
+  // width (elidedText's full layout per item is what made mid-zoom frames slow) and clipped to
+  // their rectangle.
+  const NameCache::Text& nt = names_.get(tl_.name(r, it.first), fm_, r.kind == RowKind::stream);
+  p_.setPen(text_on(fill));
+  const QString shown =
+      nt.width <= w
+          ? nt.text
+          : nt.text.left(std::max(1, w / std::max(1, fm_.averageCharWidth()) - 1)) + QChar(0x2026);
+  p_.drawText(QRectF(lx, iy, w, ih), Qt::AlignVCenter | Qt::AlignLeft, shown);
+}
+
+}  // namespace c3::gui
