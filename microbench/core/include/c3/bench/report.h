@@ -12,7 +12,8 @@
 
 namespace c3::tracedb {
 class Writer;
-}
+struct BenchResultRow;
+}  // namespace c3::tracedb
 
 namespace c3::bench {
 
@@ -53,6 +54,10 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results);
 
 // "2026-11-30T01:02:03Z"
 std::string utc_now();
+
+// The columns of bench_result that describe case `c`: case_id, label, compute, comm, comm_bytes,
+// knobs and the typed configuration (schema.h, C3_BENCH_CONFIG_COLUMNS).
+void case_columns(const Case& c, tracedb::BenchResultRow& row);
 
 // Inserts the run's bench_run row and its bench_result rows (no commit).
 void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results);
