@@ -84,12 +84,20 @@ struct Parse {
   }
 };
 
-void parse_compute(std::string_view s, const Parse& p) {
+// The ':'-separated parts of an operation, none for "-" (or nothing); sets its kind, and its
+// name where the row has none.
+std::vector<std::string_view> operation(std::string_view s, OptText& name, OptText& kind) {
   s = trim(s);
-  if (s.empty() || s == "-") return;
-  if (!p.row.compute) p.row.compute = std::string(s);
-  const auto parts = split(s, ':');
-  p.row.compute_kind = std::string(parts[0]);
+  if (s.empty() || s == "-") return {};
+  if (!name) name = std::string(s);
+  auto parts = split(s, ':');
+  kind = std::string(parts[0]);
+  return parts;
+}
+
+void parse_compute(std::string_view s, const Parse& p) {
+  const auto parts = operation(s, p.row.compute, p.row.compute_kind);
+  if (parts.empty()) return;
   if (parts[0] == "gemm") {
     const auto dims = parts.size() > 1 ? split(parts[1], 'x') : std::vector<std::string_view>();
     const auto m = dims.size() == 3 ? parse_int(dims[0]) : std::nullopt;
@@ -120,16 +128,13 @@ void parse_compute(std::string_view s, const Parse& p) {
     if (!p.row.compute_target_ns) p.not_understood(parts[1]);
   } else {
     p.row.compute_dtype.reset();
-    p.not_understood(s);
+    p.not_understood(parts[0]);
   }
 }
 
 void parse_comm(std::string_view s, const Parse& p) {
-  s = trim(s);
-  if (s.empty() || s == "-") return;
-  if (!p.row.comm) p.row.comm = std::string(s);
-  const auto parts = split(s, ':');
-  p.row.comm_kind = std::string(parts[0]);
+  const auto parts = operation(s, p.row.comm, p.row.comm_kind);
+  if (parts.empty()) return;
   p.row.comm_peer = 0;
   for (size_t i = 1; i < parts.size(); ++i) {
     if (i == 1) {

@@ -88,10 +88,11 @@ void migrate(sqlite3* db, int from_version, const std::string& path) {
         if (had.count(std::string(c.name)) == 0) continue;
         common += (common.empty() ? "" : ", ") + std::string(c.name);
       }
-      exec(db,
-           create_table_sql(*t, /*temp=*/true) + "INSERT INTO temp." + std::string(name) + " (" +
-               common + ") SELECT " + common + " FROM main." + std::string(name) + ";",
-           path, from_version);
+      // A TEMP table of this build's columns, shadowing the file's, holding its rows.
+      std::string sql = create_table_sql(*t, /*temp=*/true);
+      sql.append("INSERT INTO temp.").append(name).append(" (").append(common);
+      sql.append(") SELECT ").append(common).append(" FROM main.").append(name).append(";");
+      exec(db, sql, path, from_version);
       if (name == "bench_result") fill_bench_config(db);
     }
   }
