@@ -33,7 +33,7 @@ class BenchResults : public ::testing::Test {
 
   // A c3bench --db file holding `rows` (run_id, status and times filled in here).
   std::string write(const std::string& name, std::vector<tracedb::BenchResultRow> rows) {
-    const std::string path = file(name);
+    std::string path = file(name);
     auto w = tracedb::Writer::create(path);
     tracedb::BenchRunRow run;
     run.started_at = "2026-01-01T00:00:00Z";

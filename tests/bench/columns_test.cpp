@@ -58,7 +58,7 @@ std::vector<Case> every_kind_of_case() {
       [](Options& o) { o.comms = {"none"}; },
   };
   for (const auto& run : runs) {
-    for (Case& c : cases_of(run)) all.push_back(std::move(c));
+    for (const Case& c : cases_of(run)) all.push_back(c);
   }
   return all;
 }

@@ -183,7 +183,7 @@ class MigrationOnOpen : public ::testing::Test {
   // A trace with one c3bench run and a result per label, written the way the v2 writer did:
   // label, compute, comm, comm_bytes and knobs, no typed columns.
   std::string v2_trace(const std::vector<std::string>& labels) {
-    const std::string path = file("v2.sqlite");
+    std::string path = file("v2.sqlite");
     {
       auto w = Writer::create(path);
       BenchRunRow run;
