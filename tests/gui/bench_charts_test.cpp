@@ -1,5 +1,7 @@
-// BenchCharts: c3bench label parsing (on labels c3bench really writes), the charts built from
-// results, the empty state, and a rendering check (headless: QT_QPA_PLATFORM=offscreen).
+// BenchCharts: the charts built from typed results, from a recorded trace and from the same trace
+// in the older schema (labels only, migrated on open), the empty state, and a rendering check
+// (headless: QT_QPA_PLATFORM=offscreen). The labels' parsing is tested where it lives
+// (tests/tracedb/bench_label_test.cpp, tests/bench/report_test.cpp).
 #include "bench_charts.h"
 
 #include <QBarCategoryAxis>
@@ -14,17 +16,20 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineSeries>
 #include <QProcess>
 #include <QSet>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "c3/analyzer/load.h"
+#include "tracedb/old_schema.h"
 
 namespace {
 
@@ -37,41 +42,48 @@ void headless_environment() {
 }
 Q_CONSTRUCTOR_FUNCTION(headless_environment)
 
+using c3::analyzer::BenchConfig;
+using c3::analyzer::BenchPriority;
 using c3::analyzer::BenchResult;
-using c3::gui::BenchCase;
 using c3::gui::BenchCharts;
-using c3::gui::parse_bench_label;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 const char* const kEmptyText =
     "No c3bench results in these traces (record `c3scope record -- c3bench ...` to get some).";
 
-// The knobs of a parsed case as c3bench's Knobs::label() writes them.
-std::string knobs_label(const BenchCase& c) {
-  std::string s;
-  auto add = [&](const std::string& kv) { s += (s.empty() ? "" : " ") + kv; };
-  if (c.priority != "equal") add("prio=" + c.priority);
-  if (c.order != "compute_first") add("order=" + c.order);
-  if (c.nchannels > 0) add("nch=" + std::to_string(c.nchannels));
-  if (c.min_ctas > 0 || c.max_ctas > 0)
-    add("ctas=" + std::to_string(c.min_ctas) + ":" + std::to_string(c.max_ctas));
-  if (c.sm_partition_pct > 0) add("smpart=" + std::to_string(c.sm_partition_pct) + "%");
-  if (c.chunks > 0) add("chunks=" + std::to_string(c.chunks));
-  return s;
+// A case's configuration, as c3bench writes it into bench_result's typed columns.
+BenchConfig config(const std::string& compute, const std::string& comm_kind, int64_t bytes) {
+  BenchConfig c;
+  c.known = true;
+  c.compute = compute;
+  c.compute_kind = compute.substr(0, compute.find(':'));
+  c.comm_kind = comm_kind;
+  c.comm_bytes = bytes;
+  return c;
+}
+
+BenchConfig gemm_allreduce(int64_t bytes) {
+  return config("gemm:8192x8192x8192:bf16", "allreduce", bytes);
+}
+
+BenchConfig pipelined(BenchConfig c, int chunks) {
+  c.pipelined = true;
+  c.chunks = chunks;
+  return c;
 }
 
 struct Spec {
-  std::string label;
+  BenchConfig config;
   double ideal = 1.5, realized = 1.2, comp_slow = 0.05, comm_slow = 0.5;
   std::optional<double> schedule;
   bool simulated = true;
   std::string backend = "sim";
 };
 
-Spec spec(std::string label, double ideal = 1.5, double realized = 1.2, double comp_slow = 0.05,
+Spec spec(BenchConfig config, double ideal = 1.5, double realized = 1.2, double comp_slow = 0.05,
           double comm_slow = 0.5) {
   Spec s;
-  s.label = std::move(label);
+  s.config = std::move(config);
   s.ideal = ideal;
   s.realized = realized;
   s.comp_slow = comp_slow;
@@ -83,7 +95,7 @@ BenchResult result(const Spec& s) {
   BenchResult r;
   r.backend = s.backend;
   r.simulated = s.simulated;
-  r.label = s.label;
+  r.config = s.config;
   r.scenario = "compute-long";
   r.t_comp = 1.4e6;
   r.t_comm = 0.4e6;
@@ -100,18 +112,17 @@ BenchResult result(const Spec& s) {
 // The default experiment's shape: 4 sizes, plain and pipelined with 1, 2, 4, 8 chunks.
 c3::analyzer::Trace default_experiment(bool simulated, const std::string& backend) {
   c3::analyzer::Trace t;
-  const std::vector<std::string> sizes = {"64M", "128M", "256M", "512M"};
+  const std::vector<int64_t> sizes = {64 * kMiB, 128 * kMiB, 256 * kMiB, 512 * kMiB};
   t.bench.reserve(sizes.size() * 5);
   double ideal = 1.1;
-  for (const auto& size : sizes) {
-    const std::string base = "gemm:8192x8192x8192:bf16 + allreduce:" + size;
+  for (const int64_t size : sizes) {
+    const BenchConfig base = gemm_allreduce(size);
     Spec plain = spec(base, ideal, 1.0 + (ideal - 1) * 0.1, 0.02 * ideal, 3.0 / ideal);
     plain.simulated = simulated;
     plain.backend = backend;
     t.bench.push_back(result(plain));
     for (int k : {1, 2, 4, 8}) {
-      Spec s =
-          spec(base + " [chunks=" + std::to_string(k) + "]", ideal, 1.0 + 0.05 * k, 0.01 * k, 0.0);
+      Spec s = spec(pipelined(base, k), ideal, 1.0 + 0.05 * k, 0.01 * k, 0.0);
       if (k > 1) s.schedule = 1.0 + 0.03 * k * ideal;
       s.simulated = simulated;
       s.backend = backend;
@@ -178,169 +189,16 @@ class BenchChartsTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void parses_real_labels_data();
-  void parses_real_labels();
-  void survives_bad_labels();
-  void parses_every_label_c3bench_writes();
   void charts_for_default_experiment();
   void slowdown_follows_the_varied_knob();
   void titles_say_real_gpu_or_mixed();
   void empty_shows_message();
-  void unparsable_labels_give_no_charts();
+  void unknown_configurations_give_no_charts();
   void renders_not_blank();
   void follows_dark_palette();
   void loads_a_recorded_trace();
+  void older_trace_shows_the_same_charts();
 };
-
-void BenchChartsTest::parses_real_labels_data() {
-  QTest::addColumn<QString>("label");
-  QTest::addColumn<QString>("compute");
-  QTest::addColumn<QString>("compute_kind");
-  QTest::addColumn<QString>("comm_kind");
-  QTest::addColumn<int64_t>("bytes");
-  QTest::addColumn<QString>("knobs");  // as knobs_label() renders the parsed case
-  QTest::addColumn<int>("chunks");
-  QTest::addColumn<bool>("peer");
-  // Labels from `c3bench --backend sim` (the default experiment), a knob sweep
-  // (--comm allreduce:64M --priority equal,comm_high,comm_low --order compute_first,comm_first
-  // --nchannels 0,4 --sm-partition 0,50 --ctas 4:16) and other op mixes.
-  const QString gemm = QStringLiteral("gemm:8192x8192x8192:bf16");
-  QTest::newRow("default plain") << "gemm:8192x8192x8192:bf16 + allreduce:64M" << gemm << "gemm"
-                                 << "allreduce" << 64 * kMiB << "" << 0 << false;
-  QTest::newRow("default chunks") << "gemm:8192x8192x8192:bf16 + allreduce:512M [chunks=8]" << gemm
-                                  << "gemm"
-                                  << "allreduce" << 512 * kMiB << "chunks=8" << 8 << false;
-  QTest::newRow("k=1 baseline") << "gemm:8192x8192x8192:bf16 + allreduce:128M [chunks=1]" << gemm
-                                << "gemm"
-                                << "allreduce" << 128 * kMiB << "chunks=1" << 1 << false;
-  QTest::newRow("all knobs")
-      << "gemm:8192x8192x8192:bf16 + allreduce:64M [prio=comm_low order=comm_first nch=4 "
-         "ctas=4:16 smpart=50%]"
-      << gemm << "gemm"
-      << "allreduce" << 64 * kMiB << "prio=comm_low order=comm_first nch=4 ctas=4:16 smpart=50%"
-      << 0 << false;
-  QTest::newRow("ctas") << "gemm:8192x8192x8192:bf16 + allreduce:64M [ctas=4:16]" << gemm << "gemm"
-                        << "allreduce" << 64 * kMiB << "ctas=4:16" << 0 << false;
-  QTest::newRow("comm only") << "- + allgather:1M"
-                             << ""
-                             << ""
-                             << "allgather" << kMiB << "" << 0 << false;
-  QTest::newRow("compute only") << "fma:500us + -"
-                                << "fma:500us"
-                                << "fma"
-                                << "" << int64_t{0} << "" << 0 << false;
-  QTest::newRow("sm_copy peer") << "triad:1G + sm_copy:64M:peer"
-                                << "triad:1G"
-                                << "triad"
-                                << "sm_copy" << 64 * kMiB << "" << 0 << true;
-  QTest::newRow("reducescatter") << "gemm:8192x8192x8192:bf16 + reducescatter:8M [chunks=2]" << gemm
-                                 << "gemm"
-                                 << "reducescatter" << 8 * kMiB << "chunks=2" << 2 << false;
-  QTest::newRow("plain bytes") << "fma:2000us + dma_d2d:4096"
-                               << "fma:2000us"
-                               << "fma"
-                               << "dma_d2d" << int64_t{4096} << "" << 0 << false;
-}
-
-void BenchChartsTest::parses_real_labels() {
-  QFETCH(QString, label);
-  QFETCH(QString, compute);
-  QFETCH(QString, compute_kind);
-  QFETCH(QString, comm_kind);
-  QFETCH(int64_t, bytes);
-  QFETCH(QString, knobs);
-  QFETCH(int, chunks);
-  QFETCH(bool, peer);
-  const BenchCase c = parse_bench_label(label.toStdString());
-  QVERIFY(c.parsed);
-  QCOMPARE(QString::fromStdString(c.compute), compute);
-  QCOMPARE(QString::fromStdString(c.compute_kind), compute_kind);
-  QCOMPARE(QString::fromStdString(c.comm_kind), comm_kind);
-  QCOMPARE(c.bytes, bytes);
-  QCOMPARE(QString::fromStdString(knobs_label(c)), knobs);
-  QCOMPARE(c.chunks, chunks);
-  QCOMPARE(c.peer, peer);
-  QVERIFY(c.unknown.empty());
-}
-
-void BenchChartsTest::survives_bad_labels() {
-  const std::vector<std::string> bad = {
-      "",
-      "garbage",
-      "[",
-      "]",
-      "[]",
-      " + ",
-      "a + b [",
-      "gemm + allreduce:999999999999999999999G",
-      "gemm + allreduce:G",
-      "gemm + allreduce:-5M",
-      "x + y [chunks=abc nch=-1 smpart=200% foo ctas=: prio= =]",
-      "x + y [smpart=% ctas=4: nch=99999999999999]",
-      std::string(10000, '['),
-      std::string(5000, '+') + " + " + std::string(5000, ':'),
-      std::string("a\0b + c", 7),
-  };
-  for (const auto& label : bad) {
-    const BenchCase c = parse_bench_label(label);
-    QVERIFY(c.bytes >= 0);
-    QVERIFY(c.chunks >= 0);
-    QVERIFY(c.nchannels >= 0);
-  }
-  // Unknown pieces are kept aside; what is readable is still read.
-  const BenchCase c =
-      parse_bench_label("gemm:1x2x3 + allreduce:64M:bf16 [nch=8 future=1 chunks=x smpart=25%]");
-  QVERIFY(c.parsed);
-  QCOMPARE(c.bytes, 64 * kMiB);
-  QCOMPARE(c.nchannels, 8);
-  QCOMPARE(c.sm_partition_pct, 25);
-  QCOMPARE(c.chunks, 0);
-  QCOMPARE(c.unknown.size(), size_t{3});  // bf16, future=1, chunks=x
-  QVERIFY(!parse_bench_label("no plus here").parsed);
-  QVERIFY(!parse_bench_label("").parsed);
-  QCOMPARE(parse_bench_label("gemm + allreduce:999999999999999999999G").bytes, int64_t{0});
-}
-
-void BenchChartsTest::parses_every_label_c3bench_writes() {
-  if (!QFile::exists(c3bench_path())) QSKIP("no c3bench in this build");
-  QTemporaryDir dir;
-  QVERIFY(dir.isValid());
-  struct Run {
-    QStringList args;
-  };
-  const std::vector<Run> runs = {
-      {{}},  // the default experiment
-      {{"--comm", "allreduce:64M..128M", "--priority", "equal,comm_high,comm_low", "--order",
-        "compute_first,comm_first", "--nchannels", "0,4", "--ctas", "4:16", "--sm-partition",
-        "0,50", "--schedule", "independent,chunks=1,2"}},
-      {{"--compute", "triad:1G", "--compute", "fma:500us", "--comm", "sm_copy:64M:peer", "--comm",
-        "dma_d2d:4096", "--comm", "reducescatter:8M:bf16"}},
-      {{"--compute", "none", "--comm", "allgather:1M..4M"}},
-  };
-  int checked = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const QString json = dir.filePath(QStringLiteral("run%1.json").arg(i));
-    const QString why = run_c3bench(runs[i].args + QStringList{QStringLiteral("--json"), json});
-    QVERIFY2(why.isEmpty(), qPrintable(why));
-    QFile f(json);
-    QVERIFY(f.open(QIODevice::ReadOnly));
-    const QJsonArray results = QJsonDocument::fromJson(f.readAll()).object()["results"].toArray();
-    QVERIFY(!results.isEmpty());
-    for (const auto& v : results) {
-      const QJsonObject o = v.toObject();
-      const QString label = o["label"].toString();
-      const BenchCase c = parse_bench_label(label.toStdString());
-      QVERIFY2(c.parsed, qPrintable(label));
-      QVERIFY2(c.unknown.empty(), qPrintable(label));
-      QCOMPARE(QString::fromStdString(c.compute), o["compute"].toString());
-      QCOMPARE(QString::fromStdString(c.comm), o["comm"].toString());
-      QCOMPARE(c.bytes, static_cast<int64_t>(o["comm_bytes"].toDouble()));
-      QCOMPARE(QString::fromStdString(knobs_label(c)), o["knobs"].toString());
-      ++checked;
-    }
-  }
-  QVERIFY(checked > 100);
-}
 
 void BenchChartsTest::charts_for_default_experiment() {
   const auto trace = default_experiment(true, "sim");
@@ -379,16 +237,15 @@ void BenchChartsTest::charts_for_default_experiment() {
 
 void BenchChartsTest::slowdown_follows_the_varied_knob() {
   c3::analyzer::Trace trace;
-  const std::string base = "gemm:8192x8192x8192:bf16 + allreduce:64M";
   double slow = 0.1;
   trace.bench.reserve(6);
-  for (const std::string prio : {"", "prio=comm_high ", "prio=comm_low "}) {
-    for (const std::string nch : {"", "nch=4"}) {
-      std::string knobs = prio + nch;
-      while (!knobs.empty() && knobs.back() == ' ') knobs.pop_back();
-      std::string label = base;
-      if (!knobs.empty()) label += " [" + knobs + "]";
-      trace.bench.push_back(result(spec(label, 1.3, 1.1, slow, 2 * slow)));
+  for (const BenchPriority prio :
+       {BenchPriority::equal, BenchPriority::comm_high, BenchPriority::comm_low}) {
+    for (const int nch : {0, 4}) {
+      BenchConfig c = gemm_allreduce(64 * kMiB);
+      c.priority = prio;
+      c.nchannels = nch;
+      trace.bench.push_back(result(spec(c, 1.3, 1.1, slow, 2 * slow)));
       slow += 0.1;
     }
   }
@@ -439,13 +296,11 @@ void BenchChartsTest::slowdown_follows_the_varied_knob() {
   c3::analyzer::Trace two;
   two.bench.reserve(8);
   for (const std::string compute : {"gemm:8192x8192x8192:bf16", "triad:1G"}) {
-    for (const std::string size : {"64M", "128M"}) {
-      for (const std::string knobs : {"", " [prio=comm_high]"}) {
-        std::string label = compute;
-        label += " + allreduce:";
-        label += size;
-        label += knobs;
-        two.bench.push_back(result(spec(label)));
+    for (const int64_t size : {64 * kMiB, 128 * kMiB}) {
+      for (const BenchPriority prio : {BenchPriority::equal, BenchPriority::comm_high}) {
+        BenchConfig c = config(compute, "allreduce", size);
+        c.priority = prio;
+        two.bench.push_back(result(spec(c)));
       }
     }
   }
@@ -516,11 +371,14 @@ void BenchChartsTest::empty_shows_message() {
   QVERIFY(!empty->isHidden());
 }
 
-void BenchChartsTest::unparsable_labels_give_no_charts() {
+void BenchChartsTest::unknown_configurations_give_no_charts() {
+  // Results whose configuration is not known (an older trace's unreadable label).
   c3::analyzer::Trace trace;
-  trace.bench.push_back(result(spec("what is this")));
-  trace.bench.push_back(result(spec("")));
-  trace.bench.push_back(result(spec("[chunks=2")));
+  for (const char* label : {"what is this", "", "[chunks=2"}) {
+    BenchResult r = result(spec(BenchConfig{}));
+    r.label = label;
+    trace.bench.push_back(r);
+  }
   BenchCharts w;
   w.set(&trace);
   QCOMPARE(w.chart_count(), 0);
@@ -602,6 +460,65 @@ void BenchChartsTest::loads_a_recorded_trace() {
   QCOMPARE(chunks->chart()->series().size(), 4);  // 64M..512M
   w.resize(1000, 700);
   save_tabs(w, QStringLiteral("recorded"));
+}
+
+void BenchChartsTest::older_trace_shows_the_same_charts() {
+  // One recorded run in this schema and the same file as the v2 writer left it (label and
+  // knobs strings only, no typed columns): the migration fills the configuration on open, and
+  // every chart, for every knob and case one can pick, is the same.
+  if (!QFile::exists(c3bench_path())) QSKIP("no c3bench in this build");
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const QString db = dir.filePath(QStringLiteral("v3.sqlite"));
+  const QString why = run_c3bench(
+      {QStringLiteral("--comm"), QStringLiteral("allreduce:64M..128M"),
+       QStringLiteral("--priority"), QStringLiteral("equal,comm_high"),
+       QStringLiteral("--nchannels"), QStringLiteral("0,4"), QStringLiteral("--schedule"),
+       QStringLiteral("independent,chunks=1,2"), QStringLiteral("--db"), db});
+  QVERIFY2(why.isEmpty(), qPrintable(why));
+  const QString old = dir.filePath(QStringLiteral("v2.sqlite"));
+  QVERIFY(QFile::copy(db, old));
+  c3::test::make_schema_v2(old.toStdString());
+
+  auto describe = [](BenchCharts& w) {
+    QStringList out = w.chart_titles();
+    for (int k = 0; k < w.slowdown_knobs().size(); ++k) {
+      w.set_slowdown_knob(k);
+      for (int c = 0; c < std::max<qsizetype>(1, w.slowdown_cases().size()); ++c) {
+        w.set_slowdown_case(c);
+        for (const auto* view : w.findChildren<QChartView*>()) {
+          out << view->chart()->title();
+          for (QAbstractAxis* axis : view->chart()->axes()) {
+            if (auto* cat = qobject_cast<QBarCategoryAxis*>(axis)) out << cat->categories();
+          }
+          for (const QAbstractSeries* series : view->chart()->series()) {
+            out << series->name();
+            if (const auto* line = qobject_cast<const QLineSeries*>(series)) {
+              for (const QPointF& p : line->points())
+                out << QStringLiteral("%1,%2").arg(p.x()).arg(p.y());
+            } else if (const auto* bars = qobject_cast<const QBarSeries*>(series)) {
+              for (const QBarSet* set : bars->barSets()) {
+                for (int i = 0; i < set->count(); ++i) out << QString::number(set->at(i));
+              }
+            }
+          }
+        }
+      }
+    }
+    return out;
+  };
+  const c3::analyzer::Trace now = c3::analyzer::load({db.toStdString()});
+  const c3::analyzer::Trace before = c3::analyzer::load({old.toStdString()});
+  QCOMPARE(before.bench.size(), now.bench.size());
+  BenchCharts a, b;
+  a.set(&now);
+  b.set(&before);
+  QCOMPARE(a.chart_count(), 3);
+  QCOMPARE(a.slowdown_knobs(),
+           (QStringList{QStringLiteral("stream priority"), QStringLiteral("NCCL channels")}));
+  const QStringList expected = describe(a);
+  QVERIFY(expected.size() > 40);
+  QCOMPARE(describe(b), expected);
 }
 
 QTEST_MAIN(BenchChartsTest)

@@ -11,6 +11,7 @@
 
 #include "c3/tracedb/schema.h"
 #include "c3/tracedb/version.h"
+#include "migrate.h"
 
 namespace c3::tracedb {
 
@@ -30,6 +31,23 @@ Query& Query::bind(int index, int64_t value) {
 Query& Query::bind(int index, const std::string& value) {
   sqlite3_bind_text(stmt_, index, value.c_str(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
+}
+Query& Query::bind(int index, const std::optional<int64_t>& value) {
+  if (!value) {
+    sqlite3_bind_null(stmt_, index);
+    return *this;
+  }
+  return bind(index, *value);
+}
+Query& Query::bind(int index, const std::optional<std::string>& value) {
+  if (!value) {
+    sqlite3_bind_null(stmt_, index);
+    return *this;
+  }
+  return bind(index, *value);
+}
+void Query::reset() {
+  sqlite3_reset(stmt_);
 }
 bool Query::step() {
   int rc = sqlite3_step(stmt_);
@@ -214,17 +232,8 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
                         " to v" + std::to_string(kSchemaVersion) +
                         "): re-record it, or read it with the c3scope release that wrote it");
   }
-  if (r->version_ < kSchemaVersion) {
-    // Read-time migration (schema.h kMigrations): later tables as empty TEMP tables.
-    const std::string sql = migration_sql(r->version_, /*temp=*/true);
-    char* err = nullptr;
-    if (!sql.empty() && sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "error";
-      sqlite3_free(err);
-      throw ReadError(ReadError::Kind::corrupt, "'" + path + "': cannot migrate schema v" +
-                                                    std::to_string(r->version_) + ": " + msg);
-    }
-  }
+  // Read-time migration (schema.h, Migration; migrate.h).
+  if (r->version_ < kSchemaVersion) migrate(db, r->version_, path);
   return r;
 }
 

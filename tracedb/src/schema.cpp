@@ -154,11 +154,19 @@ const CounterDesc kCounters[] = {
 };
 
 constexpr std::string_view kV2Tables[] = {"bench_run", "bench_result"};
+constexpr std::string_view kV3Rebuilt[] = {"bench_result"};
 const Migration kMigrations[] = {
     {2, "c3bench result tables (bench_run, bench_result)", kV2Tables},
+    {3,
+     "typed configuration of each c3bench case in bench_result (compute_kind to chunks); an "
+     "older file's rows get them from their labels",
+     {},
+     kV3Rebuilt},
 };
 
-std::string create_table_sql(const TableDesc& t, bool temp = false) {
+}  // namespace
+
+std::string create_table_sql(const TableDesc& t, bool temp) {
   std::string sql =
       std::string(temp ? "CREATE TEMP TABLE IF NOT EXISTS " : "CREATE TABLE IF NOT EXISTS ") +
       std::string(t.name) + " (";
@@ -171,6 +179,8 @@ std::string create_table_sql(const TableDesc& t, bool temp = false) {
   sql += ");\n";
   return sql;
 }
+
+namespace {
 
 // Markdown table cells must not contain a bare '|'.
 std::string cell(std::string_view s) {
@@ -214,7 +224,7 @@ C3_TABLES(C3_DEFINE_TABLE_OF)
 
 std::string create_tables_sql() {
   std::string sql;
-  for (const auto& t : kTables) sql += create_table_sql(t);
+  for (const auto& t : kTables) sql += create_table_sql(t, /*temp=*/false);
   return sql;
 }
 
@@ -270,9 +280,14 @@ std::string schema_markdown() {
     md += "| " + std::to_string(m.to_version) + " | " + cell(m.what) + " |\n";
   }
   md +=
-      "\nReaders open older files read-only and migrate them on the fly: the tables a later "
-      "version added appear as empty temporary tables of the reading connection, so every "
-      "query runs on any readable version; the file itself is never modified.\n\n";
+      "\nReaders open older files read-only and migrate them on the fly, so every query runs on "
+      "any readable version; the file itself is never modified. The tables a later version "
+      "added appear as empty temporary tables of the reading connection. A table whose "
+      "columns a later version changed appears as a temporary table of the new columns that "
+      "shadows the file's, holding the file's rows: from v2, `bench_result` gets its typed "
+      "configuration (`compute_kind` to `chunks`) from each row's `label`, read as c3bench "
+      "wrote it (`<compute> + <comm>[ [<knobs>]]`); a label that cannot be read leaves them "
+      "NULL, and `comm_dtype`, which labels do not carry, stays NULL.\n\n";
   md += "## Tables\n\n";
   for (const auto& t : kTables) {
     md += "### `" + std::string(t.name) + "`\n\n" + std::string(t.doc) + ".\n\n";

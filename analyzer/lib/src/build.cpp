@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "bench_load.h"
+
 namespace c3::analyzer {
 
 int32_t Shapes::id(const KernelShape& s) {
@@ -148,6 +150,10 @@ bool make_possible(BenchResult& b) {
       x->reset();
       changed = true;
     }
+  }
+  if (!possible(b.config)) {
+    b.config = {};
+    changed = true;
   }
   return changed;
 }

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_load.h"
 #include "build.h"
 
 namespace fs = std::filesystem;
@@ -28,7 +29,8 @@ constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // 2: c3bench busbw, process versions; 3: NVTX range kind and colour. Format 2 still reads (its
 // ranges as push/pop without a colour); a cache's key names its format, so a user's cache of
 // format 2 is rebuilt, and what reads one is the fuzzers' regressions, which stay meaningful.
-constexpr int64_t kFormat = 3;
+// 4: c3bench results' typed configuration (BenchConfig); older formats get it from the label.
+constexpr int64_t kFormat = 4;
 constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
@@ -279,6 +281,27 @@ void visit(IO& io, T& t) {
         io.field(b.simulated);
         io.field(b.label);
         io.field(b.scenario);
+        if (io.format() >= 4) {
+          auto& c = b.config;
+          io.field(c.known);
+          for (auto* v : {&c.compute, &c.compute_kind, &c.compute_dtype, &c.comm, &c.comm_kind,
+                          &c.comm_dtype}) {
+            io.field(*v);
+          }
+          for (auto* v : {&c.gemm_m, &c.gemm_n, &c.gemm_k, &c.compute_bytes, &c.compute_target_ns,
+                          &c.comm_bytes}) {
+            io.field(*v);
+          }
+          io.field(c.comm_peer);
+          io.field(c.priority);
+          io.field(c.order);
+          for (auto* v : {&c.nchannels, &c.min_ctas, &c.max_ctas, &c.sm_partition_pct, &c.chunks}) {
+            io.field(*v);
+          }
+          io.field(c.pipelined);
+        } else if constexpr (!std::is_const_v<std::remove_reference_t<decltype(b)>>) {
+          b.config = bench_config_from_label(b.label);
+        }
         io.field(b.t_comp);
         io.field(b.t_comm);
         io.field(b.t_c3);
@@ -289,7 +312,7 @@ void visit(IO& io, T& t) {
           io.field(*v);
         }
       },
-      64);
+      io.format() >= 4 ? 224 : 64);
   io.field(t.skipped);
   io.field(t.first_skipped);
 }

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "bench_load.h"
 #include "build.h"
 #include "c3/tracedb/reader.h"
 
@@ -220,68 +221,6 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
   }
 }
 
-// c3bench results recorded with the trace (bench_run.pid names the process).
-void read_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
-  auto q = r.query(
-      "SELECT r.pid, r.backend, r.simulated, b.label, IFNULL(b.scenario, ''), "
-      "IFNULL(b.t_comp_ns, 0), "
-      "IFNULL(b.t_comm_ns, 0), IFNULL(b.t_c3_ns, 0), b.compute_slowdown, b.comm_slowdown, "
-      "b.ideal_speedup, "
-      "b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal, "
-      "b.decomposition_loss_comp, "
-      "b.decomposition_loss_comm, b.schedule_speedup, b.busbw, r.id, r.host, r.rank, "
-      "r.command_line FROM bench_result b JOIN bench_run r ON "
-      "r.id = b.run_id "
-      "WHERE b.status = 'ok' ORDER BY b.id");
-  auto opt = [&](int c) { return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c)); };
-  // The traced process the run's pid names; results without one (c3bench --db) get the run as
-  // their process, so that they reach summaries and comparisons. Its id is below every real
-  // process id.
-  auto process_of_run = [&] {
-    int found = -1;
-    for (const auto& [id, idx] : b.processes()) {
-      if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) found = idx;
-    }
-    if (found >= 0) return found;
-    const int64_t id = INT64_MIN / 2 - q.i64(18);
-    found = b.process_index(id);
-    if (found < 0) {
-      Process p;
-      p.pid = q.i64(0);
-      p.host = q.text(19);
-      p.rank = q.i64(20);
-      p.command_line = q.text(21);
-      p.trace_clock = "none (c3bench results only)";
-      b.process(id, std::move(p));
-      found = b.process_index(id);
-    }
-    return found;
-  };
-  while (q.step()) {
-    BenchResult br;
-    br.process = static_cast<int16_t>(process_of_run());
-    br.backend = q.text(1);
-    br.simulated = q.i64(2) != 0;
-    br.label = q.text(3);
-    br.scenario = q.text(4);
-    br.t_comp = q.real(5);
-    br.t_comm = q.real(6);
-    br.t_c3 = q.real(7);
-    br.compute_slowdown = opt(8);
-    br.comm_slowdown = opt(9);
-    br.ideal_speedup = opt(10);
-    br.realized_speedup = opt(11);
-    br.fraction_of_ideal = opt(12);
-    br.realized_over_ideal = opt(13);
-    br.decomposition_loss_comp = opt(14);
-    br.decomposition_loss_comm = opt(15);
-    br.schedule_speedup = opt(16);
-    br.busbw = opt(17);
-    make_possible(br);
-    t.bench.push_back(std::move(br));
-  }
-}
-
 // NVTX ranges (marks have no duration and are left out).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
@@ -324,7 +263,8 @@ void load_file(const std::string& path, Trace& t, bool defer,
   }
   read_memcpys(*r, b);
   read_memsets(*r, b);
-  read_bench_results(*r, b, t);
+  // c3bench results recorded with the trace (bench_run.pid names the process).
+  load_bench_results(*r, b, t);
   read_ranges(*r, b);
   b.done();
 }

@@ -197,6 +197,49 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
   return j.dump(2) + "\n";
 }
 
+void case_columns(const Case& c, tracedb::BenchResultRow& row) {
+  row.case_id = c.id;
+  row.label = c.label();
+  if (c.compute) {
+    const ComputeOp& op = *c.compute;
+    row.compute = op.label();
+    row.compute_kind = compute_kind_name(op.kind);
+    row.compute_dtype = dtype_name(op.dtype);
+    switch (op.kind) {
+      case ComputeKind::gemm:
+        row.gemm_m = op.m;
+        row.gemm_n = op.n;
+        row.gemm_k = op.k;
+        break;
+      case ComputeKind::triad:
+        row.compute_bytes = op.bytes;
+        break;
+      case ComputeKind::fma:
+        row.compute_target_ns = op.target_ns;
+        break;
+    }
+  }
+  if (c.comm) {
+    row.comm = c.comm->label();
+    row.comm_kind = comm_kind_name(c.comm->kind);
+    row.comm_bytes = c.comm->bytes;
+    row.comm_dtype = dtype_name(c.comm->dtype);
+    row.comm_peer = c.comm->peer ? 1 : 0;
+  }
+  const Knobs& k = c.knobs;
+  row.knobs = k.label();
+  row.priority = k.priority == Knobs::Priority::comm_high  ? "comm_high"
+                 : k.priority == Knobs::Priority::comm_low ? "comm_low"
+                                                           : "equal";
+  row.launch_order = k.order == Knobs::Order::comm_first ? "comm_first" : "compute_first";
+  row.nchannels = k.nchannels;
+  row.min_ctas = k.min_ctas;
+  row.max_ctas = k.max_ctas;
+  row.sm_partition_pct = k.sm_partition_pct;
+  row.pipelined = k.pipelined ? 1 : 0;
+  row.chunks = k.chunks;
+}
+
 void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results) {
   tracedb::Writer* w = &db;
   tracedb::BenchRunRow run;
@@ -219,14 +262,7 @@ void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Re
   for (const auto& r : results) {
     tracedb::BenchResultRow row;
     row.run_id = run_id;
-    row.case_id = r.c.id;
-    row.label = r.c.label();
-    if (r.c.compute) row.compute = r.c.compute->label();
-    if (r.c.comm) {
-      row.comm = r.c.comm->label();
-      row.comm_bytes = r.c.comm->bytes;
-    }
-    row.knobs = r.c.knobs.label();
+    case_columns(r.c, row);
     row.status = r.skip_reason.empty() ? "ok" : "skipped";
     if (!r.skip_reason.empty()) row.skip_reason = r.skip_reason;
     auto put = [](const std::optional<Stats>& s, tracedb::OptReal& med, tracedb::OptReal& lo,

@@ -35,6 +35,10 @@ class Query {
   Query& operator=(const Query&) = delete;
   Query& bind(int index, int64_t value);
   Query& bind(int index, const std::string& value);
+  Query& bind(int index, const std::optional<int64_t>& value);  // NULL when empty
+  Query& bind(int index, const std::optional<std::string>& value);
+  // Makes the statement ready to run again (bindings stay until bound anew).
+  void reset();
   bool step();  // true while a row is available
   int64_t i64(int col) const;
   std::optional<int64_t> opt_i64(int col) const;

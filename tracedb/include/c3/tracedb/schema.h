@@ -2,7 +2,8 @@
 //
 // Every table is one X-macro list of (column, C++ type, SQL type, doc). From that single list we
 // generate the row struct the writer takes, the CREATE TABLE statement, the INSERT binding and
-// docs/schema.md (tests/tracedb/schema_doc_test.cpp fails when the doc and this file disagree).
+// docs/schema.md (Schema.DocMatchesDeclaration in tests/tracedb/schema_test.cpp fails when the doc
+// and this file disagree).
 // Table and column names are a contract with the analyzer, the GUI, importers and users' SQL:
 // change them only with a schema version bump and a migration of older files (kMigrations).
 #pragma once
@@ -18,7 +19,8 @@ namespace c3::tracedb {
 // Version of the schema this build writes. Bump on any change to tables, columns or views.
 //   1: first release (issue 1: collector).
 //   2: c3bench result tables bench_run, bench_result.
-inline constexpr int kSchemaVersion = 2;
+//   3: typed configuration columns of bench_result (C3_BENCH_CONFIG_COLUMNS; issue 14).
+inline constexpr int kSchemaVersion = 3;
 // Oldest schema version this build can read (older files get a "too old" error naming both).
 inline constexpr int kOldestReadableVersion = 1;
 
@@ -327,15 +329,56 @@ using OptText = std::optional<std::string>;
   X(prefix##_min_ns, OptReal, "REAL", "Minimum " what " (ns)") \
   X(prefix##_max_ns, OptReal, "REAL", "Maximum " what " (ns)")
 
+// The configuration of a c3bench case, typed (schema v3). c3bench writes them; in a v2 file
+// they are read from the case's label when the file is opened (tracedb/src/migrate.cpp). NULL
+// where they do not apply, and all of them in a migrated row whose label could not be read.
+#define C3_BENCH_CONFIG_COLUMNS(X)                                                                \
+  X(compute_kind, OptText, "TEXT", "gemm, triad or fma; NULL without a compute operation")        \
+  X(gemm_m, OptI64, "INTEGER", "GEMM M (rows of A and C); NULL for other compute kinds")          \
+  X(gemm_n, OptI64, "INTEGER", "GEMM N (columns of B and C)")                                     \
+  X(gemm_k, OptI64, "INTEGER", "GEMM K (the reduced dimension)")                                  \
+  X(compute_dtype, OptText, "TEXT", "Element type of the compute: fp32, fp16 or bf16")            \
+  X(compute_bytes, OptI64, "INTEGER", "triad: bytes per array")                                   \
+  X(compute_target_ns, OptI64, "INTEGER", "fma: the time alone it is sized to take (ns)")         \
+  X(comm_kind, OptText, "TEXT",                                                                   \
+    "allreduce, allgather, reducescatter, alltoall, sendrecv, dma_d2d, dma_p2p or sm_copy; NULL " \
+    "without communication")                                                                      \
+  X(comm_dtype, OptText, "TEXT",                                                                  \
+    "Element type of the communication: fp32, fp16 or bf16 (NULL in a migrated v2 row: labels "   \
+    "do not carry it)")                                                                           \
+  X(comm_peer, OptI64, "INTEGER",                                                                 \
+    "1 for an sm_copy into the next GPU (sm_copy:SIZE:peer), else 0 (dma_p2p always copies to "   \
+    "the next GPU)")                                                                              \
+  X(priority, OptText, "TEXT",                                                                    \
+    "Stream priorities: equal, comm_high (the communication stream's is higher) or comm_low")     \
+  X(launch_order, OptText, "TEXT",                                                                \
+    "Which operation is launched first: compute_first or "                                        \
+    "comm_first")                                                                                 \
+  X(nchannels, OptI64, "INTEGER", "NCCL channels (NCCL_MIN/MAX_NCHANNELS); 0: NCCL's choice")     \
+  X(min_ctas, OptI64, "INTEGER", "NCCL minCTAs (ncclConfig_t); 0: default")                       \
+  X(max_ctas, OptI64, "INTEGER", "NCCL maxCTAs; 0: default")                                      \
+  X(sm_partition_pct, OptI64, "INTEGER",                                                          \
+    "Green contexts: % of the SMs for the compute (the rest for the communication); 0: off")      \
+  X(pipelined, OptI64, "INTEGER",                                                                 \
+    "1: compute and communication split into `chunks` pieces and pipelined (FiCCO-style); 0: "    \
+    "independent streams")                                                                        \
+  X(chunks, OptI64, "INTEGER",                                                                    \
+    "Pieces of a pipelined schedule (1: its unsplit baseline); 1 when "                           \
+    "independent")
+
 #define C3_TABLE_BENCH_RESULT(X)                                                                \
   X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                \
   X(run_id, I64, "INTEGER NOT NULL", "bench_run.id")                                            \
   X(case_id, I64, "INTEGER NOT NULL", "Case number within the run (NVTX payload of its range)") \
-  X(label, Text, "TEXT NOT NULL", "The case: compute + communication [knobs]")                  \
+  X(label, Text, "TEXT NOT NULL",                                                               \
+    "The case as c3bench names it: compute + communication [knobs] (for display and for "       \
+    "matching results; the typed columns hold its configuration)")                              \
   X(compute, OptText, "TEXT", "Compute operation, e.g. gemm:8192x8192x8192:bf16")               \
   X(comm, OptText, "TEXT", "Communication operation, e.g. allreduce:64M")                       \
   X(comm_bytes, OptI64, "INTEGER", "Message size S as nccl-tests counts it")                    \
-  X(knobs, Text, "TEXT NOT NULL", "Non-default knobs: prio, order, nch, ctas, smpart, chunks")  \
+  X(knobs, Text, "TEXT NOT NULL",                                                               \
+    "Non-default knobs as c3bench spells them: prio, order, nch, ctas, smpart, chunks")         \
+  C3_BENCH_CONFIG_COLUMNS(X)                                                                    \
   X(status, Text, "TEXT NOT NULL", "ok, or skipped when the backend cannot run the case")       \
   X(skip_reason, OptText, "TEXT", "Why the case was skipped")                                   \
   C3_TIME_STATS(X, t_comp, "compute time alone")                                                \
@@ -389,7 +432,8 @@ using OptText = std::optional<std::string>;
   T(bench_run, BenchRunRow, C3_TABLE_BENCH_RUN,                                                    \
     "c3bench runs: backend, devices (or the simulated preset), options")                           \
   T(bench_result, BenchResultRow, C3_TABLE_BENCH_RESULT,                                           \
-    "c3bench results, one row per case: times alone, concurrent and serial, and the C3 metrics")
+    "c3bench results, one row per case: its configuration, times alone, concurrent and serial, "   \
+    "and the C3 metrics")
 
 // ---------------------------------------------------------------------------------------------
 // Generated row structs.
@@ -435,18 +479,24 @@ std::span<const TableDesc> tables();
 std::span<const ViewDesc> views();
 std::span<const IndexDesc> indexes();
 
+// CREATE TABLE IF NOT EXISTS statement for one table (a TEMP table when `temp`).
+std::string create_table_sql(const TableDesc& t, bool temp);
 // CREATE statements for every table and view (indexes come separately; the writer creates them
 // when it closes so that inserts stay fast).
 std::string create_tables_sql();
 
-// What each schema version added. Readers migrate older files on open: a version-v file gets
-// the tables added after v as empty TEMP tables of its read-only connection, so every query of
-// this build runs on it unchanged (the file itself is never modified). Adding tables is the
-// only kind of change so far; a change to existing columns would need more than this.
+// What each schema version added. Readers migrate older files on open (the file itself is never
+// modified), on their read-only connection:
+//  - tables added after the file's version appear as empty TEMP tables, so every query of this
+//    build runs on it unchanged;
+//  - tables whose columns changed (`rebuilt_tables`) appear as TEMP tables of this build's
+//    columns that shadow the file's (SQLite looks in temp first): the file's rows are copied and
+//    the new columns filled from what the older version stored (migrate.h).
 struct Migration {
   int to_version;
   std::string_view what;
   std::span<const std::string_view> new_tables;
+  std::span<const std::string_view> rebuilt_tables = {};
 };
 std::span<const Migration> migrations();
 // SQL creating the tables a version-`from` file lacks (TEMP tables when `temp`).

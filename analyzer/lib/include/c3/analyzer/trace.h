@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/bench_results.h"
+
 namespace c3::analyzer {
 
 enum class Kind : uint8_t { kernel, memcpy, memset };
@@ -119,19 +121,6 @@ struct Range {
 struct LaunchDelay {
   int16_t process = 0, device = 0;
   int64_t delay_ns = 0;
-};
-
-// A c3bench result row found in a trace (bench_result), for the controlled-experiment metrics.
-struct BenchResult {
-  int16_t process = 0;
-  std::string backend;
-  bool simulated = false;
-  std::string label, scenario;
-  double t_comp = 0, t_comm = 0, t_c3 = 0;  // ns, medians
-  std::optional<double> compute_slowdown, comm_slowdown, ideal_speedup, realized_speedup,
-      fraction_of_ideal, realized_over_ideal, decomposition_loss_comp, decomposition_loss_comm,
-      schedule_speedup;
-  std::optional<double> busbw;  // bytes/s, collectives with a size
 };
 
 // A file whose kernel launch shapes and launch delays a deferred load (LoadOptions::

@@ -12,7 +12,8 @@
 
 namespace c3::tracedb {
 class Writer;
-}
+struct BenchResultRow;
+}  // namespace c3::tracedb
 
 namespace c3::bench {
 
@@ -50,6 +51,10 @@ std::vector<std::string> result_notes(const Result& r);
 
 // JSON document of a whole run (schema "c3bench/1", documented in docs/c3bench.md).
 std::string to_json(const RunInfo& info, const std::vector<Result>& results);
+
+// The columns of bench_result that describe case `c`: case_id, label, compute, comm, comm_bytes,
+// knobs and the typed configuration (schema.h, C3_BENCH_CONFIG_COLUMNS).
+void case_columns(const Case& c, tracedb::BenchResultRow& row);
 
 // Inserts the run's bench_run row and its bench_result rows (no commit).
 void write_tables(tracedb::Writer& db, const RunInfo& info, const std::vector<Result>& results);

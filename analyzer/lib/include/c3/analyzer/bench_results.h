@@ -1,0 +1,61 @@
+// c3bench results as the analyzer holds them (Trace::bench): the metrics of each case and the
+// configuration it ran, typed. The loader fills them from bench_result's typed columns (schema
+// v3; an older trace gets them from its labels when tracedb opens it, so nothing here or above
+// parses labels). The label stays for display and for matching results across traces.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace c3::analyzer {
+
+// Stream priorities of a case: equal, or the communication stream's higher or lower.
+enum class BenchPriority : uint8_t { equal, comm_high, comm_low };
+// Which operation a case launches first.
+enum class BenchOrder : uint8_t { compute_first, comm_first };
+const char* bench_priority_name(BenchPriority p);  // "equal", "comm_high", "comm_low"
+const char* bench_order_name(BenchOrder o);        // "compute_first", "comm_first"
+
+// The configuration of one case (bench_result's C3_BENCH_CONFIG_COLUMNS).
+struct BenchConfig {
+  // False when it is not known: a row of an older trace whose label could not be read, or a
+  // result read from a summary or from c3bench's JSON (they carry the label only).
+  bool known = false;
+  // The compute operation: its name as c3bench writes it ("gemm:8192x8192x8192:bf16"), kind
+  // ("gemm", "triad", "fma") and size; empty names and kind: none.
+  std::string compute, compute_kind, compute_dtype;
+  int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;  // gemm
+  int64_t compute_bytes = 0;                   // triad: bytes per array
+  int64_t compute_target_ns = 0;               // fma: its time alone
+  // The communication: name ("allreduce:64M"), kind ("allreduce", ..., "sm_copy") and message
+  // size S as nccl-tests counts it; empty names and kind, 0 bytes: none.
+  std::string comm, comm_kind, comm_dtype;  // comm_dtype: empty in older traces
+  int64_t comm_bytes = 0;
+  bool comm_peer = false;  // an sm_copy into the next GPU
+  // The knobs.
+  BenchPriority priority = BenchPriority::equal;
+  BenchOrder order = BenchOrder::compute_first;
+  int nchannels = 0;         // 0: NCCL's choice
+  int min_ctas = 0;          // 0: default
+  int max_ctas = 0;          // 0: default
+  int sm_partition_pct = 0;  // % of SMs for compute (green contexts); 0: off
+  bool pipelined = false;    // split into `chunks` pieces and pipelined; else independent
+  int chunks = 1;            // pieces of a pipelined schedule (1: its unsplit baseline)
+};
+
+// A c3bench result row found in a trace (bench_result), for the controlled-experiment metrics.
+struct BenchResult {
+  int16_t process = 0;
+  std::string backend;
+  bool simulated = false;
+  std::string label, scenario;
+  BenchConfig config;
+  double t_comp = 0, t_comm = 0, t_c3 = 0;  // ns, medians
+  std::optional<double> compute_slowdown, comm_slowdown, ideal_speedup, realized_speedup,
+      fraction_of_ideal, realized_over_ideal, decomposition_loss_comp, decomposition_loss_comm,
+      schedule_speedup;
+  std::optional<double> busbw;  // bytes/s, collectives with a size
+};
+
+}  // namespace c3::analyzer

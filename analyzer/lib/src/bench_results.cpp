@@ -1,0 +1,182 @@
+#include "c3/analyzer/bench_results.h"
+
+#include <climits>
+#include <cstdint>
+#include <utility>
+
+#include "bench_load.h"
+#include "c3/tracedb/bench_label.h"
+
+namespace c3::analyzer {
+
+const char* bench_priority_name(BenchPriority p) {
+  switch (p) {
+    case BenchPriority::equal:
+      return "equal";
+    case BenchPriority::comm_high:
+      return "comm_high";
+    case BenchPriority::comm_low:
+      return "comm_low";
+  }
+  return "?";
+}
+
+const char* bench_order_name(BenchOrder o) {
+  return o == BenchOrder::comm_first ? "comm_first" : "compute_first";
+}
+
+bool possible(const BenchConfig& c) {
+  if (!c.known) return true;
+  for (const int v : {c.nchannels, c.min_ctas, c.max_ctas, c.sm_partition_pct}) {
+    if (v < 0) return false;
+  }
+  for (const int64_t v :
+       {c.gemm_m, c.gemm_n, c.gemm_k, c.compute_bytes, c.compute_target_ns, c.comm_bytes}) {
+    if (v < 0) return false;
+  }
+  return c.sm_partition_pct <= 100 && c.chunks >= 1 &&
+         static_cast<uint8_t>(c.priority) <= static_cast<uint8_t>(BenchPriority::comm_low) &&
+         static_cast<uint8_t>(c.order) <= static_cast<uint8_t>(BenchOrder::comm_first);
+}
+
+BenchConfig bench_config(const tracedb::BenchResultRow& row) {
+  BenchConfig c;
+  if (!row.priority || !row.launch_order || !row.nchannels || !row.min_ctas || !row.max_ctas ||
+      !row.sm_partition_pct || !row.pipelined || !row.chunks) {
+    return c;
+  }
+  auto small = [](const tracedb::OptI64& v, int& out) {
+    if (*v < INT_MIN || *v > INT_MAX) return false;
+    out = static_cast<int>(*v);
+    return true;
+  };
+  if (!small(row.nchannels, c.nchannels) || !small(row.min_ctas, c.min_ctas) ||
+      !small(row.max_ctas, c.max_ctas) || !small(row.sm_partition_pct, c.sm_partition_pct) ||
+      !small(row.chunks, c.chunks)) {
+    return {};
+  }
+  if (*row.priority == "comm_high") {
+    c.priority = BenchPriority::comm_high;
+  } else if (*row.priority == "comm_low") {
+    c.priority = BenchPriority::comm_low;
+  } else if (*row.priority != "equal") {
+    return {};
+  }
+  if (*row.launch_order == "comm_first") {
+    c.order = BenchOrder::comm_first;
+  } else if (*row.launch_order != "compute_first") {
+    return {};
+  }
+  c.pipelined = *row.pipelined != 0;
+  if (row.compute_kind) {
+    c.compute = row.compute.value_or(*row.compute_kind);
+    c.compute_kind = *row.compute_kind;
+    c.compute_dtype = row.compute_dtype.value_or("");
+    c.gemm_m = row.gemm_m.value_or(0);
+    c.gemm_n = row.gemm_n.value_or(0);
+    c.gemm_k = row.gemm_k.value_or(0);
+    c.compute_bytes = row.compute_bytes.value_or(0);
+    c.compute_target_ns = row.compute_target_ns.value_or(0);
+  }
+  if (row.comm_kind) {
+    c.comm = row.comm.value_or(*row.comm_kind);
+    c.comm_kind = *row.comm_kind;
+    c.comm_dtype = row.comm_dtype.value_or("");
+    c.comm_bytes = row.comm_bytes.value_or(0);
+    c.comm_peer = row.comm_peer.value_or(0) != 0;
+  }
+  c.known = true;
+  if (!possible(c)) return {};
+  return c;
+}
+
+BenchConfig bench_config_from_label(const std::string& label) {
+  tracedb::BenchResultRow row;
+  row.label = label;
+  tracedb::config_from_label(row);
+  return bench_config(row);
+}
+
+namespace {
+
+void get(const tracedb::Query& q, int col, tracedb::OptI64& v) {
+  v = q.opt_i64(col);
+}
+void get(const tracedb::Query& q, int col, tracedb::OptText& v) {
+  v = q.opt_text(col);
+}
+
+}  // namespace
+
+void load_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
+  // The typed configuration's columns follow the fixed ones, in schema order.
+  std::string config_columns;
+#define C3_SELECT_COLUMN(name, type, sql, doc) config_columns += ", b." #name;
+  C3_BENCH_CONFIG_COLUMNS(C3_SELECT_COLUMN)
+#undef C3_SELECT_COLUMN
+  constexpr int kFirstConfigColumn = 25;
+  auto q = r.query(
+      "SELECT r.pid, r.backend, r.simulated, b.label, IFNULL(b.scenario, ''), "
+      "IFNULL(b.t_comp_ns, 0), IFNULL(b.t_comm_ns, 0), IFNULL(b.t_c3_ns, 0), b.compute_slowdown, "
+      "b.comm_slowdown, b.ideal_speedup, b.realized_speedup, b.fraction_of_ideal, "
+      "b.realized_over_ideal, b.decomposition_loss_comp, b.decomposition_loss_comm, "
+      "b.schedule_speedup, b.busbw, r.id, r.host, r.rank, r.command_line, b.compute, b.comm, "
+      "b.comm_bytes" +
+      config_columns + " FROM bench_result b JOIN bench_run r ON r.id = b.run_id " +
+      "WHERE b.status = 'ok' ORDER BY b.id");
+  auto opt = [&](int c) { return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c)); };
+  while (q.step()) {
+    BenchResult br;
+    int found = -1;
+    for (const auto& [id, idx] : b.processes()) {
+      if (t.processes[static_cast<size_t>(idx)].pid == q.i64(0)) found = idx;
+    }
+    if (found < 0) {
+      // Results without a traced process (c3bench --db): the run is the process, so that
+      // they reach summaries and comparisons. Its id is below every real process id.
+      const int64_t id = INT64_MIN / 2 - q.i64(18);
+      found = b.process_index(id);
+      if (found < 0) {
+        Process p;
+        p.pid = q.i64(0);
+        p.host = q.text(19);
+        p.rank = q.i64(20);
+        p.command_line = q.text(21);
+        p.trace_clock = "none (c3bench results only)";
+        b.process(id, std::move(p));
+        found = b.process_index(id);
+      }
+    }
+    br.process = static_cast<int16_t>(found);
+    br.backend = q.text(1);
+    br.simulated = q.i64(2) != 0;
+    br.label = q.text(3);
+    br.scenario = q.text(4);
+    br.t_comp = q.real(5);
+    br.t_comm = q.real(6);
+    br.t_c3 = q.real(7);
+    br.compute_slowdown = opt(8);
+    br.comm_slowdown = opt(9);
+    br.ideal_speedup = opt(10);
+    br.realized_speedup = opt(11);
+    br.fraction_of_ideal = opt(12);
+    br.realized_over_ideal = opt(13);
+    br.decomposition_loss_comp = opt(14);
+    br.decomposition_loss_comm = opt(15);
+    br.schedule_speedup = opt(16);
+    br.busbw = opt(17);
+    tracedb::BenchResultRow row;
+    row.compute = q.opt_text(22);
+    row.comm = q.opt_text(23);
+    row.comm_bytes = q.opt_i64(24);
+    int col = kFirstConfigColumn;
+#define C3_GET_COLUMN(name, type, sql, doc) get(q, col++, row.name);
+    C3_BENCH_CONFIG_COLUMNS(C3_GET_COLUMN)
+#undef C3_GET_COLUMN
+    br.config = bench_config(row);
+    make_possible(br);
+    t.bench.push_back(std::move(br));
+  }
+}
+
+}  // namespace c3::analyzer
