@@ -8,26 +8,19 @@
 #include <set>
 #include <utility>
 
+#include "c3/common/units.h"
+
 namespace c3::gui::bench_grouping {
 
 using analyzer::BenchConfig;
 using analyzer::BenchResult;
-
-namespace {
-constexpr const char* kSizeUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-}  // namespace
 
 int chunks_of(const BenchConfig& c) {
   return c.pipelined ? c.chunks : 0;
 }
 
 QString size_text(int64_t bytes) {
-  int unit = 0;
-  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return QStringLiteral("%1 %2").arg(bytes).arg(QLatin1String(kSizeUnits[unit]));
+  return QString::fromStdString(common::format_bytes(bytes, common::BytesStyle::exact));
 }
 
 KnobValue knob_value(const BenchConfig& c, Knob k) {

@@ -1,18 +1,13 @@
 #include "kineto_names.h"
 
 #include <cctype>
-#include <utility>
+
+#include "c3/common/copy_kinds.h"
 
 namespace c3::importer::kineto {
 
 void memcpy_kinds(std::string_view name, std::string* kind, std::string* src, std::string* dst) {
-  static const std::pair<const char*, const char*> kinds[] = {
-      {"HtoD", "H2D"}, {"DtoH", "D2H"}, {"DtoD", "D2D"}, {"HtoH", "H2H"}, {"PtoP", "P2P"},
-      {"AtoD", "A2D"}, {"DtoA", "D2A"}, {"AtoA", "A2A"}, {"AtoH", "A2H"}, {"HtoA", "H2A"}};
-  *kind = "unknown";
-  for (const auto& [k, v] : kinds) {
-    if (name.find(k) != std::string_view::npos) *kind = v;
-  }
+  *kind = common::copy_kind_in_name(name);
   *src = *dst = "unknown";
   const size_t lp = name.find('('), arrow = name.find(" -> "), rp = name.rfind(')');
   if (lp != std::string_view::npos && arrow != std::string_view::npos &&

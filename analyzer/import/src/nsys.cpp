@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "c3/common/copy_kinds.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
@@ -79,54 +80,6 @@ std::string text(sqlite3_stmt* s, int c) {
 std::string col(const std::set<std::string>& cols, const std::string& name,
                 const std::string& fallback) {
   return cols.count(name) ? "\"" + name + "\"" : fallback;
-}
-
-// CUPTI_ActivityMemcpyKind and CUpti_ActivityMemoryKind values (cupti_activity.h).
-std::string copy_kind(int64_t k) {
-  switch (k) {
-    case 1:
-      return "H2D";
-    case 2:
-      return "D2H";
-    case 3:
-      return "H2A";
-    case 4:
-      return "A2H";
-    case 5:
-      return "A2A";
-    case 6:
-      return "A2D";
-    case 7:
-      return "D2A";
-    case 8:
-      return "D2D";
-    case 9:
-      return "H2H";
-    case 10:
-      return "P2P";
-    default:
-      return "unknown";
-  }
-}
-std::string memory_kind(int64_t k) {
-  switch (k) {
-    case 1:
-      return "pageable";
-    case 2:
-      return "pinned";
-    case 3:
-      return "device";
-    case 4:
-      return "array";
-    case 5:
-      return "managed";
-    case 6:
-      return "device_static";
-    case 7:
-      return "managed_static";
-    default:
-      return "unknown";
-  }
 }
 
 // nsys globalPid/globalTid: pid (or tid) in bits 24..47.
@@ -512,9 +465,9 @@ void NsysImport::write_memcpys() {
       "memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY", memcpy_cols_, columns(memcpy_cols_, kMemcpyColumns),
       [](tracedb::MemcpyRow& m, sqlite3_stmt* s) {
         m.bytes = i64(s, 7);
-        m.copy_kind = copy_kind(i64(s, 8));
-        m.src_kind = memory_kind(i64(s, 9));
-        m.dst_kind = memory_kind(i64(s, 10));
+        m.copy_kind = common::copy_kind_name(i64(s, 8));
+        m.src_kind = common::memory_kind_name(i64(s, 9));
+        m.dst_kind = common::memory_kind_name(i64(s, 10));
         if (!null(s, 11)) m.src_device_id = i64(s, 11);
         if (!null(s, 12)) m.dst_device_id = i64(s, 12);
         m.async = 1;
@@ -528,7 +481,7 @@ void NsysImport::write_memsets() {
       [](tracedb::MemsetRow& m, sqlite3_stmt* s) {
         m.bytes = i64(s, 7);
         m.value = i64(s, 8);
-        m.memory_kind = memory_kind(i64(s, 9));
+        m.memory_kind = common::memory_kind_name(i64(s, 9));
         m.async = 1;
       });
 }

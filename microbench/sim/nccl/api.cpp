@@ -164,7 +164,8 @@ ncclResult_t enqueue(Call c) {
   if (injected_failure(fn)) return fail(ncclInternalError, fn, "injected failure");
   if (!comm_alive(c.comm)) return fail(ncclInvalidArgument, fn, "invalid communicator");
   if (c.comm->finalized) return fail(ncclInvalidUsage, fn, "communicator is finalized");
-  if (type_size(c.type) == 0) return fail(ncclInvalidArgument, fn, "invalid data type");
+  if (common::nccl::datatype_size(c.type) == 0)
+    return fail(ncclInvalidArgument, fn, "invalid data type");
   if (is_reduction(c.func) && !redop_valid(c.redop)) {
     return fail(ncclInvalidArgument, fn, "invalid reduction operation");
   }
@@ -220,83 +221,8 @@ ncclResult_t issue_group(const std::vector<Call>& calls) {
 
 }  // namespace
 
-size_t type_size(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8:
-    case ncclUint8:
-    case ncclFloat8e4m3:
-    case ncclFloat8e5m2:
-      return 1;
-    case ncclFloat16:
-    case ncclBfloat16:
-      return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32:
-      return 4;
-    case ncclInt64:
-    case ncclUint64:
-    case ncclFloat64:
-      return 8;
-    case ncclNumTypes:
-      break;
-  }
-  return 0;
-}
-
-const char* type_tag(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8:
-      return "i8";
-    case ncclUint8:
-      return "u8";
-    case ncclInt32:
-      return "i32";
-    case ncclUint32:
-      return "u32";
-    case ncclInt64:
-      return "i64";
-    case ncclUint64:
-      return "u64";
-    case ncclFloat16:
-      return "f16";
-    case ncclFloat32:
-      return "f32";
-    case ncclFloat64:
-      return "f64";
-    case ncclBfloat16:
-      return "bf16";
-    case ncclFloat8e4m3:
-      return "f8e4m3";
-    case ncclFloat8e5m2:
-      return "f8e5m2";
-    case ncclNumTypes:
-      break;
-  }
-  return "unknown";
-}
-
-const char* redop_tag(ncclRedOp_t op, ncclDataType_t t) {
-  switch (op) {
-    case ncclSum:
-      return "Sum";
-    case ncclProd:
-      return "Prod";
-    case ncclMax:
-    case ncclMin:
-      return "MinMax";
-    case ncclAvg: {
-      const bool is_float = t == ncclFloat16 || t == ncclFloat32 || t == ncclFloat64 ||
-                            t == ncclBfloat16 || t == ncclFloat8e4m3 || t == ncclFloat8e5m2;
-      return is_float ? "PreMulSum" : "SumPostDiv";
-    }
-    default:
-      return "PreMulSum";  // ncclRedOpCreatePreMulSum ops
-  }
-}
-
 uint64_t payload_bytes(const Call& c) {
-  uint64_t bytes = static_cast<uint64_t>(c.count) * type_size(c.type);
+  uint64_t bytes = static_cast<uint64_t>(c.count) * common::nccl::datatype_size(c.type);
   switch (c.func) {
     case Func::all_gather:
     case Func::reduce_scatter:

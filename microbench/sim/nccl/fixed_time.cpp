@@ -24,8 +24,9 @@ constexpr const char* kArgs = "(ncclDevKernelArgsStorage<4096ul>)";
 std::atomic<int> g_launches{0};
 
 std::string kernel_name(const Call& c) {
-  const std::string reduction =
-      std::string("_") + redop_tag(c.redop, c.type) + "_" + type_tag(c.type) + "_RING_LL";
+  const std::string reduction = std::string("_") +
+                                common::nccl::reduce_op_kernel_tag(c.redop, c.type) + "_" +
+                                common::nccl::datatype_tag(c.type) + "_RING_LL";
   std::string name = "ncclDevKernel_";
   switch (c.func) {
     case Func::all_reduce:

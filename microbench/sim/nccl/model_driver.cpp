@@ -298,7 +298,8 @@ Op op_of(const Call& c) {
   op.bytes = static_cast<int64_t>(
       c.func == Func::scatter ? payload / static_cast<uint64_t>(c.comm->nranks) : payload);
   op.in_place = op.kind != model::Collective::sendrecv && c.send == c.recv;
-  op.label = std::string(redop_tag(c.redop, c.type)) + "_" + type_tag(c.type);
+  op.label = std::string(common::nccl::reduce_op_kernel_tag(c.redop, c.type)) + "_" +
+             common::nccl::datatype_tag(c.type);
   return op;
 }
 

@@ -20,6 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "c3/common/nccl_types.h"
+#include "c3/common/nccl_types_check.h"
+
 #define C3_NCCL_EXPORT __attribute__((visibility("default")))
 
 // Real NCCL exports every function twice: ncclX and the profiling-interface name pncclX. Here
@@ -77,12 +80,6 @@ struct Call {
   void* stream = nullptr;
 };
 
-// Bytes of an element of `t`; 0 for an invalid type.
-size_t type_size(ncclDataType_t t);
-// NCCL's kernel-name tags: "f32", "bf16", ...; and "Sum", "Prod", "MinMax", "PreMulSum" (average
-// on floats, ncclRedOpCreatePreMulSum ops), "SumPostDiv" (average on integers).
-const char* type_tag(ncclDataType_t t);
-const char* redop_tag(ncclRedOp_t op, ncclDataType_t t);
 // Bytes each rank moves: count x type size, x nranks for AllGather, ReduceScatter, AlltoAll,
 // Gather and Scatter.
 uint64_t payload_bytes(const Call& c);
