@@ -1,5 +1,5 @@
-// `c3scope compare` on generated step-structured jobs (METRICS.md "Steps", "Regressions"): NCCL
-// made slower is a regression of exposed communication and step time and not of compute; noise
+// `c3scope compare` on generated step-structured jobs (docs/metrics.md "Steps", "Regressions"):
+// NCCL made slower is a regression of exposed communication and step time and not of compute; noise
 // alone is unchanged on every metric (the false-alarm rate is measured over many seeds); a
 // different GPU model is inconclusive; a late rank is a skew regression that names the rank;
 // kernels keep their identity across NCCL's renames and template noise; budgets; the Markdown

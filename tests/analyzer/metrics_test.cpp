@@ -1,4 +1,4 @@
-// Golden tests for the overlap and breakdown metrics (METRICS.md) on small hand-built traces,
+// Golden tests for the overlap and breakdown metrics (docs/metrics.md) on small hand-built traces,
 // including the edge cases: zero-length activities, identical timestamps, nested and touching
 // intervals, unsorted input, one class absent, many streams, several devices per process.
 #include "c3/analyzer/metrics.h"

@@ -35,7 +35,8 @@ std::string num(double v, int decimals = 2) {
   return b;
 }
 
-// What the table's columns mean, in the words of docs/c3bench.md and METRICS.md ("Interference").
+// What the table's columns mean, in the words of docs/c3bench.md and docs/metrics.md
+// ("Interference").
 constexpr const char* kLegend[] = {
     "T_comp, T_comm: compute and communication each alone; T_c3: both concurrently, first start "
     "to last end; T_serial: one after the other (medians, us)",

@@ -387,7 +387,7 @@ using OptText = std::optional<std::string>;
   C3_TIME_STATS(X, t_comm_c3, "communication time while concurrent")                            \
   C3_TIME_STATS(X, t_c3, "concurrent wall time, first launch to last completion")               \
   C3_TIME_STATS(X, t_serial, "sequential wall time")                                            \
-  X(compute_slowdown, OptReal, "REAL", "T_comp,concurrent / T_comp - 1 (METRICS.md)")           \
+  X(compute_slowdown, OptReal, "REAL", "T_comp,concurrent / T_comp - 1 (docs/metrics.md)")      \
   X(comm_slowdown, OptReal, "REAL", "T_comm,concurrent / T_comm - 1")                           \
   X(ideal_speedup, OptReal, "REAL", "(T_comp + T_comm) / max(T_comp, T_comm)")                  \
   X(realized_speedup, OptReal, "REAL", "(T_comp + T_comm) / T_c3")                              \

@@ -1,7 +1,7 @@
-// Across ranks (METRICS.md "Across ranks"): clock alignment, collectives matched by communicator
-// and sequence number, arrival skew, wait time and stragglers. They run on each process's
-// compact collective records (the ones rank summaries carry, summary.h), so the reduce never
-// needs the activities; the Trace overloads make those records from a loaded trace.
+// Across ranks (docs/metrics.md "Across ranks"): clock alignment, collectives matched by
+// communicator and sequence number, arrival skew, wait time and stragglers. They run on each
+// process's compact collective records (the ones rank summaries carry, summary.h), so the reduce
+// never needs the activities; the Trace overloads make those records from a loaded trace.
 #pragma once
 
 #include <cstdint>

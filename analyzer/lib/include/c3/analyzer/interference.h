@@ -1,4 +1,4 @@
-// Interference, contention and cross-rank metrics (METRICS.md "Interference", "Contention",
+// Interference, contention and cross-rank metrics (docs/metrics.md "Interference", "Contention",
 // "Across ranks" in cross_rank.h): pure functions over a loaded Trace.
 #pragma once
 

@@ -1,6 +1,6 @@
-// Overlap and time breakdown (METRICS.md "Overlap and time breakdown", "Collective bandwidth"):
-// pure functions over a loaded Trace. A scope is one device of one process, one process (the
-// union over its devices), or everything (sums over processes, see `overall`).
+// Overlap and time breakdown (docs/metrics.md "Overlap and time breakdown", "Collective
+// bandwidth"): pure functions over a loaded Trace. A scope is one device of one process, one
+// process (the union over its devices), or everything (sums over processes, see `overall`).
 #pragma once
 
 #include <array>
@@ -81,8 +81,8 @@ std::vector<CommOverlap> comm_overlap(const Trace& t, Scope scope,
 // ncclKernel_SendRecv... -> SendRecv), else "unknown".
 std::string collective_op(const Trace& t, size_t activity);
 
-// nccl-tests bus bandwidth factor (METRICS.md "Collective bandwidth"); 1 for unknown ops. By op
-// name (collective.op): c3/common/nccl_types.h's busbw_factor.
+// nccl-tests bus bandwidth factor (docs/metrics.md "Collective bandwidth"); 1 for unknown ops. By
+// op name (collective.op): c3/common/nccl_types.h's busbw_factor.
 double busbw_factor(const std::string& op, int nranks);
 // S as nccl-tests counts it from NCCL's count x size: AllGather and ReduceScatter pass the
 // per-rank count, so S = bytes * nranks; the others pass the whole buffer (nccl_types.h's

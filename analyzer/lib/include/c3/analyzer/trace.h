@@ -14,7 +14,7 @@
 namespace c3::analyzer {
 
 enum class Kind : uint8_t { kernel, memcpy, memset };
-// METRICS.md "Classes of GPU activity".
+// docs/metrics.md "Classes of GPU activity".
 enum class Class : uint8_t { compute, communication, memory, other };
 inline constexpr int kClasses = 4;
 const char* class_name(Class c);

@@ -1,5 +1,5 @@
-// The controlled-experiment metrics of METRICS.md ("Interference (slowdown under concurrency)",
-// "Collective bandwidth"), as pure functions over measured times.
+// The controlled-experiment metrics of docs/metrics.md ("Interference (slowdown under
+// concurrency)", "Collective bandwidth"), as pure functions over measured times.
 #pragma once
 
 #include <cstdint>
