@@ -21,21 +21,14 @@
 #include "c3/analyzer/metrics.h"
 #include "c3/analyzer/summary.h"
 #include "c3/analyzer/trace.h"
+#include "measure.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using c3::perf::Clock;
+using c3::perf::peak_rss_kb;
+using c3::perf::seconds_since;
 using namespace c3::analyzer;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
 
 // A training-like timeline per process: compute kernels back to back on one stream with small
 // gaps, a collective on another stream under part of them, occasional copies.

@@ -21,15 +21,13 @@
 #include "c3/exporter/perfetto.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/output_file.h"
+#include "measure.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using c3::perf::Clock;
+using c3::perf::seconds_since;
 namespace fs = std::filesystem;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // A PyTorch trace of `n` NCCL kernels on one stream; `shared`: all with correlation id 1.
 void write_trace(const std::string& path, int n, bool shared) {

@@ -20,20 +20,13 @@
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
 #include "json_stream.h"
+#include "measure.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
+using c3::perf::Clock;
+using c3::perf::peak_rss_kb;
+using c3::perf::seconds_since;
 
 // Rows counted and dropped; strings interned as a database would.
 class CountingSink final : public c3::tracedb::RowSink {

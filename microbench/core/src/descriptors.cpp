@@ -37,6 +37,18 @@ int dtype_bytes(DType t) {
   return t == DType::fp32 ? 4 : 2;
 }
 
+common::nccl::DataType nccl_datatype(DType t) {
+  switch (t) {
+    case DType::fp32:
+      return common::nccl::DataType::float32;
+    case DType::fp16:
+      return common::nccl::DataType::float16;
+    case DType::bf16:
+      return common::nccl::DataType::bfloat16;
+  }
+  return common::nccl::DataType::float32;
+}
+
 const char* compute_kind_name(ComputeKind k) {
   switch (k) {
     case ComputeKind::gemm:

@@ -24,18 +24,6 @@ std::chrono::seconds phase_timeout() {
   return std::chrono::seconds(seconds);
 }
 
-ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return ncclFloat32;
-    case DType::fp16:
-      return ncclFloat16;
-    case DType::bf16:
-      return ncclBfloat16;
-  }
-  return ncclFloat32;
-}
-
 // Runs `body` between ncclGroupStart and ncclGroupEnd, closing the group on failure too.
 template <typename Body>
 void nccl_group(Body&& body) {
@@ -80,7 +68,7 @@ void DeviceState::launch_comm(const CommPiece& p, cudaStream_t s) {
   char* send = send_.at(p.send_off);
   char* recv = recv_.ptr != nullptr ? recv_.at(p.recv_off) : nullptr;
   auto count = static_cast<size_t>(p.count);
-  ncclDataType_t dt = nccl_type(p.op.dtype);
+  ncclDataType_t dt = static_cast<ncclDataType_t>(nccl_datatype(p.op.dtype));
   ncclComm_t comm = prep_.comm;
   int n = prep_.nranks, r = prep_.rank;
   switch (p.op.kind) {

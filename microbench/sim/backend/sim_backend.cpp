@@ -37,18 +37,6 @@ model::Precision precision(DType t) {
   return model::Precision::bf16;
 }
 
-ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::fp32:
-      return ncclFloat32;
-    case DType::fp16:
-      return ncclFloat16;
-    case DType::bf16:
-      return ncclBfloat16;
-  }
-  return ncclFloat32;
-}
-
 void check_nccl(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) {
     throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r) + " (" +
@@ -358,7 +346,7 @@ class SimBackend final : public Backend {
     const int n = gpus_;
     if (is_collective(op.kind)) {
       const auto& cs = comms(k);
-      const ncclDataType_t t = nccl_type(op.dtype);
+      const ncclDataType_t t = static_cast<ncclDataType_t>(nccl_datatype(op.dtype));
       const size_t count = static_cast<size_t>(op.count(n));
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       for (int g = 0; g < n; ++g) {

@@ -14,6 +14,22 @@ namespace c3::common::nccl {
 
 inline constexpr int kNumDataTypes = 12;  // ncclNumTypes
 
+// ncclDataType_t's values, in order from 0 (nccl_types_check.h asserts them).
+enum class DataType : int {
+  int8,
+  uint8,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float16,
+  float32,
+  float64,
+  bfloat16,
+  float8e4m3,
+  float8e5m2,
+};
+
 // ncclRedOp_t's built-in values, in order from 0 (nccl_types_check.h asserts them); values from
 // kNumRedOps on are ops made with ncclRedOpCreatePreMulSum.
 enum class RedOp : int { sum, prod, max, min, avg };

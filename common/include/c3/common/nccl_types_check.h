@@ -23,7 +23,12 @@ static_assert(
         is(datatype_name(ncclFloat32), "float32") && is(datatype_name(ncclFloat64), "float64") &&
         is(datatype_name(ncclBfloat16), "bfloat16") &&
         is(datatype_name(ncclFloat8e4m3), "float8e4m3") &&
-        is(datatype_name(ncclFloat8e5m2), "float8e5m2") && kNumRedOps == ncclNumOps &&
+        is(datatype_name(ncclFloat8e5m2), "float8e5m2") &&
+        static_cast<int>(DataType::int8) == ncclInt8 &&
+        static_cast<int>(DataType::float16) == ncclFloat16 &&
+        static_cast<int>(DataType::float32) == ncclFloat32 &&
+        static_cast<int>(DataType::bfloat16) == ncclBfloat16 &&
+        static_cast<int>(DataType::float8e5m2) == ncclFloat8e5m2 && kNumRedOps == ncclNumOps &&
         static_cast<int>(RedOp::sum) == ncclSum && static_cast<int>(RedOp::prod) == ncclProd &&
         static_cast<int>(RedOp::max) == ncclMax && static_cast<int>(RedOp::min) == ncclMin &&
         static_cast<int>(RedOp::avg) == ncclAvg,

@@ -170,26 +170,6 @@ PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection) {
   return d;
 }
 
-const char* collective_name(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return "AllReduce";
-    case Collective::allgather:
-      return "AllGather";
-    case Collective::reducescatter:
-      return "ReduceScatter";
-    case Collective::alltoall:
-      return "AlltoAll";
-    case Collective::broadcast:
-      return "Broadcast";
-    case Collective::reduce:
-      return "Reduce";
-    case Collective::sendrecv:
-      return "SendRecv";
-  }
-  return "Unknown";
-}
-
 double alone_ns(const GpuSpec& g, const PartDemand& d, double latency_ns) {
   double rate = std::numeric_limits<double>::infinity();
   if (d.sm_work > 0) rate = std::min(rate, d.sm_demand / d.sm_work);
@@ -253,6 +233,11 @@ CollectiveCost collective(const GpuSpec& g, Topology t, Collective c, const std:
       case Collective::reduce:
         return {size, size, nn - 1};
       case Collective::sendrecv:
+      case Collective::gather:
+      case Collective::scatter:
+      case Collective::send:
+      case Collective::recv:
+      case Collective::unknown:
         return {size, 0, 1};
     }
     return {size, 0, 1};

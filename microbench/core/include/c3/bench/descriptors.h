@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "c3/common/nccl_types.h"
+
 namespace c3::bench {
 
 enum class DType { fp32, fp16, bf16 };
 const char* dtype_name(DType t);
 int dtype_bytes(DType t);
+// The NCCL data type of a c3bench dtype (cast to ncclDataType_t where nccl.h is at hand).
+common::nccl::DataType nccl_datatype(DType t);
 
 enum class ComputeKind {
   gemm,   // C = A x B, M x N x K, cuBLASLt
@@ -64,7 +68,7 @@ struct CommOp {
   CommOp chunk(int i, int k) const;
 };
 
-// nccl-tests bus bandwidth factor: busbw = algbw * factor (METRICS.md "Collective bandwidth").
+// nccl-tests bus bandwidth factor: busbw = algbw * factor (docs/metrics.md "Collective bandwidth").
 double busbw_factor(CommKind k, int nranks);
 
 struct Knobs {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/common/nccl_types.h"
 #include "c3/sim/model/engine.h"
 #include "c3/sim/model/spec.h"
 
@@ -33,16 +34,10 @@ PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int pe
 enum class HostDirection { h2d, d2h };
 PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection d);
 
-enum class Collective {
-  allreduce,
-  allgather,
-  reducescatter,
-  alltoall,
-  broadcast,
-  reduce,
-  sendrecv
-};
-const char* collective_name(Collective c);
+// NCCL's operations and their names, as every part spells them (c3/common/nccl_types.h). The
+// model costs AllReduce, AllGather, ReduceScatter, AlltoAll, Broadcast, Reduce and SendRecv.
+using Collective = common::nccl::Collective;
+using common::nccl::collective_name;
 enum class Algorithm { ring, tree };
 
 // A collective over `ranks` (GPU ids in rank order) with message size `bytes` as nccl-tests
