@@ -73,23 +73,6 @@ void sleep_until_fake(uint64_t target) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(ns)));
 }
 
-CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
-                                           const ApiCall& call, uint32_t context, uint32_t stream) {
-  CUpti_ActivitySynchronization2 rec{};
-  rec.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  rec.type = type;
-  rec.start = call.start();
-  rec.end = call.end();
-  rec.correlationId = call.correlation_id();
-  rec.contextId = context;
-  rec.streamId = stream;
-  rec.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-  rec.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-  rec.returnValue = 0;
-  rec.pad = 0;
-  return rec;
-}
-
 }  // namespace
 }  // namespace c3::sim::gpu::cupti
 

@@ -107,57 +107,50 @@ MemoryKinds memory_kinds(int copy_kind) {
   }
 }
 
+// The fields CUPTI's peer-to-peer and plain memcpy records share.
+template <typename Record>
+void fill_copy_record(Record& rec, CUpti_ActivityKind kind, int copy_kind, const MemoryKinds& mk,
+                      uint64_t bytes, const Stream& s, const Interval& iv, uint32_t correlation) {
+  rec.kind = kind;
+  rec.copyKind = static_cast<uint8_t>(copy_kind);
+  rec.srcKind = static_cast<uint8_t>(mk.src);
+  rec.dstKind = static_cast<uint8_t>(mk.dst);
+  rec.flags = static_cast<uint8_t>(CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
+  rec.bytes = bytes;
+  rec.start = iv.start;
+  rec.end = iv.end;
+  rec.deviceId = static_cast<uint32_t>(s.device);
+  rec.contextId = context_id(s.ctx);
+  rec.streamId = s.id;
+  rec.correlationId = correlation;
+  rec.reserved0 = nullptr;
+  rec.graphNodeId = 0;
+  rec.graphId = 0;
+  rec.channelID = 1;
+  rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
+}
+
 void append_copy_record(RecordBatch& batch, const Stream& stream, int copy_kind, uint64_t bytes,
                         int src_device, int dst_device, const Interval& iv, uint32_t correlation) {
-  const Stream* s = &stream;
   const bool p2p = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
   const MemoryKinds mk = memory_kinds(copy_kind);
+  // Peer contexts are reported on first use, whether or not the record kind is enabled.
   Context* src_ctx = p2p ? context_for(src_device) : nullptr;
   Context* dst_ctx = p2p ? context_for(dst_device) : nullptr;
   if (p2p && kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY2)) {
     CUpti_ActivityMemcpyPtoP4 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-    rec.copyKind = static_cast<uint8_t>(copy_kind);
-    rec.srcKind = static_cast<uint8_t>(mk.src);
-    rec.dstKind = static_cast<uint8_t>(mk.dst);
-    rec.flags = static_cast<uint8_t>(CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
-    rec.bytes = bytes;
-    rec.start = iv.start;
-    rec.end = iv.end;
-    rec.deviceId = static_cast<uint32_t>(s->device);
-    rec.contextId = context_id(s->ctx);
-    rec.streamId = s->id;
+    fill_copy_record(rec, CUPTI_ACTIVITY_KIND_MEMCPY2, copy_kind, mk, bytes, stream, iv,
+                     correlation);
     rec.srcDeviceId = static_cast<uint32_t>(src_device);
     rec.srcContextId = context_id(src_ctx);
     rec.dstDeviceId = static_cast<uint32_t>(dst_device);
     rec.dstContextId = context_id(dst_ctx);
-    rec.correlationId = correlation;
-    rec.reserved0 = nullptr;
-    rec.graphNodeId = 0;
-    rec.graphId = 0;
-    rec.channelID = 1;
-    rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
     batch.append(rec);
   } else if (!p2p && kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) {
     CUpti_ActivityMemcpy6 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    rec.copyKind = static_cast<uint8_t>(copy_kind);
-    rec.srcKind = static_cast<uint8_t>(mk.src);
-    rec.dstKind = static_cast<uint8_t>(mk.dst);
-    rec.flags = static_cast<uint8_t>(CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC);
-    rec.bytes = bytes;
-    rec.start = iv.start;
-    rec.end = iv.end;
-    rec.deviceId = static_cast<uint32_t>(s->device);
-    rec.contextId = context_id(s->ctx);
-    rec.streamId = s->id;
-    rec.correlationId = correlation;
+    fill_copy_record(rec, CUPTI_ACTIVITY_KIND_MEMCPY, copy_kind, mk, bytes, stream, iv,
+                     correlation);
     rec.runtimeCorrelationId = 0;
-    rec.reserved0 = nullptr;
-    rec.graphNodeId = 0;
-    rec.graphId = 0;
-    rec.channelID = 1;
-    rec.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY;
     rec.isDeviceLaunched = 0;
     rec.copyCount = 1;
     batch.append(rec);
@@ -188,6 +181,23 @@ void append_memset_record(RecordBatch& batch, const Stream& stream, uint64_t byt
     rec.isDeviceLaunched = 0;
     batch.append(rec);
   }
+}
+
+CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
+                                           const ApiCall& call, uint32_t context, uint32_t stream) {
+  CUpti_ActivitySynchronization2 rec{};
+  rec.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  rec.type = type;
+  rec.start = call.start();
+  rec.end = call.end();
+  rec.correlationId = call.correlation_id();
+  rec.contextId = context;
+  rec.streamId = stream;
+  rec.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  rec.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  rec.returnValue = 0;
+  rec.pad = 0;
+  return rec;
 }
 
 }  // namespace c3::sim::gpu::cupti

@@ -129,5 +129,8 @@ void append_copy_record(RecordBatch& batch, const Stream& s, int copy_kind, uint
                         int src_device, int dst_device, const Interval& iv, uint32_t correlation);
 void append_memset_record(RecordBatch& batch, const Stream& s, uint64_t bytes, uint32_t value,
                           const Interval& iv, uint32_t correlation);
+// A SYNCHRONIZATION record of `call` (stream CUPTI_SYNCHRONIZATION_INVALID_VALUE: none).
+CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
+                                           const ApiCall& call, uint32_t context, uint32_t stream);
 
 }  // namespace c3::sim::gpu::cupti

@@ -382,17 +382,8 @@ void synchronize(Node& n, const Stream* s, CUpti_CallbackId cbid,
   set_host(n, std::max(n.host + n.spec.gpu.launch_api_ns, done));
   call.finish(batch, abs_ns(n, n.host));
   if (kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
-    CUpti_ActivitySynchronization2 rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    rec.type = type;
-    rec.start = call.start();
-    rec.end = call.end();
-    rec.correlationId = call.correlation_id();
-    rec.contextId = context_id(ctx);
-    rec.streamId = s != nullptr ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    rec.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    rec.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    batch.append(rec);
+    batch.append(sync_record(type, call, context_id(ctx),
+                             s != nullptr ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE));
   }
   submit(batch);
 }
