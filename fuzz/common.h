@@ -27,7 +27,7 @@ class TempFile {
   std::string path_;
 };
 
-// What analyze/cmd_analyze.cpp does with one input, on `path`, when its content is of format
+// What analyzer/cli/cmd_analyze.cpp does with one input, on `path`, when its content is of format
 // `want` (other formats have their own harnesses): resolve, map (open, load, summarize, the
 // per-collective CSV) and reduce, then every output (text, JSON, summary file). Errors that
 // analyze reports as bad input (std::exception) end the run quietly; anything else (a sanitizer

@@ -68,7 +68,7 @@ CUptiResult CUPTIAPI next_record(uint8_t* buffer, size_t valid, CUpti_Activity**
 std::string temp_trace(const char* tag) {
   static int n = 0;
   return (fs::temp_directory_path() /
-          ("c3bench-" + std::string(tag) + "-" + std::to_string(getpid()) + "-" +
+          ("c3perf-" + std::string(tag) + "-" + std::to_string(getpid()) + "-" +
            std::to_string(n++) + ".sqlite"))
       .string();
 }

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string dir = "/tmp/c3-kineto-bench-" + std::to_string(::getpid());
+  const std::string dir = "/tmp/c3perf-kineto-" + std::to_string(::getpid());
   const std::string json = dir + ".json", db = dir + ".sqlite";
   const int64_t bytes = write_trace(json, mb << 20);
   if (bytes < 0) {

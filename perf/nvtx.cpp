@@ -64,7 +64,7 @@ BENCHMARK(BM_PushPopTrackerOnly);
 
 int main(int argc, char** argv) {
   const std::string dir =
-      std::filesystem::temp_directory_path() / ("c3bench-nvtx-" + std::to_string(getpid()));
+      std::filesystem::temp_directory_path() / ("c3perf-nvtx-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   setenv("C3SCOPE_OUTPUT", (dir + "/").c_str(), 1);
   setenv("C3SCOPE_LOG", "warn", 1);

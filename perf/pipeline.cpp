@@ -145,9 +145,9 @@ int main(int argc, char** argv) {
     }
   }
   const std::string self = fs::canonical("/proc/self/exe").string();
-  const fs::path root = keep.empty() ? fs::temp_directory_path() /
-                                           ("c3scope-bench-pipeline-" + std::to_string(getpid()))
-                                     : fs::path(keep);
+  const fs::path root =
+      keep.empty() ? fs::temp_directory_path() / ("c3perf-pipeline-" + std::to_string(getpid()))
+                   : fs::path(keep);
   c3::gui::testing::SyntheticJob job;
   job.small_kernels = 12;  // a training-like mix: many short kernels per collective
   job.api_calls = false;

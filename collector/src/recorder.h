@@ -1,6 +1,6 @@
 // The collector's in-process hub. Producers (CUPTI buffer callbacks, NVTX callbacks, NCCL
 // wrappers) hand it events from any thread; one background writer thread owns the trace file
-// and is the only code that does I/O (STYLE: one writer owns all inserts).
+// and is the only code that does I/O (one writer owns all inserts: docs/architecture.md).
 //
 // Lifecycle: the trace file is created lazily, on the first event, so processes that never touch
 // CUDA, NVTX or NCCL (a launcher shell, `ls`) leave no file. It is committed every

@@ -1,5 +1,5 @@
 // Turns collector events into trace rows. Runs only on the recorder's writer thread and is the
-// only code that touches the trace file (STYLE: one writer owns all inserts).
+// only code that touches the trace file (one writer owns all inserts: docs/architecture.md).
 #pragma once
 
 #include <cstdint>

@@ -21,7 +21,7 @@ splits them; `$TRACES` is the folder of the real traces, ../shared/traces or $C3
 
 A case that names a real trace ($TRACES/...) that is not there is skipped (exit 77), saying so.
 
-  run_golden.py --c3scope build/bin/c3scope tests/golden/kineto_import   # one case
+  run_golden.py --c3scope build/bin/c3scope tests/golden/kineto_one_rank # one case
   run_golden.py --c3scope build/bin/c3scope tests/golden/*/              # every case
   C3_GOLDEN_UPDATE=1 run_golden.py ...     # rewrite `expected` with what the commands print now
 """

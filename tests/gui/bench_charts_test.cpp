@@ -1,7 +1,7 @@
 // BenchCharts: the charts built from typed results, from a recorded trace and from the same trace
 // in the older schema (labels only, migrated on open), the empty state, and a rendering check
 // (headless: QT_QPA_PLATFORM=offscreen). The labels' parsing is tested where it lives
-// (tests/tracedb/bench_label_test.cpp, tests/bench/report_test.cpp).
+// (tests/tracedb/bench_label_test.cpp, tests/bench/columns_test.cpp).
 #include "bench_charts.h"
 
 #include <QBarCategoryAxis>

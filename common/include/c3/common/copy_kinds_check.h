@@ -1,4 +1,4 @@
-// For parts built with CUPTI's cupti_activity.h (the collector, the simulated CUPTI):
+// For parts built with CUPTI's cupti_activity.h (the collector):
 // compile-time proof that copy_kinds.h's tables are keyed by CUPTI's values. Include it in one
 // source file of each such part.
 #pragma once

@@ -1,4 +1,4 @@
-// For parts built with NCCL's nccl.h (the collector, the simulated NCCL, the test double):
+// For parts built with NCCL's nccl.h (the collector, the simulated NCCL):
 // compile-time proof that nccl_types.h's tables are keyed by nccl.h's values. Include it in one
 // source file of each such part.
 #pragma once
