@@ -51,24 +51,26 @@ inline constexpr DataTypeInfo kDataTypes[kNumDataTypes] = {
     {"float8e4m3", "f8e4m3", 1, true}, {"float8e5m2", "f8e5m2", 1, true},
 };
 
+// Whether `datatype` is an ncclDataType_t value. The lookups below test the index, not a pointer:
+// GCC cannot fold a pointer's null test in a constant expression under -fsanitize=undefined.
+constexpr bool is_datatype(int datatype) {
+  return datatype >= 0 && datatype < kNumDataTypes;
+}
 // nullptr for a value that is no ncclDataType_t.
 constexpr const DataTypeInfo* datatype_info(int datatype) {
-  return datatype >= 0 && datatype < kNumDataTypes ? &kDataTypes[datatype] : nullptr;
+  return is_datatype(datatype) ? &kDataTypes[datatype] : nullptr;
 }
 // "bfloat16"; "unknown" for a value that is no ncclDataType_t.
 constexpr const char* datatype_name(int datatype) {
-  const DataTypeInfo* i = datatype_info(datatype);
-  return i ? i->name : "unknown";
+  return is_datatype(datatype) ? kDataTypes[datatype].name : "unknown";
 }
 // 2 for bfloat16; 0 for a value that is no ncclDataType_t.
 constexpr size_t datatype_size(int datatype) {
-  const DataTypeInfo* i = datatype_info(datatype);
-  return i ? i->size : 0;
+  return is_datatype(datatype) ? kDataTypes[datatype].size : 0;
 }
 // "bf16" (ncclDevKernel_AllReduce_Sum_bf16_RING_LL); "unknown" for no ncclDataType_t.
 constexpr const char* datatype_tag(int datatype) {
-  const DataTypeInfo* i = datatype_info(datatype);
-  return i ? i->tag : "unknown";
+  return is_datatype(datatype) ? kDataTypes[datatype].tag : "unknown";
 }
 
 struct RedOpInfo {
@@ -91,8 +93,7 @@ constexpr const char* reduce_op_name(int op) {
 // ops made with ncclRedOpCreatePreMulSum are PreMulSum.
 constexpr const char* reduce_op_kernel_tag(int op, int datatype) {
   if (op == static_cast<int>(RedOp::avg)) {
-    const DataTypeInfo* i = datatype_info(datatype);
-    if (i && i->is_float) return "PreMulSum";
+    if (is_datatype(datatype) && kDataTypes[datatype].is_float) return "PreMulSum";
   }
   return op >= 0 && op < kNumRedOps ? kRedOps[op].kernel_tag : "PreMulSum";
 }
