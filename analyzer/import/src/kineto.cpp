@@ -1,16 +1,16 @@
 // PyTorch profiler / Kineto Chrome-trace JSON -> trace database, in stages: JsonStream splits
 // the file into top-level members and events, kineto_tokenize reads each event's fields,
 // kineto_parse turns them into compact events, kineto_write writes the rows through the
-// TraceSink. This file runs them and says what happened to a damaged or truncated file.
+// ImportWriter. This file runs them and says what happened to a damaged or truncated file.
 #include <stdexcept>
 #include <string>
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
+#include "import_writer.h"
 #include "json_stream.h"
 #include "kineto_parse.h"
 #include "kineto_write.h"
-#include "trace_sink.h"
 
 namespace c3::importer {
 namespace {
@@ -69,8 +69,8 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   check_input(js, whole, error, path, options, parser, st);
   st.input_bytes = js.bytes_read();
   parser.finish();
-  TraceSink sink(out);
-  kineto::write(p, path, options, st, sink);
+  ImportWriter writer(out);
+  kineto::write(p, path, options, st, writer);
   if (progress) progress(js.compressed_size(), js.compressed_size());
   return st;
 }

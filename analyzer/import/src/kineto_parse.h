@@ -14,8 +14,8 @@
 #include "c3/importer/importer.h"
 #include "c3/tracedb/schema.h"
 #include "c3/tracedb/string_ids.h"
+#include "import_writer.h"
 #include "kineto_tokenize.h"
-#include "trace_sink.h"
 
 namespace c3::importer::kineto {
 
@@ -28,7 +28,7 @@ class LocalNames {
   int32_t id(std::string_view s) { return ids_.id(s); }
   const std::string& name(int32_t id) const { return names_[static_cast<size_t>(id)]; }
   // The trace database's string id, interned once per name.
-  int64_t db_id(int32_t id, TraceSink& out) {
+  int64_t db_id(int32_t id, ImportWriter& out) {
     if (db_.size() < names_.size()) db_.resize(names_.size(), -1);
     int64_t& v = db_[static_cast<size_t>(id)];
     if (v < 0) v = out.intern(names_[static_cast<size_t>(id)]);

@@ -30,7 +30,8 @@ std::pair<int64_t, int64_t> span(const Parsed& p) {
 }
 
 // The process row and its meta; returns its id.
-int64_t write_process(const Parsed& p, const std::string& path, const Stats& st, TraceSink& out) {
+int64_t write_process(const Parsed& p, const std::string& path, const Stats& st,
+                      ImportWriter& out) {
   tracedb::ProcessRow proc;
   proc.pid = p.pid >= 0 ? p.pid : 0;
   proc.host = p.host;
@@ -53,7 +54,7 @@ int64_t write_process(const Parsed& p, const std::string& path, const Stats& st,
 }
 
 // From deviceProperties, or one row per device seen, with what is known.
-void write_devices(Parsed& p, int64_t process, TraceSink& out) {
+void write_devices(Parsed& p, int64_t process, ImportWriter& out) {
   std::map<int64_t, bool> seen;
   for (const auto& k : p.kernels) seen[k.device_id] = true;
   for (const auto& m : p.memcpys) seen[m.device_id] = true;
@@ -68,7 +69,7 @@ void write_devices(Parsed& p, int64_t process, TraceSink& out) {
 }
 
 // One row per (device, stream) that GPU work ran on.
-void write_streams(const Parsed& p, int64_t process, TraceSink& out) {
+void write_streams(const Parsed& p, int64_t process, ImportWriter& out) {
   std::map<std::pair<int64_t, int64_t>, bool> streams;
   for (const auto& k : p.kernels) {
     if (k.stream_id) streams[{k.device_id, *k.stream_id}] = true;
@@ -90,7 +91,7 @@ void write_streams(const Parsed& p, int64_t process, TraceSink& out) {
 
 // Collectives: one per NCCL kernel, in order per process group (the matching key across ranks
 // of imported traces), linked to its kernel through an external correlation.
-void write_collectives(const Parsed& p, int64_t process, Stats& st, TraceSink& out) {
+void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter& out) {
   // Correlation id -> launching API call's start (host time of a collective).
   std::unordered_map<int64_t, int64_t> launch_at;
   launch_at.reserve(p.api.size());
@@ -149,7 +150,7 @@ void gpu_columns(Row& row, int64_t process, const GpuEvent& g) {
 }
 
 void write_kernels(const Parsed& p, int64_t process, const std::vector<int64_t>& name_ids,
-                   TraceSink& out) {
+                   ImportWriter& out) {
   tracedb::KernelRow row;
   row.static_shared_bytes = 0;
   row.launch_type = "regular";
@@ -170,7 +171,7 @@ void write_kernels(const Parsed& p, int64_t process, const std::vector<int64_t>&
   }
 }
 
-void write_copies(const Parsed& p, int64_t process, TraceSink& out) {
+void write_copies(const Parsed& p, int64_t process, ImportWriter& out) {
   tracedb::MemcpyRow row;
   row.async = 1;
   row.copy_count = 1;
@@ -182,7 +183,7 @@ void write_copies(const Parsed& p, int64_t process, TraceSink& out) {
   }
 }
 
-void write_sets(const Parsed& p, int64_t process, TraceSink& out) {
+void write_sets(const Parsed& p, int64_t process, ImportWriter& out) {
   tracedb::MemsetRow row;
   row.value = 0;
   row.memory_kind = "device";
@@ -194,7 +195,7 @@ void write_sets(const Parsed& p, int64_t process, TraceSink& out) {
   }
 }
 
-void write_api_calls(Parsed& p, int64_t process, TraceSink& out) {
+void write_api_calls(Parsed& p, int64_t process, ImportWriter& out) {
   tracedb::ApiCallRow row;
   row.process_id = process;
   row.return_value = 0;
@@ -213,7 +214,8 @@ void write_api_calls(Parsed& p, int64_t process, TraceSink& out) {
 
 }  // namespace
 
-void write(Parsed& p, const std::string& path, const Options& options, Stats& st, TraceSink& out) {
+void write(Parsed& p, const std::string& path, const Options& options, Stats& st,
+           ImportWriter& out) {
   const int64_t process = write_process(p, path, st, out);
   ++st.processes;
   write_devices(p, process, out);

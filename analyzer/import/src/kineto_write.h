@@ -1,12 +1,12 @@
 // The Kineto importer's last stage: one file's Parsed (kineto_parse.h) as rows, through the
-// TraceSink, in the order the analyzer reads them (analyzer/lib/src/build.h).
+// ImportWriter, in the order the analyzer reads them (analyzer/lib/src/build.h).
 #pragma once
 
 #include <string>
 
 #include "c3/importer/importer.h"
+#include "import_writer.h"
 #include "kineto_parse.h"
-#include "trace_sink.h"
 
 namespace c3::importer::kineto {
 
@@ -14,6 +14,7 @@ namespace c3::importer::kineto {
 // external correlations before the kernels they link, then kernels, copies, sets, API calls
 // (Options::api_calls) and ranges. Kernel names are interned first, in kernel order, as the
 // string table had them. Counts the collectives in `st`.
-void write(Parsed& p, const std::string& path, const Options& options, Stats& st, TraceSink& out);
+void write(Parsed& p, const std::string& path, const Options& options, Stats& st,
+           ImportWriter& out);
 
 }  // namespace c3::importer::kineto

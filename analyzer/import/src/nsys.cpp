@@ -1,7 +1,7 @@
 // Nsight Systems SQLite export -> trace database. Each nsys version adds and renames columns:
 // every table and column is looked up first, and what is missing is skipped (or defaulted).
 // The stages, per table: the query (the columns this export has, defaults for the others),
-// each result row decoded into a trace row, and the TraceSink that writes it.
+// each result row decoded into a trace row, and the ImportWriter that writes it.
 #include <sqlite3.h>
 
 #include <map>
@@ -15,7 +15,7 @@
 #include "c3/importer/importer.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
-#include "trace_sink.h"
+#include "import_writer.h"
 
 namespace c3::importer {
 namespace {
@@ -202,7 +202,7 @@ constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDo
 class NsysImport {
  public:
   NsysImport(const std::string& path, tracedb::Writer& out, const Progress& progress)
-      : path_(path), db_(path), sink_(out, &out), progress_(progress) {}
+      : path_(path), db_(path), writer_(out, &out), progress_(progress) {}
 
   Stats run();
 
@@ -232,7 +232,7 @@ class NsysImport {
 
   const std::string& path_;
   Db db_;
-  TraceSink sink_;
+  ImportWriter writer_;
   const Progress& progress_;
   Stats st_;
   Columns kernel_cols_, memcpy_cols_, memset_cols_, runtime_cols_, nvtx_cols_;
@@ -322,7 +322,7 @@ void NsysImport::write_processes() {
     p.anchor_start_trace_ns = 0;
     p.anchor_start_realtime_ns = session_utc;
     p.anchor_start_monotonic_ns = 0;
-    proc_row_[g] = sink_.insert(p);
+    proc_row_[g] = writer_.insert(p);
     ++st_.processes;
   }
 }
@@ -369,12 +369,12 @@ void NsysImport::write_devices() {
   for (const auto& [prow, dev] : used) {
     auto it = gpu_info.find(dev);
     if (it == gpu_info.end()) {
-      sink_.unknown_device(prow, dev);
+      writer_.unknown_device(prow, dev);
       continue;
     }
     tracedb::DeviceRow d = it->second;
     d.process_id = prow;
-    sink_.insert(d);
+    writer_.insert(d);
   }
 }
 
@@ -407,7 +407,7 @@ void NsysImport::write_streams() {
              if (!null(s, 4)) r.flags = stream_flags(i64(s, 4));
              auto it = stream_device.find({pid, r.stream_id});
              if (it != stream_device.end()) r.device_id = it->second;
-             sink_.insert(r);
+             writer_.insert(r);
            });
 }
 
@@ -430,7 +430,7 @@ int64_t NsysImport::write_activities(const char* table, const char* nsys_table, 
     activity_columns(row, s);
     row.process_id = process_of(i64(s, 2));
     decode(row, s);
-    sink_.insert(row);
+    writer_.insert(row);
     ++written;
   });
   return written;
@@ -444,8 +444,8 @@ void NsysImport::write_kernels() {
       "kernel", "CUPTI_ACTIVITY_KIND_KERNEL", kernel_cols_,
       name_col + ", " + columns(kernel_cols_, kKernelColumns),
       [&](tracedb::KernelRow& k, sqlite3_stmt* s) {
-        k.name_id = sink_.intern(null(s, 7) ? "?" : string_of(i64(s, 7)));
-        if (!null(s, 8)) k.mangled_name_id = sink_.intern(string_of(i64(s, 8)));
+        k.name_id = writer_.intern(null(s, 7) ? "?" : string_of(i64(s, 7)));
+        if (!null(s, 8)) k.mangled_name_id = writer_.intern(string_of(i64(s, 8)));
         k.grid_x = i64(s, 9);
         k.grid_y = i64(s, 10);
         k.grid_z = i64(s, 11);
@@ -501,11 +501,11 @@ void NsysImport::write_api_calls() {
     a.process_id = process_of(i64(s, 2));
     a.thread_id = i64(s, 2) & 0xFFFFFF;
     a.correlation_id = i64(s, 3);
-    a.name_id = sink_.intern(null(s, 4) ? "?" : string_of(i64(s, 4)));
+    a.name_id = writer_.intern(null(s, 4) ? "?" : string_of(i64(s, 4)));
     a.return_value = i64(s, 5);
     a.api = "runtime";
     a.cbid = 0;
-    sink_.insert(a);
+    writer_.insert(a);
     ++st_.api_calls;
   });
 }
@@ -555,9 +555,9 @@ void NsysImport::write_nvtx() {
         r.closed = null(s, 2) && type != kNvtxMark ? 0 : 1;
         rows.push_back(std::move(r));
       });
-  sink_.ranges(rows);
+  writer_.ranges(rows);
   st_.ranges += static_cast<int64_t>(rows.size());
-  sink_.set_stat("nsys_nvtx_events", read);
+  writer_.set_stat("nsys_nvtx_events", read);
 }
 
 }  // namespace

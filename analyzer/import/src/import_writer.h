@@ -19,13 +19,13 @@ class Writer;
 
 namespace c3::importer {
 
-class TraceSink {
+class ImportWriter {
  public:
   // `stats_out`: where set_stat goes (a trace file's Writer; null for a sink with no stats table).
-  explicit TraceSink(tracedb::RowSink& out, tracedb::Writer* stats_out = nullptr)
+  explicit ImportWriter(tracedb::RowSink& out, tracedb::Writer* stats_out = nullptr)
       : out_(out), stats_out_(stats_out) {}
-  TraceSink(const TraceSink&) = delete;
-  TraceSink& operator=(const TraceSink&) = delete;
+  ImportWriter(const ImportWriter&) = delete;
+  ImportWriter& operator=(const ImportWriter&) = delete;
 
   // Inserts one row; returns its id (a process row's is what other rows' process_id name).
   template <class Row>

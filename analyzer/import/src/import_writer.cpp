@@ -1,4 +1,4 @@
-#include "trace_sink.h"
+#include "import_writer.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,11 +8,11 @@
 
 namespace c3::importer {
 
-void TraceSink::set_stat(std::string_view name, int64_t value) {
+void ImportWriter::set_stat(std::string_view name, int64_t value) {
   if (stats_out_ != nullptr) stats_out_->set_stat(std::nullopt, name, value);
 }
 
-void TraceSink::unknown_device(int64_t process_id, int64_t device_id) {
+void ImportWriter::unknown_device(int64_t process_id, int64_t device_id) {
   tracedb::DeviceRow d;
   d.process_id = process_id;
   d.device_id = device_id;
@@ -24,7 +24,7 @@ void TraceSink::unknown_device(int64_t process_id, int64_t device_id) {
   out_.insert(d);
 }
 
-void TraceSink::ranges(std::vector<tracedb::NvtxRangeRow>& rows) {
+void ImportWriter::ranges(std::vector<tracedb::NvtxRangeRow>& rows) {
   // Outer ranges before the ranges they hold: by start, the longer first.
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     if (a.process_id != b.process_id) return a.process_id < b.process_id;
