@@ -1,8 +1,8 @@
 // `c3scope compare` as CI drives it (issue 11): the project's own self-test (a deterministic
-// c3bench run on the simulated node against the committed baseline summary), a seeded regression
-// caught with exit code 1, incomparable runs with exit code 3, JUnit valid against the common
-// schema (tests/data/compare/junit.xsd) with counts that add up, and usage errors with exit
-// code 2.
+// c3bench run on the simulated node against the committed baseline summary), and JUnit valid
+// against the common schema (tests/data/compare/junit.xsd) with counts that add up. The reports
+// themselves (text, Markdown, JUnit, JSON, the exit codes and usage errors) are golden cases:
+// tests/golden/compare_bench_cases and real_kineto_compare.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -83,10 +83,13 @@ TEST(CompareCli, SimRunMatchesTheCommittedBaseline) {
   expect_valid_junit(junit, 15, 0, 0);
 }
 
-TEST(CompareCli, SeededRegressionIsCaught) {
+// The reports of a seeded regression and of runs that are not comparable are pinned, byte for
+// byte, by the golden case tests/golden/compare_bench_cases (with the usage errors); here their
+// JUnit is checked against the common schema, with counts that add up.
+TEST(CompareCli, SeededRegressionIsValidJunit) {
   TempDir dir;
   nlohmann::json j = nlohmann::json::parse(slurp(baseline()));
-  // The 32M case: 20% slower concurrent time, 5 points less of the ideal.
+  // The 32M case: 20% slower concurrent time, 6 points less of the ideal.
   for (auto& b : j["ranks"][0]["bench"]) {
     if (b["label"].get<std::string>().find("allreduce:32M") == std::string::npos) continue;
     b["t_c3"] = b["t_c3"].get<double>() * 1.2;
@@ -96,18 +99,12 @@ TEST(CompareCli, SeededRegressionIsCaught) {
   std::ofstream(bad) << j.dump();
   RunResult r = c3scope({"compare", baseline(), bad, "--junit", junit}, dir);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.out.find("REGRESSION   t_c3[gemm:2048x2048x2048:bf16 + allreduce:32M]"),
-            std::string::npos)
-      << r.out;
-  const std::string x = slurp(junit);
-  EXPECT_NE(x.find("<failure type=\"regression\""), std::string::npos);
-  EXPECT_NE(x.find("change +20.0%"), std::string::npos) << "the numbers are in the failure text";
   expect_valid_junit(junit, 15, 2, 0);
 }
 
-// Another world size: nothing is decided (exit 3), every metric is a skipped test case that says
-// why, and a broken budget still fails (exit 1) in a suite of its own.
-TEST(CompareCli, IncomparableRunsAreSkippedAndBudgetsStillApply) {
+// Another world size: every metric is a skipped test case, and a broken budget fails in a suite
+// of its own.
+TEST(CompareCli, IncomparableRunsAndBudgetsAreValidJunit) {
   TempDir dir;
   nlohmann::json j = nlohmann::json::parse(slurp(baseline()));
   j["ranks"][0]["process"]["world_size"] = 4;
@@ -115,10 +112,7 @@ TEST(CompareCli, IncomparableRunsAreSkippedAndBudgetsStillApply) {
   std::ofstream(other) << j.dump();
   RunResult r = c3scope({"compare", baseline(), other, "--junit", junit}, dir);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_NE(r.out.find("not comparable (world size: baseline 1, candidate 4)"), std::string::npos)
-      << r.out;
   expect_valid_junit(junit, 15, 0, 15);
-  EXPECT_NE(slurp(junit).find("<skipped message=\"t_c3["), std::string::npos);
   const std::string b = dir.path() + "/budgets.txt";
   std::ofstream(b) << "t_c3_us[gemm:2048x2048x2048:bf16 + allreduce:64M] <= 100\n"
                       "t_c3_ms[gemm:2048x2048x2048:bf16 + allreduce:16M] <= 1\n";
@@ -127,37 +121,11 @@ TEST(CompareCli, IncomparableRunsAreSkippedAndBudgetsStillApply) {
   expect_valid_junit(junit, 17, 1, 15);
 }
 
-TEST(CompareCli, UsageErrorsExitTwo) {
+// A report's schema comes first, whatever its size, so that readers of a file's start (compare
+// refusing a report given as a run) find it.
+TEST(CompareCli, ReportSchemaComesFirst) {
   TempDir dir;
-  const std::string b = dir.path() + "/budgets.txt";
-  std::ofstream(b) << "# ok\nexposed_comm_ms <= 12\nbusbw_gbps[AllReduce 1G..2G] >= fast\n";
-  RunResult r = c3scope({"compare", "--budget", b, baseline()}, dir);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find(b + ":3: 'fast' is not a number"), std::string::npos) << r.err;
-  r = c3scope({"compare", baseline()}, dir);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("one run given"), std::string::npos) << r.err;
-  r = c3scope({"compare", baseline(), baseline(), "--threshold", "five"}, dir);
-  EXPECT_EQ(r.exit_code, 2);
-  const std::string copy = dir.path() + "/base.json";
-  std::ofstream(copy) << slurp(baseline());
-  r = c3scope({"compare", baseline(), copy, "--json", copy}, dir);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("is also an input"), std::string::npos) << r.err;
-  EXPECT_EQ(slurp(copy), slurp(baseline())) << "the input is untouched";
-  // A report (analyze --json) is not a run: save a summary.
   const std::string report = dir.path() + "/report.json";
   EXPECT_EQ(c3scope({"analyze", baseline(), "--json", report}, dir).exit_code, 0);
-  // Its schema comes first, whatever its size, so that readers of a file's start find it.
   EXPECT_EQ(slurp(report).rfind("{\n  \"schema\": \"c3scope-analyze/1\",", 0), 0u);
-  r = c3scope({"compare", report, baseline()}, dir);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("a c3scope report, not a trace (save summaries with 'c3scope analyze "
-                       "--summary')"),
-            std::string::npos)
-      << r.err;
-  // Budgets alone: a broken one exits 1.
-  std::ofstream(b) << "t_c3_us[gemm:2048x2048x2048:bf16 + allreduce:64M] <= 100\n";
-  r = c3scope({"compare", "--budget", b, baseline()}, dir);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
 }
