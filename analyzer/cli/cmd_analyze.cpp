@@ -15,6 +15,7 @@
 #include "c3/analyzer/pipeline.h"
 #include "commands.h"
 #include "output.h"
+#include "trace_flags.h"
 
 namespace c3::cli {
 
@@ -25,10 +26,11 @@ Action add_analyze(CLI::App& app) {
       "(c3scope, PyTorch profiler, Nsight Systems) or summaries: per rank, per device and overall");
   struct Opts {
     std::vector<std::string> inputs;
-    std::string json, csv, range, rules, step, summary;
+    std::string json, csv, range, step, summary;
     double threshold = 0.5;
     int min_samples = 5;
-    bool steps = false, hta_rounding = false, force = false, salvage = false;
+    bool steps = false, force = false, salvage = false;
+    TraceFlags trace;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("inputs", o->inputs,
@@ -49,8 +51,6 @@ Action add_analyze(CLI::App& app) {
                   "Steps are the NVTX / annotation ranges whose name matches this regular "
                   "expression (default: ProfilerStep#N, else c3bench cases)");
   cmd->add_flag("--steps", o->steps, "Print the per-step table");
-  cmd->add_option("--rules", o->rules,
-                  "Classification rules file (lines 'CLASS REGEX'; docs/analyze.md)");
   cmd->add_option("--overlap-threshold", o->threshold,
                   "Interference: the share of an operation's duration under the other kind that "
                   "counts as overlapped")
@@ -60,9 +60,7 @@ Action add_analyze(CLI::App& app) {
                   "Interference: fewer samples alone or overlapped than this give no slowdown")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
-  cmd->add_flag("--hta-rounding", o->hta_rounding,
-                "PyTorch traces with fractional-microsecond timestamps: round as Holistic Trace "
-                "Analysis does (docs/analyze.md)");
+  add_trace_flags(cmd, o->trace);
   cmd->add_flag("--salvage", o->salvage,
                 "A damaged or truncated .json.gz: analyze the events before the damage (counted "
                 "as skipped) instead of failing");
@@ -71,11 +69,7 @@ Action add_analyze(CLI::App& app) {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
     try {
-      if (!o->rules.empty()) {
-        po.open.rules = analyzer::Rules::from_file(o->rules);
-        po.open.rules_tag = o->rules;
-        po.analyze.classification = analyzer::rules_text(po.open.rules);
-      }
+      apply_trace_flags(o->trace, po);
       // Bad patterns are found before any input is read.
       if (!o->range.empty()) analyzer::Pattern::compile(o->range, "--range");
       if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
@@ -84,9 +78,7 @@ Action add_analyze(CLI::App& app) {
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
-    po.open.hta_rounding = o->hta_rounding;
     po.open.salvage = o->salvage;
-    po.analyze.hta_rounding = o->hta_rounding;
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
     // partial outputs are removed on the way out. Installed before any output is opened, so no
     // signal finds a temporary that nothing removes.
@@ -96,7 +88,7 @@ Action add_analyze(CLI::App& app) {
     rules.force = o->force;
     rules.inputs = o->inputs;
     for (const auto& in : inputs) rules.inputs.push_back(in.path);
-    if (!o->rules.empty()) rules.inputs.push_back(o->rules);
+    if (!o->trace.rules.empty()) rules.inputs.push_back(o->trace.rules);
     std::unique_ptr<tracedb::OutputFile> json_out, summary_out, csv;
     for (auto [flag, path, out] :
          {std::tuple{"--json", &o->json, &json_out},

@@ -18,6 +18,7 @@
 #include "c3/analyzer/pipeline.h"
 #include "commands.h"
 #include "output.h"
+#include "trace_flags.h"
 
 namespace c3::cli {
 namespace {
@@ -88,10 +89,11 @@ Action add_compare(CLI::App& app) {
       "budget broken, 2 bad input, 3 inconclusive)");
   struct Opts {
     std::vector<std::string> runs;
-    std::string step, budget, threshold = "5", md, junit, json, rules;
+    std::string step, budget, threshold = "5", md, junit, json;
     double alpha = 0.01;
     int top = 20, min_samples = 5;
-    bool hta_rounding = false, force = false;
+    bool force = false;
+    TraceFlags trace;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("runs", o->runs,
@@ -123,9 +125,7 @@ Action add_compare(CLI::App& app) {
   cmd->add_option("--md", o->md, "Write a GitHub-flavoured Markdown report (under 1 MiB) here");
   cmd->add_option("--junit", o->junit, "Write JUnit XML (one testcase per metric and budget) here");
   cmd->add_option("--json", o->json, "Write the comparison as JSON (schema c3scope-compare/1)");
-  cmd->add_option("--rules", o->rules, "Classification rules file for traces (docs/analyze.md)");
-  cmd->add_flag("--hta-rounding", o->hta_rounding,
-                "PyTorch traces: round timestamps as Holistic Trace Analysis does");
+  add_trace_flags(cmd, o->trace);
   add_force_flag(cmd, o->force);
   return [o] {
     analyzer::CompareOptions co;
@@ -152,24 +152,18 @@ Action add_compare(CLI::App& app) {
         budgets = analyzer::parse_budgets(text, o->budget);
         co.budgets = &budgets;
       }
-      if (!o->rules.empty()) {
-        po.open.rules = analyzer::Rules::from_file(o->rules);
-        po.open.rules_tag = o->rules;
-        po.analyze.classification = analyzer::rules_text(po.open.rules);
-      }
+      apply_trace_flags(o->trace, po);
     } catch (const std::exception& e) {
       error_line(std::string("compare: ") + e.what());
       return kExitUsage;
     }
-    po.open.hta_rounding = o->hta_rounding;
-    po.analyze.hta_rounding = o->hta_rounding;
     po.analyze.step = o->step;
     // Installed before any output is opened, so no signal finds a temporary nothing removes.
     po.open.cancel = stop_on_signals();
     tracedb::OutputRules rules;
     rules.force = o->force;
     rules.inputs = o->runs;
-    for (const std::string* in : {&o->budget, &o->rules}) {
+    for (const std::string* in : {&o->budget, &o->trace.rules}) {
       if (!in->empty()) rules.inputs.push_back(*in);
     }
     // The files inside folders given as runs are inputs too (never replaced, even with --force);
