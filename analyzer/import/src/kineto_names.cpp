@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "c3/common/copy_kinds.h"
+#include "c3/common/nccl_types.h"
 
 namespace c3::importer::kineto {
 
@@ -17,22 +18,29 @@ void memcpy_kinds(std::string_view name, std::string* kind, std::string* src, st
   }
 }
 
-std::string nccl_op(std::string_view s) {
+namespace {
+std::string lower_without_underscores(std::string_view s) {
   std::string n;
   for (char c : s) {
     if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  if (n.find("allreduce") != std::string::npos) return "AllReduce";
-  if (n.find("allgather") != std::string::npos) return "AllGather";
-  if (n.find("reducescatter") != std::string::npos) return "ReduceScatter";
-  if (n.find("alltoall") != std::string::npos) return "AlltoAll";
-  if (n.find("broadcast") != std::string::npos) return "Broadcast";
-  if (n.find("sendrecv") != std::string::npos) return "SendRecv";
-  if (n.find("send") != std::string::npos) return "Send";
-  if (n.find("recv") != std::string::npos) return "Recv";
-  if (n.find("reduce") != std::string::npos) return "Reduce";
-  if (n.find("gather") != std::string::npos) return "Gather";
-  if (n.find("scatter") != std::string::npos) return "Scatter";
+  return n;
+}
+}  // namespace
+
+std::string nccl_op(std::string_view s) {
+  using common::nccl::Collective;
+  // A name holding another is tried first: "sendrecv" before "send", "allreduce" and
+  // "reducescatter" before "reduce", "allgather" before "gather".
+  static constexpr Collective kByContainment[] = {
+      Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::alltoall,
+      Collective::broadcast, Collective::sendrecv,  Collective::send,          Collective::recv,
+      Collective::reduce,    Collective::gather,    Collective::scatter};
+  const std::string n = lower_without_underscores(s);
+  for (Collective c : kByContainment) {
+    const char* name = common::nccl::collective_name(c);
+    if (n.find(lower_without_underscores(name)) != std::string::npos) return name;
+  }
   if (n.find("barrier") != std::string::npos) return "Barrier";
   return std::string(s);
 }
