@@ -407,18 +407,20 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       continue;
     }
     const std::string sel = "[" + k.first + " " + bucket_label(k.second) + "]";
+    const CollectiveStat& cs = x;  // (clang before 16 lets no lambda capture a binding)
+    const CollectiveStat* bs = b != nullptr ? &it->second : nullptr;
     auto samples = [&](const char* base, Distribution CollectiveStat::*field, const char* unit,
                        bool up_is_worse) {
-      if ((x.*field).empty()) return;
+      if ((cs.*field).empty()) return;
       Metric d;
       d.base = base;
       d.id = base + sel;
       d.group = "collective";
       d.unit = unit;
       d.up_is_worse = up_is_worse;
-      d.c = samples_of(x.*field);
-      if (b != nullptr) d.b = samples_of(it->second.*field);
-      if (b == nullptr || !d.b.empty()) add(std::move(d));
+      d.c = samples_of(cs.*field);
+      if (bs != nullptr) d.b = samples_of(bs->*field);
+      if (bs == nullptr || !d.b.empty()) add(std::move(d));
     };
     samples("duration", &CollectiveStat::duration, "ns", true);
     samples("busbw", &CollectiveStat::busbw, "B/s", false);
