@@ -53,10 +53,7 @@ void fill_bench_config(sqlite3* db) {
   while (rows.step()) {
     BenchResultRow row;
     row.id = rows.i64(0);
-    row.label = rows.text(1);
-    row.compute = rows.opt_text(2);
-    row.comm = rows.opt_text(3);
-    row.comm_bytes = rows.opt_i64(4);
+    rows.columns(1, row.label, row.compute, row.comm, row.comm_bytes);
     if (!config_from_label(row)) continue;
     int i = 0;
     auto bind = [&](const auto& v) { update.bind(++i, v); };

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "c3/common/time.h"
 
@@ -18,26 +19,16 @@ namespace {
 void bind_value(sqlite3_stmt* s, int i, const I64& v) {
   sqlite3_bind_int64(s, i, v);
 }
-void bind_value(sqlite3_stmt* s, int i, const OptI64& v) {
-  if (v)
-    sqlite3_bind_int64(s, i, *v);
-  else
-    sqlite3_bind_null(s, i);
-}
-[[maybe_unused]] void bind_value(sqlite3_stmt* s, int i, const Real& v) {
+void bind_value(sqlite3_stmt* s, int i, const Real& v) {
   sqlite3_bind_double(s, i, v);
-}
-void bind_value(sqlite3_stmt* s, int i, const OptReal& v) {
-  if (v)
-    sqlite3_bind_double(s, i, *v);
-  else
-    sqlite3_bind_null(s, i);
 }
 // SQLITE_STATIC: the row outlives the sqlite3_step that reads the text.
 void bind_value(sqlite3_stmt* s, int i, const Text& v) {
   sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
 }
-void bind_value(sqlite3_stmt* s, int i, const OptText& v) {
+// OptI64, OptReal, OptText: NULL when empty.
+template <class T>
+void bind_value(sqlite3_stmt* s, int i, const std::optional<T>& v) {
   if (v)
     bind_value(s, i, *v);
   else
@@ -341,26 +332,33 @@ void Writer::set_stat(std::optional<int64_t> process_id, std::string_view name, 
   insert(row);
 }
 
-void Writer::commit() {
-  if (!owned_)
+void Writer::require_owned(const char* done) const {
+  if (!owned_) {
     throw WriteError(WriteError::Kind::other,
-                     "trace '" + path_ + "': a borrowed connection is committed by its owner");
+                     "trace '" + path_ + "': a borrowed connection is " + done + " by its owner");
+  }
+}
+
+void Writer::mark_committed() {
+  rows_committed_ = rows_;
+  table_rows_committed_ = table_rows_;
+  committed_string_id_ = last_string_id_;
+}
+
+void Writer::commit() {
+  require_owned("committed");
   if (closed_) return;
   if (in_txn_) {
     exec("COMMIT;");
     in_txn_ = false;
   }
-  rows_committed_ = rows_;
-  table_rows_committed_ = table_rows_;
-  committed_string_id_ = last_string_id_;
+  mark_committed();
   exec("BEGIN;");
   in_txn_ = true;
 }
 
 void Writer::rollback() {
-  if (!owned_)
-    throw WriteError(WriteError::Kind::other,
-                     "trace '" + path_ + "': a borrowed connection is rolled back by its owner");
+  require_owned("rolled back");
   if (closed_) return;
   // SQLite ends the transaction itself on I/O errors and a full disk; otherwise it is still open.
   if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK;");
@@ -374,17 +372,13 @@ void Writer::rollback() {
 }
 
 void Writer::close() {
-  if (!owned_)
-    throw WriteError(WriteError::Kind::other,
-                     "trace '" + path_ + "': a borrowed connection is closed by its owner");
+  require_owned("closed");
   if (closed_) return;
   if (!scratch_) exec(create_indexes_sql());
   set_meta("clean_close", "1");
   exec("COMMIT;");
   in_txn_ = false;
-  rows_committed_ = rows_;
-  table_rows_committed_ = table_rows_;
-  committed_string_id_ = last_string_id_;
+  mark_committed();
   closed_ = true;
   // Leave one self-contained file that can be copied or mailed: checkpoint and drop the WAL.
   // Best effort: a failure (a full disk) loses nothing committed (see writer.h). Through an

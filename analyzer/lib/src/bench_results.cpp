@@ -97,17 +97,6 @@ BenchConfig bench_config_from_label(const std::string& label) {
   return bench_config(row);
 }
 
-namespace {
-
-void get(const tracedb::Query& q, int col, tracedb::OptI64& v) {
-  v = q.opt_i64(col);
-}
-void get(const tracedb::Query& q, int col, tracedb::OptText& v) {
-  v = q.opt_text(col);
-}
-
-}  // namespace
-
 void load_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
   // The typed configuration's columns follow the fixed ones, in schema order.
   std::string config_columns;
@@ -124,7 +113,6 @@ void load_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
       "b.comm_bytes" +
       config_columns + " FROM bench_result b JOIN bench_run r ON r.id = b.run_id " +
       "WHERE b.status = 'ok' ORDER BY b.id");
-  auto opt = [&](int c) { return q.is_null(c) ? std::nullopt : std::optional<double>(q.real(c)); };
   while (q.step()) {
     BenchResult br;
     int found = -1;
@@ -148,29 +136,14 @@ void load_bench_results(const tracedb::Reader& r, TraceBuilder& b, Trace& t) {
       }
     }
     br.process = static_cast<int16_t>(found);
-    br.backend = q.text(1);
-    br.simulated = q.i64(2) != 0;
-    br.label = q.text(3);
-    br.scenario = q.text(4);
-    br.t_comp = q.real(5);
-    br.t_comm = q.real(6);
-    br.t_c3 = q.real(7);
-    br.compute_slowdown = opt(8);
-    br.comm_slowdown = opt(9);
-    br.ideal_speedup = opt(10);
-    br.realized_speedup = opt(11);
-    br.fraction_of_ideal = opt(12);
-    br.realized_over_ideal = opt(13);
-    br.decomposition_loss_comp = opt(14);
-    br.decomposition_loss_comm = opt(15);
-    br.schedule_speedup = opt(16);
-    br.busbw = opt(17);
+    q.columns(1, br.backend, br.simulated, br.label, br.scenario, br.t_comp, br.t_comm, br.t_c3,
+              br.compute_slowdown, br.comm_slowdown, br.ideal_speedup, br.realized_speedup,
+              br.fraction_of_ideal, br.realized_over_ideal, br.decomposition_loss_comp,
+              br.decomposition_loss_comm, br.schedule_speedup, br.busbw);
     tracedb::BenchResultRow row;
-    row.compute = q.opt_text(22);
-    row.comm = q.opt_text(23);
-    row.comm_bytes = q.opt_i64(24);
+    q.columns(22, row.compute, row.comm, row.comm_bytes);
     int col = kFirstConfigColumn;
-#define C3_GET_COLUMN(name, type, sql, doc) get(q, col++, row.name);
+#define C3_GET_COLUMN(name, type, sql, doc) q.columns(col++, row.name);
     C3_BENCH_CONFIG_COLUMNS(C3_GET_COLUMN)
 #undef C3_GET_COLUMN
     br.config = bench_config(row);

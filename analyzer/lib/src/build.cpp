@@ -352,11 +352,9 @@ void TraceBuilder::done() {
   rows_ = 0;
 }
 
-// ---- TraceSink ------------------------------------------------------------------------------
+// ---- Rows ------------------------------------------------------------------------------------
 
-int64_t TraceSink::insert(const tracedb::ProcessRow& row) {
-  const int64_t id = row.id.value_or(++processes_);
-  processes_ = std::max(processes_, id);
+Process process_of(const tracedb::ProcessRow& row) {
   Process p;
   p.pid = row.pid;
   p.host = row.host;
@@ -366,11 +364,10 @@ int64_t TraceSink::insert(const tracedb::ProcessRow& row) {
   p.trace_clock = row.trace_clock;
   p.anchor_trace_ns = row.anchor_start_trace_ns;
   p.anchor_realtime_ns = row.anchor_start_realtime_ns;
-  b_.process(id, std::move(p));
-  return id;
+  return p;
 }
 
-int64_t TraceSink::insert(const tracedb::DeviceRow& row) {
+Device device_of(const tracedb::DeviceRow& row) {
   Device d;
   d.device = static_cast<int16_t>(row.device_id);
   d.name = row.name;
@@ -380,11 +377,10 @@ int64_t TraceSink::insert(const tracedb::DeviceRow& row) {
   d.max_registers_per_sm = static_cast<int>(row.max_registers_per_sm);
   d.max_shared_per_sm = row.max_shared_memory_per_sm;
   d.memory_bandwidth = row.memory_bandwidth_bytes_per_s.value_or(0);
-  b_.device(row.process_id, std::move(d));
-  return 0;
+  return d;
 }
 
-int64_t TraceSink::insert(const tracedb::CollectiveRow& row) {
+Collective collective_of(const tracedb::CollectiveRow& row) {
   Collective c;
   c.device = static_cast<int16_t>(row.device_id.value_or(-1));
   c.comm_id = row.comm_id.value_or("");
@@ -394,7 +390,38 @@ int64_t TraceSink::insert(const tracedb::CollectiveRow& row) {
   c.nranks = static_cast<int>(row.nranks.value_or(0));
   c.rank = static_cast<int>(row.rank.value_or(-1));
   c.host_start = row.host_start_ns;
-  b_.collective(row.process_id, std::move(c), row.external_id);
+  return c;
+}
+
+Range range_of(const tracedb::NvtxRangeRow& row) {
+  Range g;
+  g.domain = row.domain;
+  g.name = row.name;
+  g.start = row.start_ns;
+  g.end = row.end_ns;
+  g.depth = static_cast<int>(row.depth.value_or(0));
+  g.thread = row.thread_id;
+  g.start_end = row.kind == "start_end";
+  if (row.color) g.color = *row.color & 0xffffffff;  // ARGB, whatever sign it was stored with
+  return g;
+}
+
+// ---- TraceSink ------------------------------------------------------------------------------
+
+int64_t TraceSink::insert(const tracedb::ProcessRow& row) {
+  const int64_t id = row.id.value_or(++processes_);
+  processes_ = std::max(processes_, id);
+  b_.process(id, process_of(row));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::DeviceRow& row) {
+  b_.device(row.process_id, device_of(row));
+  return 0;
+}
+
+int64_t TraceSink::insert(const tracedb::CollectiveRow& row) {
+  b_.collective(row.process_id, collective_of(row), row.external_id);
   return ++collectives_;
 }
 
@@ -455,17 +482,8 @@ int64_t TraceSink::insert(const tracedb::MemsetRow& row) {
 
 int64_t TraceSink::insert(const tracedb::NvtxRangeRow& row) {
   const int64_t id = ++ranges_;
-  if (row.kind == "mark" || row.end_ns < row.start_ns) return id;
-  Range g;
-  g.domain = row.domain;
-  g.name = row.name;
-  g.start = row.start_ns;
-  g.end = row.end_ns;
-  g.depth = static_cast<int>(row.depth.value_or(0));
-  g.thread = row.thread_id;
-  g.start_end = row.kind == "start_end";
-  if (row.color) g.color = *row.color & 0xffffffff;
-  b_.range(row.process_id, std::move(g));
+  if (row.kind == "mark" || row.end_ns < row.start_ns) return id;  // as the loader's query
+  b_.range(row.process_id, range_of(row));
   return id;
 }
 

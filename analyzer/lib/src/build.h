@@ -220,6 +220,14 @@ inline size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t devi
   return i;
 }
 
+// A row of the trace's tables as the analyzer holds it, one conversion for both ways rows arrive
+// (load.cpp reads the columns it needs into the row; TraceSink gets whole rows).
+Process process_of(const tracedb::ProcessRow& row);
+Device device_of(const tracedb::DeviceRow& row);
+Collective collective_of(const tracedb::CollectiveRow& row);
+// (Which rows are ranges, not marks nor ending before they start, is for the caller to say.)
+Range range_of(const tracedb::NvtxRangeRow& row);
+
 // An importer's rows straight into a TraceBuilder (tracedb/sink.h): the tables the analysis
 // reads; the others (API calls, streams, strings' own rows, stats) are dropped.
 class TraceSink final : public tracedb::RowSink {

@@ -186,43 +186,30 @@ class In {
   int64_t format_ = kFormat;
 };
 
+// Fields in order, each as its type is written or read (Out::field, In::field).
+template <class IO, class... T>
+void fields(IO& io, T&... v) {
+  (io.field(v), ...);
+}
+
 // Every field of a Trace, in file order, for writing (Out, const Trace) and reading (In, Trace).
 template <class IO, class T>
 void visit(IO& io, T& t) {
   io.list(
       t.processes,
       [&](auto& p) {
-        io.field(p.source);
-        io.field(p.db_id);
-        io.field(p.pid);
-        io.field(p.host);
-        io.field(p.rank);
-        io.field(p.world_size);
-        io.field(p.command_line);
-        io.field(p.trace_clock);
-        io.field(p.anchor_trace_ns);
-        io.field(p.anchor_realtime_ns);
+        fields(io, p.source, p.db_id, p.pid, p.host, p.rank, p.world_size, p.command_line,
+               p.trace_clock, p.anchor_trace_ns, p.anchor_realtime_ns);
         io.list(
-            p.versions,
-            [&](auto& v) {
-              io.field(v.first);
-              io.field(v.second);
-            },
-            16);
+            p.versions, [&](auto& v) { fields(io, v.first, v.second); }, 16);
       },
       64);
   io.list(
       t.devices,
       [&](auto& d) {
-        io.field(d.process);
-        io.field(d.device);
-        io.field(d.name);
-        io.field(d.sm_count);
-        io.field(d.max_threads_per_sm);
-        io.field(d.max_blocks_per_sm);
-        io.field(d.max_registers_per_sm);
-        io.field(d.max_shared_per_sm);
-        io.field(d.memory_bandwidth);
+        fields(io, d.process, d.device, d.name, d.sm_count, d.max_threads_per_sm,
+               d.max_blocks_per_sm, d.max_registers_per_sm, d.max_shared_per_sm,
+               d.memory_bandwidth);
       },
       64);
   io.list(
@@ -243,78 +230,37 @@ void visit(IO& io, T& t) {
   io.list(
       t.collectives,
       [&](auto& c) {
-        io.field(c.process);
-        io.field(c.device);
-        io.field(c.comm_id);
-        io.field(c.seq);
-        io.field(c.op);
-        io.field(c.bytes);
-        io.field(c.nranks);
-        io.field(c.rank);
-        io.field(c.host_start);
-        io.field(c.gpu_start);
-        io.field(c.gpu_end);
+        fields(io, c.process, c.device, c.comm_id, c.seq, c.op, c.bytes, c.nranks, c.rank,
+               c.host_start, c.gpu_start, c.gpu_end);
       },
       88);
   io.list(
       t.ranges,
       [&](auto& g) {
-        io.field(g.process);
-        io.field(g.thread);
-        io.field(g.domain);
-        io.field(g.name);
-        io.field(g.start);
-        io.field(g.end);
-        io.field(g.depth);
-        if (io.format() >= 3) {
-          io.field(g.start_end);
-          io.field(g.color);
-        }
+        fields(io, g.process, g.thread, g.domain, g.name, g.start, g.end, g.depth);
+        if (io.format() >= 3) fields(io, g.start_end, g.color);
       },
       io.format() >= 3 ? 72 : 56);
   io.vec(t.launch_delays);
   io.list(
       t.bench,
       [&](auto& b) {
-        io.field(b.process);
-        io.field(b.backend);
-        io.field(b.simulated);
-        io.field(b.label);
-        io.field(b.scenario);
+        fields(io, b.process, b.backend, b.simulated, b.label, b.scenario);
         if (io.format() >= 4) {
           auto& c = b.config;
-          io.field(c.known);
-          for (auto* v : {&c.compute, &c.compute_kind, &c.compute_dtype, &c.comm, &c.comm_kind,
-                          &c.comm_dtype}) {
-            io.field(*v);
-          }
-          for (auto* v : {&c.gemm_m, &c.gemm_n, &c.gemm_k, &c.compute_bytes, &c.compute_target_ns,
-                          &c.comm_bytes}) {
-            io.field(*v);
-          }
-          io.field(c.comm_peer);
-          io.field(c.priority);
-          io.field(c.order);
-          for (auto* v : {&c.nchannels, &c.min_ctas, &c.max_ctas, &c.sm_partition_pct, &c.chunks}) {
-            io.field(*v);
-          }
-          io.field(c.pipelined);
+          fields(io, c.known, c.compute, c.compute_kind, c.compute_dtype, c.comm, c.comm_kind,
+                 c.comm_dtype, c.gemm_m, c.gemm_n, c.gemm_k, c.compute_bytes, c.compute_target_ns,
+                 c.comm_bytes, c.comm_peer, c.priority, c.order, c.nchannels, c.min_ctas,
+                 c.max_ctas, c.sm_partition_pct, c.chunks, c.pipelined);
         } else if constexpr (!std::is_const_v<std::remove_reference_t<decltype(b)>>) {
           b.config = bench_config_from_label(b.label);
         }
-        io.field(b.t_comp);
-        io.field(b.t_comm);
-        io.field(b.t_c3);
-        for (auto* v :
-             {&b.compute_slowdown, &b.comm_slowdown, &b.ideal_speedup, &b.realized_speedup,
-              &b.fraction_of_ideal, &b.realized_over_ideal, &b.decomposition_loss_comp,
-              &b.decomposition_loss_comm, &b.schedule_speedup, &b.busbw}) {
-          io.field(*v);
-        }
+        fields(io, b.t_comp, b.t_comm, b.t_c3, b.compute_slowdown, b.comm_slowdown, b.ideal_speedup,
+               b.realized_speedup, b.fraction_of_ideal, b.realized_over_ideal,
+               b.decomposition_loss_comp, b.decomposition_loss_comm, b.schedule_speedup, b.busbw);
       },
       io.format() >= 4 ? 224 : 64);
-  io.field(t.skipped);
-  io.field(t.first_skipped);
+  fields(io, t.skipped, t.first_skipped);
 }
 
 Trace read_trace(In& in) {

@@ -70,15 +70,7 @@ JobRun run_from_bench_json(const std::string& text, const std::string& where) {
       b.t_comp = median_ns(r, "t_comp");
       b.t_comm = median_ns(r, "t_comm");
       b.t_c3 = median_ns(r, "t_c3");
-      b.compute_slowdown = opt_number(r, "compute_slowdown");
-      b.comm_slowdown = opt_number(r, "comm_slowdown");
-      b.ideal_speedup = opt_number(r, "ideal_speedup");
-      b.realized_speedup = opt_number(r, "realized_speedup");
-      b.fraction_of_ideal = opt_number(r, "fraction_of_ideal");
-      b.realized_over_ideal = opt_number(r, "realized_over_ideal");
-      b.decomposition_loss_comp = opt_number(r, "decomposition_loss_comp");
-      b.decomposition_loss_comm = opt_number(r, "decomposition_loss_comm");
-      b.schedule_speedup = opt_number(r, "schedule_speedup");
+      for (const BenchRatio& x : kBenchRatios) b.*x.value = opt_number(r, x.name);
       b.busbw = opt_number(r, "busbw_bytes_per_s");
       s.bench.push_back(std::move(b));
     }

@@ -407,27 +407,23 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       continue;
     }
     const std::string sel = "[" + k.first + " " + bucket_label(k.second) + "]";
-    if (!x.duration.empty()) {
+    const CollectiveStat& cs = x;  // (clang before 16 lets no lambda capture a binding)
+    const CollectiveStat* bs = b != nullptr ? &it->second : nullptr;
+    auto samples = [&](const char* base, Distribution CollectiveStat::*field, const char* unit,
+                       bool up_is_worse) {
+      if ((cs.*field).empty()) return;
       Metric d;
-      d.base = "duration";
-      d.id = "duration" + sel;
+      d.base = base;
+      d.id = base + sel;
       d.group = "collective";
-      d.unit = "ns";
-      d.c = samples_of(x.duration);
-      if (b != nullptr) d.b = samples_of(it->second.duration);
-      if (b == nullptr || !d.b.empty()) add(std::move(d));
-    }
-    if (!x.busbw.empty()) {
-      Metric d;
-      d.base = "busbw";
-      d.id = "busbw" + sel;
-      d.group = "collective";
-      d.unit = "B/s";
-      d.up_is_worse = false;
-      d.c = samples_of(x.busbw);
-      if (b != nullptr) d.b = samples_of(it->second.busbw);
-      if (b == nullptr || !d.b.empty()) add(std::move(d));
-    }
+      d.unit = unit;
+      d.up_is_worse = up_is_worse;
+      d.c = samples_of(cs.*field);
+      if (bs != nullptr) d.b = samples_of(bs->*field);
+      if (bs == nullptr || !d.b.empty()) add(std::move(d));
+    };
+    samples("duration", &CollectiveStat::duration, "ns", true);
+    samples("busbw", &CollectiveStat::busbw, "B/s", false);
   }
   for (const auto& [k, x] : cb) {
     if (!cc.contains(k))

@@ -178,16 +178,21 @@ std::string compare_time_text(double ns) {
 std::string Comparison::headline() const {
   std::string s;
   const std::string v = verdict();
-  if (v == "regression") {
-    s = "regression: ";
+  // The first three metrics of verdict `w` (then "..."); returns how many it counted.
+  auto first_metrics = [&](Verdict w) {
     int k = 0;
-    for (const MetricResult* m : with(*this, Verdict::regression)) {
+    for (const MetricResult* m : with(*this, w)) {
       if (k++ == 3) {
         s += ", ...";
         break;
       }
       s += (k > 1 ? ", " : "") + m->id + " " + change_text(*m);
     }
+    return k;
+  };
+  if (v == "regression") {
+    s = "regression: ";
+    int k = first_metrics(Verdict::regression);
     for (const BudgetResult& b : budgets) {
       if (b.ok || k++ >= 4) continue;
       s += (k > 1 ? ", " : "") + std::string("budget '") + b.budget.text + "' broken";
@@ -206,14 +211,7 @@ std::string Comparison::headline() const {
     }
   } else if (v == "improvement") {
     s = "no regression; improved: ";
-    int k = 0;
-    for (const MetricResult* m : with(*this, Verdict::improvement)) {
-      if (k++ == 3) {
-        s += ", ...";
-        break;
-      }
-      s += (k > 1 ? ", " : "") + m->id + " " + change_text(*m);
-    }
+    first_metrics(Verdict::improvement);
   } else {
     s = has_baseline ? "no regression" : "budgets hold";
   }

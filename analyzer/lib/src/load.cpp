@@ -49,17 +49,11 @@ void read_processes(const tracedb::Reader& r, TraceBuilder& b) {
     auto q = r.query(
         "SELECT id, pid, host, rank, world_size, command_line, trace_clock, anchor_start_trace_ns, "
         "anchor_start_realtime_ns FROM process ORDER BY id");
-    while (q.step()) {
-      Process p;
-      p.pid = q.i64(1);
-      p.host = q.text(2);
-      p.rank = q.opt_i64(3);
-      p.world_size = q.opt_i64(4);
-      p.command_line = q.text(5);
-      p.trace_clock = q.text(6);
-      p.anchor_trace_ns = q.i64(7);
-      p.anchor_realtime_ns = q.i64(8);
-      b.process(q.i64(0), std::move(p));
+    int64_t id = 0;
+    tracedb::ProcessRow row;
+    while (q.next(id, row.pid, row.host, row.rank, row.world_size, row.command_line,
+                  row.trace_clock, row.anchor_start_trace_ns, row.anchor_start_realtime_ns)) {
+      b.process(id, process_of(row));
     }
   }
   auto q = r.query("SELECT key, value FROM meta WHERE key LIKE '%\\_version' ESCAPE '\\'");
@@ -70,17 +64,11 @@ void read_devices(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
       "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
       "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
-  while (q.step()) {
-    Device d;
-    d.device = static_cast<int16_t>(q.i64(1));
-    d.name = q.text(2);
-    d.sm_count = static_cast<int>(q.i64(3));
-    d.max_threads_per_sm = static_cast<int>(q.i64(4));
-    d.max_blocks_per_sm = static_cast<int>(q.i64(5));
-    d.max_registers_per_sm = static_cast<int>(q.i64(6));
-    d.max_shared_per_sm = q.i64(7);
-    d.memory_bandwidth = q.opt_i64(8).value_or(0);
-    b.device(q.i64(0), std::move(d));
+  tracedb::DeviceRow row;
+  while (q.next(row.process_id, row.device_id, row.name, row.sm_count, row.max_threads_per_sm,
+                row.max_blocks_per_sm, row.max_registers_per_sm, row.max_shared_memory_per_sm,
+                row.memory_bandwidth_bytes_per_s)) {
+    b.device(row.process_id, device_of(row));
   }
 }
 
@@ -96,20 +84,12 @@ void read_collectives(const tracedb::Reader& r, TraceBuilder& b, const Trace& t)
           static_cast<size_t>(std::clamp<int64_t>(n.i64(0), 0, int64_t{1} << 28)));
     }
     auto q = r.query(
-        "SELECT c.id, c.process_id, IFNULL(c.device_id, -1), IFNULL(c.comm_id, ''), c.seq, c.op, "
-        "c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), c.host_start_ns, c.external_id "
-        "FROM collective c ORDER BY c.id");
-    while (q.step()) {
-      Collective c;
-      c.device = static_cast<int16_t>(q.i64(2));
-      c.comm_id = q.text(3);
-      c.seq = q.i64(4);
-      c.op = q.text(5);
-      c.bytes = q.i64(6);
-      c.nranks = static_cast<int>(q.i64(7));
-      c.rank = static_cast<int>(q.i64(8));
-      c.host_start = q.i64(9);
-      b.collective(q.i64(1), std::move(c), q.i64(10));
+        "SELECT process_id, device_id, comm_id, seq, op, bytes, nranks, rank, host_start_ns, "
+        "external_id FROM collective ORDER BY id");
+    tracedb::CollectiveRow row;
+    while (q.next(row.process_id, row.device_id, row.comm_id, row.seq, row.op, row.bytes,
+                  row.nranks, row.rank, row.host_start_ns, row.external_id)) {
+      b.collective(row.process_id, collective_of(row), row.external_id);
     }
   }
   if (t.collectives.empty()) return;
@@ -224,19 +204,12 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
 // NVTX ranges (marks have no duration and are left out).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
-      "SELECT process_id, domain, name, start_ns, end_ns, IFNULL(depth, 0), thread_id, kind, "
-      "color FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
-  while (q.step()) {
-    Range g;
-    g.domain = q.text(1);
-    g.name = q.text(2);
-    g.start = q.i64(3);
-    g.end = q.i64(4);
-    g.depth = static_cast<int>(q.i64(5));
-    g.thread = q.i64(6);
-    g.start_end = q.text(7) == "start_end";
-    if (!q.is_null(8)) g.color = q.i64(8) & 0xffffffff;  // ARGB, whatever sign it was stored with
-    b.range(q.i64(0), std::move(g));
+      "SELECT process_id, domain, name, start_ns, end_ns, depth, thread_id, kind, color "
+      "FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
+  tracedb::NvtxRangeRow row;
+  while (q.next(row.process_id, row.domain, row.name, row.start_ns, row.end_ns, row.depth,
+                row.thread_id, row.kind, row.color)) {
+    b.range(row.process_id, range_of(row));
   }
 }
 
@@ -296,6 +269,21 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
 
 namespace {
 
+// Runs `worker` on this thread and on up to hardware_concurrency - 1 more, at most `n` in all;
+// returns once every one has returned. Then rethrows the first of `errors` in their order.
+void run_workers(size_t n, const std::function<void()>& worker,
+                 const std::vector<std::exception_ptr>& errors) {
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  pool.reserve(threads > 0 ? threads - 1 : 0);
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 // Runs the tasks on up to hardware_concurrency threads (each task touches its own data).
 void run_parallel(const std::vector<std::function<void()>>& tasks) {
   std::atomic<size_t> next{0};
@@ -309,15 +297,7 @@ void run_parallel(const std::vector<std::function<void()>>& tasks) {
       }
     }
   };
-  const size_t threads =
-      std::min<size_t>(tasks.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_workers(tasks.size(), worker, errors);
 }
 
 // Appends the parts (one file's trace each) to `t` in file order: process, collective, name and
@@ -477,15 +457,7 @@ void parallel_files(size_t n, const LoadOptions& options, int64_t total, const F
       }
     }
   };
-  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  pool.reserve(threads > 0 ? threads - 1 : 0);
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_workers(n, worker, errors);
   if (options.progress) options.progress(done, total);
 }
 

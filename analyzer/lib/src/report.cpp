@@ -498,22 +498,12 @@ std::string to_json(const Report& r) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
   for (const auto& b : r.bench) {
-    bench.push_back({{"label", b.label},
-                     {"backend", b.backend},
-                     {"simulated", b.simulated},
-                     {"t_comp_ns", b.t_comp},
-                     {"t_comm_ns", b.t_comm},
-                     {"t_c3_ns", b.t_c3},
-                     {"compute_slowdown", opt(b.compute_slowdown)},
-                     {"comm_slowdown", opt(b.comm_slowdown)},
-                     {"ideal_speedup", opt(b.ideal_speedup)},
-                     {"realized_speedup", opt(b.realized_speedup)},
-                     {"fraction_of_ideal", opt(b.fraction_of_ideal)},
-                     {"realized_over_ideal", opt(b.realized_over_ideal)},
-                     {"scenario", b.scenario},
-                     {"decomposition_loss_comp", opt(b.decomposition_loss_comp)},
-                     {"decomposition_loss_comm", opt(b.decomposition_loss_comm)},
-                     {"schedule_speedup", opt(b.schedule_speedup)}});
+    nlohmann::json o = {{"label", b.label},         {"backend", b.backend},
+                        {"simulated", b.simulated}, {"t_comp_ns", b.t_comp},
+                        {"t_comm_ns", b.t_comm},    {"t_c3_ns", b.t_c3},
+                        {"scenario", b.scenario}};
+    for (const BenchRatio& x : kBenchRatios) o[x.name] = opt(b.*x.value);
+    bench.push_back(std::move(o));
   }
   j["controlled_experiments"] = std::move(bench);
   nlohmann::json cont = nlohmann::json::array();

@@ -251,23 +251,12 @@ ojson rank_out(const RankSummary& s) {
   r["contention"] = std::move(cont);
   ojson bench = ojson::array();
   for (const BenchResult& b : s.bench) {
-    bench.push_back({{"backend", b.backend},
-                     {"simulated", b.simulated},
-                     {"label", b.label},
-                     {"scenario", b.scenario},
-                     {"t_comp", b.t_comp},
-                     {"t_comm", b.t_comm},
-                     {"t_c3", b.t_c3},
-                     {"compute_slowdown", opt_out(b.compute_slowdown)},
-                     {"comm_slowdown", opt_out(b.comm_slowdown)},
-                     {"ideal_speedup", opt_out(b.ideal_speedup)},
-                     {"realized_speedup", opt_out(b.realized_speedup)},
-                     {"fraction_of_ideal", opt_out(b.fraction_of_ideal)},
-                     {"realized_over_ideal", opt_out(b.realized_over_ideal)},
-                     {"decomposition_loss_comp", opt_out(b.decomposition_loss_comp)},
-                     {"decomposition_loss_comm", opt_out(b.decomposition_loss_comm)},
-                     {"schedule_speedup", opt_out(b.schedule_speedup)},
-                     {"busbw", opt_out(b.busbw)}});
+    ojson o = {{"backend", b.backend},   {"simulated", b.simulated}, {"label", b.label},
+               {"scenario", b.scenario}, {"t_comp", b.t_comp},       {"t_comm", b.t_comm},
+               {"t_c3", b.t_c3}};
+    for (const BenchRatio& x : kBenchRatios) o[x.name] = opt_out(b.*x.value);
+    o["busbw"] = opt_out(b.busbw);
+    bench.push_back(std::move(o));
   }
   r["bench"] = std::move(bench);
   r["comms"] = s.calls.comms;
@@ -429,15 +418,7 @@ RankSummary rank_in(const json& r) {
     b.t_comp = g.at("t_comp").get<double>();
     b.t_comm = g.at("t_comm").get<double>();
     b.t_c3 = g.at("t_c3").get<double>();
-    b.compute_slowdown = opt_in<double>(g, "compute_slowdown");
-    b.comm_slowdown = opt_in<double>(g, "comm_slowdown");
-    b.ideal_speedup = opt_in<double>(g, "ideal_speedup");
-    b.realized_speedup = opt_in<double>(g, "realized_speedup");
-    b.fraction_of_ideal = opt_in<double>(g, "fraction_of_ideal");
-    b.realized_over_ideal = opt_in<double>(g, "realized_over_ideal");
-    b.decomposition_loss_comp = opt_in<double>(g, "decomposition_loss_comp");
-    b.decomposition_loss_comm = opt_in<double>(g, "decomposition_loss_comm");
-    b.schedule_speedup = opt_in<double>(g, "schedule_speedup");
+    for (const BenchRatio& x : kBenchRatios) b.*x.value = opt_in<double>(g, x.name);
     b.busbw = opt_in<double>(g, "busbw");
     s.bench.push_back(std::move(b));
   }

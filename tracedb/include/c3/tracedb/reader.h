@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 struct sqlite3;
@@ -46,8 +47,41 @@ class Query {
   std::string text(int col) const;
   std::optional<std::string> opt_text(int col) const;
   bool is_null(int col) const;
+  // The row's columns from `first` on, one into each of `out` in order, each read as its type
+  // asks: std::string (text), the optionals (empty for NULL), double (real), any other
+  // arithmetic type (i64, converted with static_cast: bool is nonzero).
+  template <class... T>
+  void columns(int first, T&... out) const {
+    int col = first;
+    (column(col++, out), ...);
+  }
+  // step(), then the row's columns from the first into `out` as columns() reads them: false,
+  // reading nothing, once there are no more rows.
+  template <class... T>
+  bool next(T&... out) {
+    if (!step()) return false;
+    columns(0, out...);
+    return true;
+  }
 
  private:
+  template <class T>
+  void column(int col, T& out) const {
+    if constexpr (std::is_same_v<T, std::string>) {
+      out = text(col);
+    } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+      out = opt_text(col);
+    } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+      out = opt_i64(col);
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      out = is_null(col) ? std::nullopt : std::optional<double>(real(col));
+    } else if constexpr (std::is_same_v<T, double>) {
+      out = real(col);
+    } else {
+      static_assert(std::is_arithmetic_v<T>, "Query::columns reads text, numbers and optionals");
+      out = static_cast<T>(i64(col));
+    }
+  }
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;

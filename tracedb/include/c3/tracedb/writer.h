@@ -106,6 +106,11 @@ class Writer final : public RowSink {
   sqlite3_stmt* prepare(const std::string& sql);
   [[noreturn]] void fail(const std::string& what) const;
   int64_t step_insert(sqlite3_stmt* stmt, const TableDesc* table);
+  // Throws unless this writer opened its connection: a borrowed one is `done` ("committed",
+  // "rolled back", "closed") by its owner.
+  void require_owned(const char* done) const;
+  // After a COMMIT: what a rollback goes back to.
+  void mark_committed();
 
   std::string path_;
   sqlite3* db_ = nullptr;

@@ -58,4 +58,23 @@ struct BenchResult {
   std::optional<double> busbw;  // bytes/s, collectives with a size
 };
 
+// The ratios of a result (compute_slowdown to schedule_speedup, docs/metrics.md) in bench_result's
+// column order, by the names the summary, the report and c3bench's JSON all give them (busbw is
+// not among them: its name differs between those).
+struct BenchRatio {
+  const char* name;
+  std::optional<double> BenchResult::*value;
+};
+inline constexpr BenchRatio kBenchRatios[] = {
+    {"compute_slowdown", &BenchResult::compute_slowdown},
+    {"comm_slowdown", &BenchResult::comm_slowdown},
+    {"ideal_speedup", &BenchResult::ideal_speedup},
+    {"realized_speedup", &BenchResult::realized_speedup},
+    {"fraction_of_ideal", &BenchResult::fraction_of_ideal},
+    {"realized_over_ideal", &BenchResult::realized_over_ideal},
+    {"decomposition_loss_comp", &BenchResult::decomposition_loss_comp},
+    {"decomposition_loss_comm", &BenchResult::decomposition_loss_comm},
+    {"schedule_speedup", &BenchResult::schedule_speedup},
+};
+
 }  // namespace c3::analyzer
