@@ -12,8 +12,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <string>
 
@@ -21,6 +19,7 @@
 #include "c3/analyzer/metrics.h"
 #include "c3/analyzer/summary.h"
 #include "c3/analyzer/trace.h"
+#include "cli.h"
 #include "measure.h"
 
 namespace {
@@ -101,14 +100,7 @@ Trace make_trace(int64_t n, int processes) {
 
 int main(int argc, char** argv) {
   int64_t n = 10'000'000;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
-      n = std::atoll(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--activities N]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!c3::perf::parse_count_option(argc, argv, argv[0], "--activities", n)) return 2;
   if (n < 1000) {
     std::fprintf(stderr, "c3_perf_analyzer: --activities must be at least 1000\n");
     return 2;

@@ -12,8 +12,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,6 +19,7 @@
 #include "c3/exporter/perfetto.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/output_file.h"
+#include "cli.h"
 #include "measure.h"
 
 namespace {
@@ -69,15 +68,9 @@ Case run(const fs::path& dir, const std::string& name, int n, bool shared) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int n = 20000;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
-      n = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: c3_perf_export [--kernels N]\n");
-      return 2;
-    }
-  }
+  int64_t kernels = 20000;
+  if (!c3::perf::parse_count_option(argc, argv, "c3_perf_export", "--kernels", kernels)) return 2;
+  const int n = static_cast<int>(kernels);
   if (n < 4) {
     std::fprintf(stderr, "c3_perf_export: --kernels must be at least 4\n");
     return 2;

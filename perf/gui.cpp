@@ -13,7 +13,6 @@
 // paint), and frames at 40 zoom levels from the whole trace down to microseconds at
 // random places. The baseline in the same run is a frame of the same widget with no trace (header,
 // labels, background): frame / baseline says what the rows cost.
-#include <sys/resource.h>
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -37,6 +36,7 @@
 #include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
 #include "c3/gui/document.h"
+#include "measure.h"
 #include "synthetic.h"
 #include "timeline_view.h"
 
@@ -63,9 +63,7 @@ double percentile(std::vector<double> v, double q) {
 // Peak resident memory of the process so far (SQLite reads the trace files into its own small
 // page cache: this is the app's memory, not the kernel's file cache).
 double peak_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
+  return static_cast<double>(c3::perf::peak_rss_kb()) / 1024.0;
 }
 
 }  // namespace

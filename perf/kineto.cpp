@@ -12,13 +12,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <unordered_map>
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
+#include "cli.h"
 #include "json_stream.h"
 #include "measure.h"
 
@@ -102,14 +101,7 @@ int64_t write_trace(const std::string& path, int64_t target_bytes) {
 
 int main(int argc, char** argv) {
   int64_t mb = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) {
-      mb = std::atoll(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--mb N]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!c3::perf::parse_count_option(argc, argv, argv[0], "--mb", mb)) return 2;
   const std::string dir = "/tmp/c3perf-kineto-" + std::to_string(::getpid());
   const std::string json = dir + ".json", db = dir + ".sqlite";
   const int64_t bytes = write_trace(json, mb << 20);

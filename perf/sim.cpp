@@ -11,18 +11,19 @@
 //   build/bin/c3_perf_sim [--ops N]   (default 1000000)
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "c3/sim/model/cost.h"
 #include "c3/sim/model/engine.h"
 #include "c3/sim/model/spec.h"
+#include "cli.h"
+#include "measure.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using c3::perf::Clock;
+using c3::perf::seconds_since;
 namespace sim = c3::sim::model;
 
 struct Result {
@@ -54,7 +55,7 @@ Result baseline(int64_t ops) {
   }
   Result r;
   r.simulated_ns = e.run_until_idle();
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.seconds = seconds_since(t0);
   r.ops = e.completed();
   return r;
 }
@@ -109,7 +110,7 @@ Result c3_mix(int64_t ops) {
   }
   Result r;
   r.simulated_ns = e.run_until_idle();
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.seconds = seconds_since(t0);
   r.ops = issued;
   return r;
 }
@@ -118,14 +119,7 @@ Result c3_mix(int64_t ops) {
 
 int main(int argc, char** argv) {
   int64_t ops = 1000000;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--ops") == 0 && i + 1 < argc) {
-      ops = std::atoll(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--ops N]\n", argv[0]);
-      return 2;
-    }
-  }
+  if (!c3::perf::parse_count_option(argc, argv, argv[0], "--ops", ops)) return 2;
   if (ops < 1000) {
     std::fprintf(stderr, "c3_perf_sim: --ops %lld: at least 1000\n", static_cast<long long>(ops));
     return 2;

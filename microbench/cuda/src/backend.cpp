@@ -410,14 +410,7 @@ PhaseTiming CudaBackend::max_over_ranks(const PhaseTiming& t) {
 
 extern "C" __attribute__((visibility("default"))) c3::bench::Backend* c3bench_create_backend(
     const c3::bench::BackendOptions& options, std::string* error) {
-  try {
-    return new c3::bench::cuda::CudaBackend(options);
-  } catch (const std::exception& e) {
-    if (error != nullptr) *error = std::string("cuda backend: ") + e.what();
-  } catch (...) {
-    if (error != nullptr) *error = "cuda backend: unknown error";
-  }
-  return nullptr;
+  return c3::bench::create_backend<c3::bench::cuda::CudaBackend>(options, error, "cuda backend: ");
 }
 
 static_assert(std::is_same_v<decltype(&c3bench_create_backend), c3::bench::CreateBackendFn>,

@@ -421,10 +421,5 @@ class SimBackend final : public Backend {
 
 extern "C" __attribute__((visibility("default"))) c3::bench::Backend* c3bench_create_backend(
     const c3::bench::BackendOptions& options, std::string* error) {
-  try {
-    return new c3::bench::sim_backend::SimBackend(options);
-  } catch (const std::exception& e) {
-    if (error) *error = e.what();
-    return nullptr;
-  }
+  return c3::bench::create_backend<c3::bench::sim_backend::SimBackend>(options, error, "");
 }

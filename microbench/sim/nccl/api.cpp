@@ -470,31 +470,27 @@ C3_NCCL_EXPORT ncclResult_t ncclMemFree(void* ptr) {
   return ncclSuccess;
 }
 
-C3_PNCCL_ALIAS(ncclGetVersion, ncclResult_t, (int*))
-C3_PNCCL_ALIAS(ncclGetUniqueId, ncclResult_t, (ncclUniqueId*))
-C3_PNCCL_ALIAS(ncclGetErrorString, const char*, (ncclResult_t))
-C3_PNCCL_ALIAS(ncclGetLastError, const char*, (ncclComm_t))
-C3_PNCCL_ALIAS(ncclCommInitRank, ncclResult_t, (ncclComm_t*, int, ncclUniqueId, int))
-C3_PNCCL_ALIAS(ncclCommInitRankConfig, ncclResult_t,
-               (ncclComm_t*, int, ncclUniqueId, int, ncclConfig_t*))
-C3_PNCCL_ALIAS(ncclCommInitRankScalable, ncclResult_t,
-               (ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*))
-C3_PNCCL_ALIAS(ncclCommInitAll, ncclResult_t, (ncclComm_t*, int, const int*))
-C3_PNCCL_ALIAS(ncclCommSplit, ncclResult_t, (ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*))
-C3_PNCCL_ALIAS(ncclCommShrink, ncclResult_t,
-               (ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int))
-C3_PNCCL_ALIAS(ncclCommFinalize, ncclResult_t, (ncclComm_t))
-C3_PNCCL_ALIAS(ncclCommDestroy, ncclResult_t, (ncclComm_t))
-C3_PNCCL_ALIAS(ncclCommAbort, ncclResult_t, (ncclComm_t))
-C3_PNCCL_ALIAS(ncclCommCount, ncclResult_t, (const ncclComm_t, int*))
-C3_PNCCL_ALIAS(ncclCommCuDevice, ncclResult_t, (const ncclComm_t, int*))
-C3_PNCCL_ALIAS(ncclCommUserRank, ncclResult_t, (const ncclComm_t, int*))
-C3_PNCCL_ALIAS(ncclCommGetAsyncError, ncclResult_t, (ncclComm_t, ncclResult_t*))
-C3_PNCCL_ALIAS(ncclRedOpCreatePreMulSum, ncclResult_t,
-               (ncclRedOp_t*, void*, ncclDataType_t, ncclScalarResidence_t, ncclComm_t))
-C3_PNCCL_ALIAS(ncclRedOpDestroy, ncclResult_t, (ncclRedOp_t, ncclComm_t))
-C3_PNCCL_ALIAS(ncclMemAlloc, ncclResult_t, (void**, size_t))
-C3_PNCCL_ALIAS(ncclMemFree, ncclResult_t, (void*))
+C3_PNCCL_ALIAS(ncclGetVersion)
+C3_PNCCL_ALIAS(ncclGetUniqueId)
+C3_PNCCL_ALIAS(ncclGetErrorString)
+C3_PNCCL_ALIAS(ncclGetLastError)
+C3_PNCCL_ALIAS(ncclCommInitRank)
+C3_PNCCL_ALIAS(ncclCommInitRankConfig)
+C3_PNCCL_ALIAS(ncclCommInitRankScalable)
+C3_PNCCL_ALIAS(ncclCommInitAll)
+C3_PNCCL_ALIAS(ncclCommSplit)
+C3_PNCCL_ALIAS(ncclCommShrink)
+C3_PNCCL_ALIAS(ncclCommFinalize)
+C3_PNCCL_ALIAS(ncclCommDestroy)
+C3_PNCCL_ALIAS(ncclCommAbort)
+C3_PNCCL_ALIAS(ncclCommCount)
+C3_PNCCL_ALIAS(ncclCommCuDevice)
+C3_PNCCL_ALIAS(ncclCommUserRank)
+C3_PNCCL_ALIAS(ncclCommGetAsyncError)
+C3_PNCCL_ALIAS(ncclRedOpCreatePreMulSum)
+C3_PNCCL_ALIAS(ncclRedOpDestroy)
+C3_PNCCL_ALIAS(ncclMemAlloc)
+C3_PNCCL_ALIAS(ncclMemFree)
 
 C3_NCCL_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
@@ -590,30 +586,18 @@ C3_NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   return issue_group(calls);
 }
 
-C3_PNCCL_ALIAS(ncclAllReduce, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclBroadcast, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclBcast, ncclResult_t,
-               (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclReduce, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
-                cudaStream_t))
-C3_PNCCL_ALIAS(ncclAllGather, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclReduceScatter, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclAlltoAll, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclGather, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclScatter, ncclResult_t,
-               (const void*, void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclSend, ncclResult_t,
-               (const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclRecv, ncclResult_t,
-               (void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))
-C3_PNCCL_ALIAS(ncclGroupStart, ncclResult_t, ())
-C3_PNCCL_ALIAS(ncclGroupEnd, ncclResult_t, ())
+C3_PNCCL_ALIAS(ncclAllReduce)
+C3_PNCCL_ALIAS(ncclBroadcast)
+C3_PNCCL_ALIAS(ncclBcast)
+C3_PNCCL_ALIAS(ncclReduce)
+C3_PNCCL_ALIAS(ncclAllGather)
+C3_PNCCL_ALIAS(ncclReduceScatter)
+C3_PNCCL_ALIAS(ncclAlltoAll)
+C3_PNCCL_ALIAS(ncclGather)
+C3_PNCCL_ALIAS(ncclScatter)
+C3_PNCCL_ALIAS(ncclSend)
+C3_PNCCL_ALIAS(ncclRecv)
+C3_PNCCL_ALIAS(ncclGroupStart)
+C3_PNCCL_ALIAS(ncclGroupEnd)
 
 }  // extern "C"

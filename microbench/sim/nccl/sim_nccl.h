@@ -26,9 +26,9 @@
 #define C3_NCCL_EXPORT __attribute__((visibility("default")))
 
 // Real NCCL exports every function twice: ncclX and the profiling-interface name pncclX. Here
-// pncclX is an alias of ncclX (same address). Use inside extern "C", after ncclX.
-#define C3_PNCCL_ALIAS(name, ret, params) \
-  C3_NCCL_EXPORT ret p##name params __attribute__((alias(#name)));
+// pncclX is an alias of ncclX (same address, nccl.h's signature). Use inside extern "C", after
+// ncclX.
+#define C3_PNCCL_ALIAS(name) C3_NCCL_EXPORT decltype(name) p##name __attribute__((alias(#name)));
 
 namespace c3::sim::nccl {
 struct Clique;  // model_driver.cpp

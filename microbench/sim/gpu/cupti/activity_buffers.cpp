@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -180,22 +181,31 @@ bool set_kind_enabled(CUpti_ActivityKind kind, bool enabled) {
   return state().kinds[k].exchange(enabled);
 }
 
-void set_runtime_cbid_recorded(CUpti_CallbackId cbid, bool enabled) {
-  if (cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE) state().runtime_cbids[cbid].store(enabled);
+namespace {
+
+// The per-cbid record switch of an API domain (runtime, else driver); nullptr out of range.
+std::atomic<bool>* cbid_switch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  ActivityState& s = state();
+  const std::span<std::atomic<bool>> switches = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                                    ? std::span<std::atomic<bool>>(s.runtime_cbids)
+                                                    : std::span<std::atomic<bool>>(s.driver_cbids);
+  return cbid < switches.size() ? &switches[cbid] : nullptr;
 }
 
-void set_driver_cbid_recorded(CUpti_CallbackId cbid, bool enabled) {
-  if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE) state().driver_cbids[cbid].store(enabled);
+}  // namespace
+
+bool set_api_cbid_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enabled) {
+  std::atomic<bool>* on = cbid_switch(domain, cbid);
+  if (on == nullptr) return false;
+  on->store(enabled);
+  return true;
 }
 
-bool runtime_api_recorded(CUpti_CallbackId cbid) {
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_RUNTIME)) return true;
-  return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && state().runtime_cbids[cbid].load();
-}
-
-bool driver_api_recorded(CUpti_CallbackId cbid) {
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_DRIVER)) return true;
-  return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && state().driver_cbids[cbid].load();
+bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (kind_enabled(runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER)) return true;
+  const std::atomic<bool>* on = cbid_switch(domain, cbid);
+  return on != nullptr && on->load();
 }
 
 void set_latency_timestamps(bool enabled) {
@@ -206,32 +216,28 @@ bool latency_timestamps() {
 }
 
 size_t record_size(uint32_t kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-      return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-      return sizeof(CUpti_ActivityDevice5);
-    case CUPTI_ACTIVITY_KIND_CONTEXT:
-      return sizeof(CUpti_ActivityContext3);
-    case CUPTI_ACTIVITY_KIND_STREAM:
-      return sizeof(CUpti_ActivityStream);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-      return sizeof(CUpti_ActivityExternalCorrelation);
-    default:
-      return 0;
+  struct Row {
+    CUpti_ActivityKind kind;
+    size_t size;
+  };
+  static constexpr Row kRows[] = {
+      {CUPTI_ACTIVITY_KIND_MEMCPY, sizeof(CUpti_ActivityMemcpy6)},
+      {CUPTI_ACTIVITY_KIND_MEMCPY2, sizeof(CUpti_ActivityMemcpyPtoP4)},
+      {CUPTI_ACTIVITY_KIND_MEMSET, sizeof(CUpti_ActivityMemset4)},
+      {CUPTI_ACTIVITY_KIND_KERNEL, sizeof(CUpti_ActivityKernel10)},
+      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, sizeof(CUpti_ActivityKernel10)},
+      {CUPTI_ACTIVITY_KIND_DRIVER, sizeof(CUpti_ActivityAPI)},
+      {CUPTI_ACTIVITY_KIND_RUNTIME, sizeof(CUpti_ActivityAPI)},
+      {CUPTI_ACTIVITY_KIND_DEVICE, sizeof(CUpti_ActivityDevice5)},
+      {CUPTI_ACTIVITY_KIND_CONTEXT, sizeof(CUpti_ActivityContext3)},
+      {CUPTI_ACTIVITY_KIND_STREAM, sizeof(CUpti_ActivityStream)},
+      {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(CUpti_ActivitySynchronization2)},
+      {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, sizeof(CUpti_ActivityExternalCorrelation)},
+  };
+  for (const Row& r : kRows) {
+    if (static_cast<uint32_t>(r.kind) == kind) return r.size;
   }
+  return 0;
 }
 
 // ---- buffers --------------------------------------------------------------------------------

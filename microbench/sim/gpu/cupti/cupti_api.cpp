@@ -58,6 +58,14 @@ bool valid_activity_kind(CUpti_ActivityKind kind) {
   return kind > CUPTI_ACTIVITY_KIND_INVALID && kind < CUPTI_ACTIVITY_KIND_COUNT;
 }
 
+// cuptiActivityEnableRuntimeApi / EnableDriverApi: the API records of one cbid of `domain`.
+CUptiResult enable_api_records(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint8_t enable) {
+  if (cbid == 0 || !set_api_cbid_recorded(domain, cbid, enable != 0)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return CUPTI_SUCCESS;
+}
+
 const char* result_name(CUptiResult result) {
   switch (result) {
     case CUPTI_SUCCESS:
@@ -332,17 +340,13 @@ C3FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
 C3FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid,
                                                                 uint8_t enable) {
   C3FAKE_INJECT_FAILURE();
-  if (cbid == 0 || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
-  set_driver_cbid_recorded(cbid, enable != 0);
-  return CUPTI_SUCCESS;
+  return enable_api_records(CUPTI_CB_DOMAIN_DRIVER_API, cbid, enable);
 }
 
 C3FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid,
                                                                  uint8_t enable) {
   C3FAKE_INJECT_FAILURE();
-  if (cbid == 0 || cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
-  set_runtime_cbid_recorded(cbid, enable != 0);
-  return CUPTI_SUCCESS;
+  return enable_api_records(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, enable);
 }
 
 C3FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {

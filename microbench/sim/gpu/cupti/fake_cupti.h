@@ -31,11 +31,11 @@ void spin_until_mono(uint64_t deadline_mono_ns);
 bool kind_enabled(CUpti_ActivityKind kind);
 // Returns the previous state. Kinds outside (INVALID, COUNT) are rejected by the caller.
 bool set_kind_enabled(CUpti_ActivityKind kind, bool enabled);
-// Per-cbid API activity (cuptiActivityEnableRuntimeApi / EnableDriverApi).
-void set_runtime_cbid_recorded(CUpti_CallbackId cbid, bool enabled);
-void set_driver_cbid_recorded(CUpti_CallbackId cbid, bool enabled);
-bool runtime_api_recorded(CUpti_CallbackId cbid);
-bool driver_api_recorded(CUpti_CallbackId cbid);
+// Per-cbid API activity (cuptiActivityEnableRuntimeApi / EnableDriverApi) of the runtime or the
+// driver domain; a call's API record is written when its cbid or its whole kind is enabled. The
+// setter returns false for a cbid outside the domain's range.
+bool set_api_cbid_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, bool enabled);
+bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 void set_latency_timestamps(bool enabled);
 bool latency_timestamps();
 // Size of the record struct for a kind this double produces; 0 for any other kind.

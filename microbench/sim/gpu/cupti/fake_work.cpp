@@ -95,17 +95,7 @@ void* c3fake_stream_create(int device, int priority, int non_blocking) {
   created = reinterpret_cast<cudaStream_t>(s);
   RecordBatch batch;
   call.finish(batch);
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_STREAM)) {
-    CUpti_ActivityStream rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_STREAM;
-    rec.contextId = context_id(ctx);
-    rec.streamId = s->id;
-    rec.priority = static_cast<uint32_t>(priority);
-    rec.flag = non_blocking != 0 ? CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING
-                                 : CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT;
-    rec.correlationId = call.correlation_id();
-    batch.append(rec);
-  }
+  append_stream_record(batch, *s, call.correlation_id());
   submit(batch);
   return s;
 }

@@ -85,26 +85,24 @@ MemoryKinds memory_kinds(int copy_kind) {
   constexpr auto kPageable = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   constexpr auto kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   constexpr auto kArray = CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
-  switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-      return {kPageable, kDevice, cudaMemcpyHostToDevice};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-      return {kDevice, kPageable, cudaMemcpyDeviceToHost};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return {kPageable, kArray, cudaMemcpyHostToDevice};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return {kArray, kPageable, cudaMemcpyDeviceToHost};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
-      return {kArray, kArray, cudaMemcpyDeviceToDevice};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-      return {kArray, kDevice, cudaMemcpyDeviceToDevice};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return {kDevice, kArray, cudaMemcpyDeviceToDevice};
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return {kPageable, kPageable, cudaMemcpyHostToHost};
-    default:
-      return {kDevice, kDevice, cudaMemcpyDeviceToDevice};  // DTOD, PTOP
+  struct Row {
+    int copy_kind;
+    MemoryKinds kinds;
+  };
+  static constexpr Row kRows[] = {
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, {kPageable, kDevice, cudaMemcpyHostToDevice}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, {kDevice, kPageable, cudaMemcpyDeviceToHost}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, {kPageable, kArray, cudaMemcpyHostToDevice}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_ATOH, {kArray, kPageable, cudaMemcpyDeviceToHost}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_ATOA, {kArray, kArray, cudaMemcpyDeviceToDevice}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_ATOD, {kArray, kDevice, cudaMemcpyDeviceToDevice}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOA, {kDevice, kArray, cudaMemcpyDeviceToDevice}},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, {kPageable, kPageable, cudaMemcpyHostToHost}},
+  };
+  for (const Row& r : kRows) {
+    if (r.copy_kind == copy_kind) return r.kinds;
   }
+  return {kDevice, kDevice, cudaMemcpyDeviceToDevice};  // DTOD, PTOP
 }
 
 // The fields CUPTI's peer-to-peer and plain memcpy records share.
@@ -181,6 +179,19 @@ void append_memset_record(RecordBatch& batch, const Stream& stream, uint64_t byt
     rec.isDeviceLaunched = 0;
     batch.append(rec);
   }
+}
+
+void append_stream_record(RecordBatch& batch, const Stream& s, uint32_t correlation) {
+  if (!kind_enabled(CUPTI_ACTIVITY_KIND_STREAM)) return;
+  CUpti_ActivityStream rec{};
+  rec.kind = CUPTI_ACTIVITY_KIND_STREAM;
+  rec.contextId = context_id(s.ctx);
+  rec.streamId = s.id;
+  rec.priority = static_cast<uint32_t>(s.priority);
+  rec.flag = s.non_blocking ? CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING
+                            : CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT;
+  rec.correlationId = correlation;
+  batch.append(rec);
 }
 
 CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,

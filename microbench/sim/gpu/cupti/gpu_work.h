@@ -77,12 +77,12 @@ class ApiCall {
       data_.callbackSite = CUPTI_API_EXIT;
       invoke_api_callback(domain_, cbid_, data_);
     }
-    const bool runtime = domain_ == CUPTI_CB_DOMAIN_RUNTIME_API;
-    if (!(runtime ? runtime_api_recorded(cbid_) : driver_api_recorded(cbid_))) return;
+    if (!api_recorded(domain_, cbid_)) return;
     // Real CUPTI contract: external correlation records exist only next to an API record.
     append_external_correlations(batch, external_, correlation_);
     CUpti_ActivityAPI rec{};
-    rec.kind = runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+    rec.kind = domain_ == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME
+                                                      : CUPTI_ACTIVITY_KIND_DRIVER;
     rec.cbid = cbid_;
     rec.start = start_;
     rec.end = end_;
@@ -129,6 +129,8 @@ void append_copy_record(RecordBatch& batch, const Stream& s, int copy_kind, uint
                         int src_device, int dst_device, const Interval& iv, uint32_t correlation);
 void append_memset_record(RecordBatch& batch, const Stream& s, uint64_t bytes, uint32_t value,
                           const Interval& iv, uint32_t correlation);
+// A STREAM record of a stream just created by the call `correlation`, when enabled.
+void append_stream_record(RecordBatch& batch, const Stream& s, uint32_t correlation);
 // A SYNCHRONIZATION record of `call` (stream CUPTI_SYNCHRONIZATION_INVALID_VALUE: none).
 CUpti_ActivitySynchronization2 sync_record(CUpti_ActivitySynchronizationType type,
                                            const ApiCall& call, uint32_t context, uint32_t stream);

@@ -227,16 +227,7 @@ void* stream_create(int gpu, int cuda_priority, int partition) {
   Stream* s = new_stream(gpu, cuda_priority, true);
   created = reinterpret_cast<cudaStream_t>(s);
   call.finish(batch, abs_ns(n, n.host));
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_STREAM)) {
-    CUpti_ActivityStream rec{};
-    rec.kind = CUPTI_ACTIVITY_KIND_STREAM;
-    rec.contextId = context_id(ctx);
-    rec.streamId = s->id;
-    rec.priority = static_cast<uint32_t>(cuda_priority);
-    rec.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
-    rec.correlationId = call.correlation_id();
-    batch.append(rec);
-  }
+  append_stream_record(batch, *s, call.correlation_id());
   submit(batch);
   // CUDA: a lower number is a higher priority; the engine serves larger values first.
   n.streams[s] = n.engine->add_stream(gpu, -cuda_priority, partition);
@@ -335,29 +326,40 @@ uint32_t copy(void* stream, const Copy& c) {
   return correlation;
 }
 
-void* event_record(void* stream) {
+namespace {
+
+// cudaEventRecord, cudaStreamWaitEvent: a runtime API call whose only parameter is the stream;
+// `place(n, sid, at)` puts its effect on the engine's stream at the host time of the call.
+template <typename Params, typename Place>
+auto stream_call(void* stream, CUpti_CallbackId cbid, Place place) {
   Node& n = started_node();
   std::lock_guard lock(n.mu);
   model::StreamId sid = 0;
   Stream* s = stream_of(n, stream, &sid);
-  cudaEventRecord_v3020_params params{};
+  Params params{};
   params.stream = static_cast<cudaStream_t>(stream);
   const double at = n.host;
-  api_call(n, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, s, &params, nullptr);
-  n.events.push_back({n.engine->record(sid, at)});
-  return &n.events.back();
+  api_call(n, cbid, s, &params, nullptr);
+  return place(n, sid, at);
+}
+
+}  // namespace
+
+void* event_record(void* stream) {
+  return stream_call<cudaEventRecord_v3020_params>(
+      stream, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+      [](Node& n, model::StreamId sid, double at) -> void* {
+        n.events.push_back({n.engine->record(sid, at)});
+        return &n.events.back();
+      });
 }
 
 void stream_wait_event(void* stream, void* event) {
-  Node& n = started_node();
-  std::lock_guard lock(n.mu);
-  model::StreamId sid = 0;
-  Stream* s = stream_of(n, stream, &sid);
-  cudaStreamWaitEvent_v3020_params params{};
-  params.stream = static_cast<cudaStream_t>(stream);
-  const double at = n.host;
-  api_call(n, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, s, &params, nullptr);
-  n.engine->wait(sid, static_cast<Event*>(event)->id, at);
+  stream_call<cudaStreamWaitEvent_v3020_params>(
+      stream, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+      [event](Node& n, model::StreamId sid, double at) {
+        n.engine->wait(sid, static_cast<Event*>(event)->id, at);
+      });
 }
 
 int64_t event_synchronize(void* event) {

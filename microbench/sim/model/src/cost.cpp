@@ -37,6 +37,27 @@ double hbm_per_sm(const GpuSpec& g) {
   return hbm_cap(g) / g.sms_to_saturate_hbm;
 }
 
+// A part whose SMs stream `hbm_bytes` through HBM, on every SM of `gpu` (gemm narrows that).
+PartDemand hbm_stream(const GpuSpec& g, int gpu, double hbm_bytes) {
+  PartDemand d;
+  d.gpu = gpu;
+  d.sm_demand = g.sms;
+  d.hbm_bytes = hbm_bytes;
+  d.sm_driven_bytes = hbm_bytes;
+  d.bytes_per_sm_ns = hbm_per_sm(g);
+  return d;
+}
+
+// A part on `gpu` whose `bytes` one copy engine streams (no SMs).
+PartDemand ce_stream(const GpuSpec& g, int gpu, double bytes) {
+  PartDemand d;
+  d.gpu = gpu;
+  d.ce_bytes = bytes;
+  d.stream_bytes = bytes;
+  d.stream_bytes_per_ns = one_ce_cap(g);
+  return d;
+}
+
 int element_bytes(Precision p) {
   return p == Precision::fp32 ? 4 : 2;
 }
@@ -57,8 +78,8 @@ double peak_flops(const GpuSpec& g, Precision p) {
 
 PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Precision p) {
   if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("gemm: dimensions must be positive");
-  PartDemand d;
-  d.gpu = gpu;
+  // Compulsory traffic: A and B read once, C written once (tiles re-read through L2).
+  PartDemand d = hbm_stream(g, gpu, static_cast<double>(m * k + k * n + m * n) * element_bytes(p));
   // Output tiles of 128 x 256, one CTA per SM at a time (Hopper-class cuBLAS kernels); more
   // tiles than SMs run in waves over all SMs.
   const double tiles =
@@ -68,25 +89,17 @@ PartDemand gemm(const GpuSpec& g, int gpu, int64_t m, int64_t n, int64_t k, Prec
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const double per_sm_per_ns = peak_flops(g, p) * g.gemm_efficiency / 1e9 / g.sms;
   d.sm_work = flops / per_sm_per_ns;
-  // Compulsory traffic: A and B read once, C written once (tiles re-read through L2).
-  d.hbm_bytes = static_cast<double>(m * k + k * n + m * n) * element_bytes(p);
-  d.sm_driven_bytes = d.hbm_bytes;
-  d.bytes_per_sm_ns = hbm_per_sm(g);
   return d;
 }
 
 PartDemand triad(const GpuSpec& g, int gpu, int64_t bytes_per_array, double occupancy) {
   if (bytes_per_array <= 0) throw std::invalid_argument("triad: size must be positive");
   if (occupancy <= 0 || occupancy > 1) throw std::invalid_argument("triad: occupancy in (0, 1]");
-  PartDemand d;
-  d.gpu = gpu;
-  d.sm_demand = g.sms;
+  // Two reads, one write.
+  PartDemand d = hbm_stream(g, gpu, 3.0 * static_cast<double>(bytes_per_array));
   d.sm_occupancy = occupancy;
   const double elements = static_cast<double>(bytes_per_array) / 4.0;
   d.sm_work = 2.0 * elements / (g.fp32_flops / 1e9 / g.sms);
-  d.hbm_bytes = 3.0 * static_cast<double>(bytes_per_array);  // two reads, one write
-  d.sm_driven_bytes = d.hbm_bytes;
-  d.bytes_per_sm_ns = hbm_per_sm(g);
   return d;
 }
 
@@ -126,23 +139,13 @@ PartDemand sm_copy(const GpuSpec& g, int gpu, int64_t bytes, int ctas, int peer_
 
 PartDemand runtime_d2d_copy(const GpuSpec& g, int gpu, int64_t bytes) {
   if (bytes <= 0) throw std::invalid_argument("d2d copy: bytes must be positive");
-  PartDemand d;
-  d.gpu = gpu;
-  d.sm_demand = g.sms;
-  d.hbm_bytes = 2.0 * static_cast<double>(bytes);
-  d.sm_driven_bytes = d.hbm_bytes;
-  d.bytes_per_sm_ns = hbm_per_sm(g);
-  return d;
+  return hbm_stream(g, gpu, 2.0 * static_cast<double>(bytes));
 }
 
 PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int peer_gpu) {
   if (bytes <= 0) throw std::invalid_argument("dma copy: bytes must be positive");
-  PartDemand d;
-  d.gpu = gpu;
   const double b = static_cast<double>(bytes);
-  d.ce_bytes = b;
-  d.stream_bytes = b;
-  d.stream_bytes_per_ns = one_ce_cap(g);
+  PartDemand d = ce_stream(g, gpu, b);
   if (peer_gpu < 0) {
     d.hbm_bytes = 2.0 * b;
   } else {
@@ -159,14 +162,11 @@ PartDemand dma_copy(const GpuSpec& g, Topology t, int gpu, int64_t bytes, int pe
 
 PartDemand host_copy(const GpuSpec& g, int gpu, int64_t bytes, HostDirection) {
   if (bytes <= 0) throw std::invalid_argument("host copy: bytes must be positive");
-  PartDemand d;
-  d.gpu = gpu;
   const double b = static_cast<double>(bytes);
-  d.ce_bytes = b;
+  PartDemand d = ce_stream(g, gpu, b);
   d.pcie_bytes = b;
   d.hbm_bytes = b;
-  d.stream_bytes = b;
-  d.stream_bytes_per_ns = std::min(one_ce_cap(g), pcie_cap(g));
+  d.stream_bytes_per_ns = std::min(d.stream_bytes_per_ns, pcie_cap(g));
   return d;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,5 +70,19 @@ class Backend {
 // The symbol each backend plugin exports. Returns nullptr and sets *error on failure.
 using CreateBackendFn = Backend* (*)(const BackendOptions& options, std::string* error);
 inline constexpr const char* kCreateBackendSymbol = "c3bench_create_backend";
+
+// The body of a plugin's c3bench_create_backend: a new B, or nullptr with why in *error
+// (`prefix` + the exception's message); no exception leaves the plugin.
+template <typename B>
+Backend* create_backend(const BackendOptions& options, std::string* error, const char* prefix) {
+  try {
+    return new B(options);
+  } catch (const std::exception& e) {
+    if (error != nullptr) *error = std::string(prefix) + e.what();
+  } catch (...) {
+    if (error != nullptr) *error = std::string(prefix) + "unknown error";
+  }
+  return nullptr;
+}
 
 }  // namespace c3::bench
