@@ -387,36 +387,37 @@ void Timeline::finish(Row& r) const {
   }
 }
 
-int64_t Timeline::start(const Row& r, size_t k) const {
+namespace {
+
+// The start (or end) of item k of a row, aligned: Timeline::start and end.
+int64_t item_bound(const analyzer::Trace& t, const Row& r, size_t k, bool at_end) {
   switch (r.kind) {
     case RowKind::stream:
-      return trace_->activities.start[r.items[k]] + r.offset;
-    case RowKind::collectives:
-      return trace_->collectives[r.items[k]].gpu_start + r.offset;
-    case RowKind::nvtx:
-      return trace_->ranges[r.items[k]].start + r.offset;
+      return (at_end ? t.activities.end : t.activities.start)[r.items[k]] + r.offset;
+    case RowKind::collectives: {
+      const analyzer::Collective& c = t.collectives[r.items[k]];
+      return (at_end ? c.gpu_end : c.gpu_start) + r.offset;
+    }
+    case RowKind::nvtx: {
+      const analyzer::Range& range = t.ranges[r.items[k]];
+      return (at_end ? range.end : range.start) + r.offset;
+    }
     case RowKind::overlap:
-      return r.spans[k].start + r.offset;
+      return (at_end ? r.spans[k].end : r.spans[k].start) + r.offset;
     case RowKind::group:
       break;
   }
   return 0;
 }
 
+}  // namespace
+
+int64_t Timeline::start(const Row& r, size_t k) const {
+  return item_bound(*trace_, r, k, false);
+}
+
 int64_t Timeline::end(const Row& r, size_t k) const {
-  switch (r.kind) {
-    case RowKind::stream:
-      return trace_->activities.end[r.items[k]] + r.offset;
-    case RowKind::collectives:
-      return trace_->collectives[r.items[k]].gpu_end + r.offset;
-    case RowKind::nvtx:
-      return trace_->ranges[r.items[k]].end + r.offset;
-    case RowKind::overlap:
-      return r.spans[k].end + r.offset;
-    case RowKind::group:
-      break;
-  }
-  return 0;
+  return item_bound(*trace_, r, k, true);
 }
 
 uint8_t Timeline::classes(const Row& r, size_t k) const {
