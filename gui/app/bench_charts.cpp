@@ -84,24 +84,28 @@ QStringList BenchCharts::slowdown_cases() const {
   return out;
 }
 
-void BenchCharts::set_slowdown_knob(int index) {
-  if (index < 0 || index >= static_cast<int>(knobs_.size()) || index == knob_index_) return;
-  knob_index_ = index;
-  if (knob_box_ != nullptr && knob_box_->currentIndex() != index) {
-    const QSignalBlocker block(knob_box_);
-    knob_box_->setCurrentIndex(index);
+namespace {
+
+// Makes choice `index` of `count` the current one, and its combo box's (when shown) without the
+// box signalling it back. False when it is out of range or already current.
+bool choose(int index, size_t count, int& current, QComboBox* box) {
+  if (index < 0 || index >= static_cast<int>(count) || index == current) return false;
+  current = index;
+  if (box != nullptr && box->currentIndex() != index) {
+    const QSignalBlocker block(box);
+    box->setCurrentIndex(index);
   }
-  show_slowdown_chart();
+  return true;
+}
+
+}  // namespace
+
+void BenchCharts::set_slowdown_knob(int index) {
+  if (choose(index, knobs_.size(), knob_index_, knob_box_)) show_slowdown_chart();
 }
 
 void BenchCharts::set_slowdown_case(int index) {
-  if (index < 0 || index >= static_cast<int>(slow_cases_.size()) || index == case_index_) return;
-  case_index_ = index;
-  if (case_box_ != nullptr && case_box_->currentIndex() != index) {
-    const QSignalBlocker block(case_box_);
-    case_box_->setCurrentIndex(index);
-  }
-  show_slowdown_chart();
+  if (choose(index, slow_cases_.size(), case_index_, case_box_)) show_slowdown_chart();
 }
 
 void BenchCharts::changeEvent(QEvent* event) {
