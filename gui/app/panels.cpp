@@ -76,6 +76,15 @@ struct Pane {
   }
 };
 
+// `first` and `second` in `split`, sharing its room `first_stretch`:`second_stretch`.
+void fill_split(QSplitter* split, QWidget* first, QWidget* second, int first_stretch,
+                int second_stretch) {
+  split->addWidget(first);
+  split->addWidget(second);
+  split->setStretchFactor(0, first_stretch);
+  split->setStretchFactor(1, second_stretch);
+}
+
 }  // namespace
 
 AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
@@ -95,10 +104,7 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     const Pane right(split);
     right.add_table(tr("Per rank"), &summary_);
     right.add_table(tr("Stragglers and skew (matched collectives)"), &skew_);
-    split->addWidget(bars_);
-    split->addWidget(right.widget);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    fill_split(split, bars_, right.widget, 2, 3);
     split->setSizes({500, 900});
     lay->addWidget(split, 1);
   }
@@ -152,10 +158,7 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     auto* lay = new QVBoxLayout(bench_page_);
     auto* split = new QSplitter(Qt::Vertical, bench_page_);
     charts_ = new BenchCharts(split);
-    split->addWidget(charts_);
-    split->addWidget(make_table(&bench_, split));
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    fill_split(split, charts_, make_table(&bench_, split), 3, 1);
     lay->addWidget(split);
   }
   addTab(bench_page_, tr("Microbenchmarks"));
@@ -195,10 +198,7 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     top.add_table(tr("Verdicts per metric, worst first (as c3scope compare A B)"), &verdicts_);
     const Pane bottom(split);
     bottom.add_table(tr("Whole-run totals side by side (B - A)"), &compare_);
-    split->addWidget(top.widget);
-    split->addWidget(bottom.widget);
-    split->setStretchFactor(0, 4);
-    split->setStretchFactor(1, 1);
+    fill_split(split, top.widget, bottom.widget, 4, 1);
     split->setSizes({800, 200});
     lay->addWidget(split, 1);
   }

@@ -14,8 +14,7 @@ ContentionModel::ContentionModel(const Document* doc, QObject* parent)
            "launch queueing median", "launch queueing p95", "copy bandwidth share"},
           doc, parent) {}
 
-int ContentionModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !doc_) return 0;
+int ContentionModel::rows() const {
   return static_cast<int>(doc_->report.contention.size());
 }
 

@@ -14,8 +14,8 @@ SummaryModel::SummaryModel(const Document* doc, QObject* parent)
                           "exposed comm", "exposed memcpy"},
                          doc, parent) {}
 
-int SummaryModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !doc_ || doc_->report.processes.empty()) return 0;
+int SummaryModel::rows() const {
+  if (doc_->report.processes.empty()) return 0;
   return static_cast<int>(doc_->report.processes.size()) + 1;
 }
 
@@ -80,8 +80,7 @@ SkewModel::SkewModel(const Document* doc, QObject* parent)
     : DocumentTableModel({"rank", "matched", "total wait", "straggler", "clock offset"}, doc,
                          parent) {}
 
-int SkewModel::rowCount(const QModelIndex& parent) const {
-  if (parent.isValid() || !doc_) return 0;
+int SkewModel::rows() const {
   return static_cast<int>(doc_->report.cross.ranks.size());
 }
 

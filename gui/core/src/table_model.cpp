@@ -106,6 +106,11 @@ TableModel::Cell TableModel::absent_cell(const QString& text, const QString& too
   return {text, -std::numeric_limits<double>::infinity(), tooltip, true};
 }
 
+int DocumentTableModel::rowCount(const QModelIndex& parent) const {
+  if (parent.isValid() || !doc_) return 0;
+  return rows();
+}
+
 void DocumentTableModel::set(const Document* doc) {
   beginResetModel();
   doc_ = doc;

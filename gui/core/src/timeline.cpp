@@ -63,25 +63,30 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     rows.push_back(std::move(r));
     return i;
   };
+  // Rows with items: their level-of-detail index built once they are in place.
+  auto add_finished = [&](Row r) { finish(rows[static_cast<size_t>(add(std::move(r)))]); };
+  // A row of this process under `parent` (-1: none, the process group itself).
+  auto make_row = [p](RowKind kind, int parent, std::string label) {
+    Row r;
+    r.kind = kind;
+    r.parent = parent;
+    r.process = p;
+    r.label = std::move(label);
+    return r;
+  };
   const auto& pr = t.processes[static_cast<size_t>(p)];
-  Row pg;
-  pg.kind = RowKind::group;
-  pg.process = p;
-  pg.label = pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "");
-  add(std::move(pg));
+  add(make_row(RowKind::group, -1,
+               pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "")));
   // Devices and their streams: rows of one (process, device) are contiguous in activities.
   size_t i = begin;
   while (i < end) {
     const int dev = a.device[i];
     size_t j = i;
     while (j < end && a.device[j] == dev) ++j;
-    Row dg;
-    dg.kind = RowKind::group;
-    dg.parent = 0;
-    dg.process = p;
-    dg.device = dev;
     const analyzer::Device* d = t.device(static_cast<int16_t>(p), static_cast<int16_t>(dev));
-    dg.label = "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : "");
+    Row dg = make_row(RowKind::group, 0,
+                      "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : ""));
+    dg.device = dev;
     const int di = add(std::move(dg));
     // Overlap row: communication hidden under compute vs exposed.
     analyzer::Intervals comp, comm;
@@ -91,12 +96,8 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     }
     comp = analyzer::union_sorted(comp);
     comm = analyzer::union_sorted(comm);
-    Row ov;
-    ov.kind = RowKind::overlap;
-    ov.parent = di;
-    ov.process = p;
+    Row ov = make_row(RowKind::overlap, di, "overlap");
     ov.device = dev;
-    ov.label = "overlap";
     const analyzer::Intervals hidden = analyzer::intersect(comm, comp);
     const analyzer::Intervals exposed = analyzer::subtract(comm, comp);
     ov.spans.reserve(hidden.size() + exposed.size());
@@ -111,8 +112,7 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
         ++x;
       }
     }
-    const int oi = add(std::move(ov));
-    finish(rows[static_cast<size_t>(oi)]);
+    add_finished(std::move(ov));
     // Streams in id order (a device has few; the last one seen is the likely next).
     std::vector<std::pair<int32_t, std::vector<uint32_t>>> streams;
     size_t last = 0;
@@ -128,16 +128,11 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::sort(streams.begin(), streams.end(),
               [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
     for (auto& [sid, items] : streams) {
-      Row s;
-      s.kind = RowKind::stream;
-      s.parent = di;
-      s.process = p;
+      Row s = make_row(RowKind::stream, di, sid >= 0 ? "stream " + std::to_string(sid) : "no stream");
       s.device = dev;
       s.key = sid;
-      s.label = sid >= 0 ? "stream " + std::to_string(sid) : "no stream";
       s.items = std::move(items);
-      const int si = add(std::move(s));
-      finish(rows[static_cast<size_t>(si)]);
+      add_finished(std::move(s));
     }
     i = j;
   }
@@ -159,14 +154,10 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
       return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start;
     });
-    Row c;
-    c.kind = RowKind::collectives;
-    c.parent = 0;
-    c.process = p;
-    c.label = "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id));
+    Row c = make_row(RowKind::collectives, 0,
+                     "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id)));
     c.items = std::move(items);
-    const int ci = add(std::move(c));
-    finish(rows[static_cast<size_t>(ci)]);
+    add_finished(std::move(c));
   }
   // NVTX, as Nsight Systems lays it out: a group per thread; under it each domain's push/pop
   // ranges, a row per nesting depth, and its start/end ranges (which may overlap) packed onto
@@ -192,24 +183,15 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
   };
   auto nvtx_row = [&](int parent, int64_t tid, int depth, std::string label,
                       std::vector<uint32_t> items) {
-    Row r;
-    r.kind = RowKind::nvtx;
-    r.parent = parent;
-    r.process = p;
+    Row r = make_row(RowKind::nvtx, parent, std::move(label));
     r.key = tid;
     r.nvtx_depth = depth;
-    r.label = std::move(label);
     r.items = std::move(items);
-    const int ri = add(std::move(r));
-    finish(rows[static_cast<size_t>(ri)]);
+    add_finished(std::move(r));
   };
   for (auto& [tid, domains] : threads) {
-    Row tg;
-    tg.kind = RowKind::group;
-    tg.parent = 0;
-    tg.process = p;
+    Row tg = make_row(RowKind::group, 0, "NVTX thread " + std::to_string(tid));
     tg.key = tid;
-    tg.label = "NVTX thread " + std::to_string(tid);
     // One domain: its name in the thread's label (unless it is the default domain).
     if (domains.size() == 1 && domains.begin()->first != "default" &&
         !domains.begin()->first.empty()) {
@@ -219,12 +201,9 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     for (auto& [domain, d] : domains) {
       int parent = ti;
       if (domains.size() > 1) {
-        Row dg;
-        dg.kind = RowKind::group;
-        dg.parent = ti;
-        dg.process = p;
+        Row dg = make_row(RowKind::group, ti,
+                          "domain " + (domain.empty() ? std::string("default") : domain));
         dg.key = tid;
-        dg.label = "domain " + (domain.empty() ? std::string("default") : domain);
         parent = add(std::move(dg));
       }
       for (auto& [depth, items] : d.depths) {
