@@ -17,6 +17,21 @@ using analyzer::Class;
 
 namespace {
 
+// The first index in [lo, hi) for which `before` is false, `before` holding for a prefix of the
+// range (a lower bound over positions rather than over an iterator's values).
+template <class Before>
+size_t first_not(size_t lo, size_t hi, Before before) {
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (before(mid)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // Rows for one thread and domain's start/end ranges (an application starting thousands that
 // overlap would otherwise get thousands of rows).
 constexpr size_t kMaxStartEndRows = 32;
@@ -498,15 +513,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   const double t0 = v.t0, t1 = v.t1();
   // First item that can reach the window: start >= t0 - longest duration.
   const double from = t0 - static_cast<double>(r.max_duration);  // window time
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (v.rel(start(r, mid)) < from) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const size_t lo = first_not(0, n, [&](size_t i) { return v.rel(start(r, i)) < from; });
   // Leaves whose items all end by t0 are skipped below; those before the first leaf reaching
   // past t0 all at once (a long item early in the row would otherwise make that a linear walk).
   const auto reach = std::partition_point(r.leaf_reach.begin(), r.leaf_reach.end(),
@@ -522,27 +529,12 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
       leaf += step;
       step *= 2;
     }
-    size_t hi_leaf = std::min(leaf, r.leaves);
-    while (lo_leaf < hi_leaf) {
-      const size_t m = (lo_leaf + hi_leaf) / 2;
-      if (v.rel(r.leaf_start[m]) < t) {
-        lo_leaf = m + 1;
-      } else {
-        hi_leaf = m;
-      }
-    }
+    lo_leaf = first_not(lo_leaf, std::min(leaf, r.leaves),
+                        [&](size_t m) { return v.rel(r.leaf_start[m]) < t; });
     // Leaf lo_leaf starts at or after t (or is past the end): the answer is in the leaf before.
-    size_t l = std::max(begin, (lo_leaf > 0 ? lo_leaf - 1 : 0) * kLeaf);
-    size_t h = std::min(n, lo_leaf * kLeaf);
-    while (l < h) {
-      const size_t m = (l + h) / 2;
-      if (v.rel(start(r, m)) < t) {
-        l = m + 1;
-      } else {
-        h = m;
-      }
-    }
-    return l;
+    return first_not(std::max(begin, (lo_leaf > 0 ? lo_leaf - 1 : 0) * kLeaf),
+                     std::min(n, lo_leaf * kLeaf),
+                     [&](size_t m) { return v.rel(start(r, m)) < t; });
   };
   // Max end and class bits over items [b, e): items at the edges, tree nodes in between.
   auto range = [&](size_t b, size_t e, int64_t* max_end, uint8_t* cls) {
@@ -629,15 +621,7 @@ int64_t Timeline::hit(const Row& r, int64_t t, int64_t slack) const {
   if (n == 0 || r.kind == RowKind::group) return -1;
   slack = std::max<int64_t>(slack, 0);
   const int64_t from = t - r.max_duration - slack;
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (start(r, mid) < from) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const size_t lo = first_not(0, n, [&](size_t i) { return start(r, i) < from; });
   int64_t best = -1;
   int64_t best_d = slack + 1;
   for (size_t k = lo; k < n && start(r, k) <= t + slack; ++k) {
