@@ -16,8 +16,8 @@ bool parse_bool(const std::string& s) {
 
 // A whole number from lo to hi (`what`) in the variable `name`, if set: into `out`, or, when it is
 // not one, a warning and `out` (the default) kept.
-void parse_bounded(const EnvLookup& env, const char* name, const char* what, int64_t lo,
-                   int64_t hi, int64_t& out, std::vector<std::string>& warnings) {
+void parse_bounded(const EnvLookup& env, const char* name, const char* what, int64_t lo, int64_t hi,
+                   int64_t& out, std::vector<std::string>& warnings) {
   const auto v = env(name);
   if (!v) return;
   const auto n = common::parse_int(*v);

@@ -214,10 +214,10 @@ void BenchCharts::rebuild() {
 
   // 3. Chunk-count sweep.
   chunk_view_ = bench_plots::chunk_chart(results_, palette());
-  tabs_->addTab(chart_or_text(chunk_view_,
-                              QStringLiteral("No chunk sweep in these results (record one with "
-                                             "`c3bench --schedule chunks=1,2,4,8`).")),
-                QStringLiteral("Chunk sweep"));
+  tabs_->addTab(
+      chart_or_text(chunk_view_, QStringLiteral("No chunk sweep in these results (record one with "
+                                                "`c3bench --schedule chunks=1,2,4,8`).")),
+      QStringLiteral("Chunk sweep"));
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
   rebuilding_ = false;
 }

@@ -48,7 +48,8 @@ TEST(Config, OutOfRangeNumbersKeepTheDefaultAndSayTheRange) {
   ASSERT_EQ(c.warnings.size(), 2u);
   EXPECT_EQ(c.warnings[0],
             "C3SCOPE_FLUSH_MS='5' is not a number of milliseconds from 10 to 3600000; using 1000");
-  EXPECT_EQ(c.warnings[1], "C3SCOPE_BUFFER_MB='70000' is not a size in MiB from 1 to 65536; using 64");
+  EXPECT_EQ(c.warnings[1],
+            "C3SCOPE_BUFFER_MB='70000' is not a size in MiB from 1 to 65536; using 64");
 }
 
 TEST(RankInfo, LaunchersInPriorityOrder) {

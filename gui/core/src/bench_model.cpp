@@ -1,7 +1,6 @@
-#include "c3/gui/models.h"
-
 #include <optional>
 
+#include "c3/gui/models.h"
 #include "model_text.h"
 
 namespace c3::gui {

@@ -1,10 +1,9 @@
-#include "c3/gui/models.h"
-
 #include <cstdint>
 #include <string>
 
 #include "c3/analyzer/metrics.h"
 #include "c3/gui/format.h"
+#include "c3/gui/models.h"
 #include "model_text.h"
 
 namespace c3::gui {

@@ -1,9 +1,8 @@
-#include "c3/gui/models.h"
-
 #include <QStringList>
 #include <algorithm>
 
 #include "c3/gui/format.h"
+#include "c3/gui/models.h"
 #include "model_text.h"
 
 namespace c3::gui {

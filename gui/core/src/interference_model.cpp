@@ -1,11 +1,10 @@
-#include "c3/gui/models.h"
-
 #include <string>
 #include <vector>
 
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/names.h"
 #include "c3/gui/format.h"
+#include "c3/gui/models.h"
 #include "model_text.h"
 
 namespace c3::gui {

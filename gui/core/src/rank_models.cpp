@@ -1,8 +1,7 @@
-#include "c3/gui/models.h"
-
 #include <algorithm>
 
 #include "c3/gui/format.h"
+#include "c3/gui/models.h"
 #include "model_text.h"
 
 namespace c3::gui {

@@ -143,7 +143,8 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::sort(streams.begin(), streams.end(),
               [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
     for (auto& [sid, items] : streams) {
-      Row s = make_row(RowKind::stream, di, sid >= 0 ? "stream " + std::to_string(sid) : "no stream");
+      Row s =
+          make_row(RowKind::stream, di, sid >= 0 ? "stream " + std::to_string(sid) : "no stream");
       s.device = dev;
       s.key = sid;
       s.items = std::move(items);
@@ -169,8 +170,9 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
       return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start;
     });
-    Row c = make_row(RowKind::collectives, 0,
-                     "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id)));
+    Row c =
+        make_row(RowKind::collectives, 0,
+                 "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id)));
     c.items = std::move(items);
     add_finished(std::move(c));
   }
