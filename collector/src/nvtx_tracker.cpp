@@ -296,7 +296,8 @@ void NvtxTracker::emit(Open&& open) {
   sink_(std::move(open.row));
 }
 
-bool NvtxTracker::finish(std::optional<Open> open, int64_t ts, std::optional<int64_t> end_thread) {
+bool NvtxTracker::finish(std::optional<Open>&& open, int64_t ts,
+                         std::optional<int64_t> end_thread) {
   if (!open) {
     count(Problem::unmatched_end, 1);
     return false;

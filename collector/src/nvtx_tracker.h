@@ -131,7 +131,7 @@ class NvtxTracker {
   void emit(Open&& open);
   // Ends a range taken out of the open state (pop, end) at `ts` and emits it; none (nullopt) is
   // an unmatched end, counted, and gives false. Start/end ranges record the ending thread.
-  bool finish(std::optional<Open> open, int64_t ts, std::optional<int64_t> end_thread);
+  bool finish(std::optional<Open>&& open, int64_t ts, std::optional<int64_t> end_thread);
   void count(Problem p, int64_t n);
 
   Sink sink_;
