@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "c3/common/strings.h"
 
@@ -11,29 +14,30 @@ bool parse_bool(const std::string& s) {
   return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
 }
 
+// A whole number from lo to hi (`what`) in the variable `name`, if set: into `out`, or, when it is
+// not one, a warning and `out` (the default) kept.
+void parse_bounded(const EnvLookup& env, const char* name, const char* what, int64_t lo, int64_t hi,
+                   int64_t& out, std::vector<std::string>& warnings) {
+  const auto v = env(name);
+  if (!v) return;
+  const auto n = common::parse_int(*v);
+  if (n && *n >= lo && *n <= hi) {
+    out = *n;
+    return;
+  }
+  warnings.push_back(std::string(name) + "='" + *v + "' is not " + what + " from " +
+                     std::to_string(lo) + " to " + std::to_string(hi) + "; using " +
+                     std::to_string(out));
+}
+
 }  // namespace
 
 Config parse_config(const EnvLookup& env) {
   Config c;
   if (auto v = env("C3SCOPE_OUTPUT"); v && !v->empty()) c.output_pattern = *v;
-  if (auto v = env("C3SCOPE_FLUSH_MS")) {
-    auto n = common::parse_int(*v);
-    if (n && *n >= 10 && *n <= 3600000) {
-      c.flush_ms = *n;
-    } else {
-      c.warnings.push_back("C3SCOPE_FLUSH_MS='" + *v +
-                           "' is not a number of milliseconds from 10 to 3600000; using 1000");
-    }
-  }
-  if (auto v = env("C3SCOPE_BUFFER_MB")) {
-    auto n = common::parse_int(*v);
-    if (n && *n >= 1 && *n <= 65536) {
-      c.buffer_mb = *n;
-    } else {
-      c.warnings.push_back("C3SCOPE_BUFFER_MB='" + *v +
-                           "' is not a size in MiB from 1 to 65536; using 64");
-    }
-  }
+  parse_bounded(env, "C3SCOPE_FLUSH_MS", "a number of milliseconds", 10, 3600000, c.flush_ms,
+                c.warnings);
+  parse_bounded(env, "C3SCOPE_BUFFER_MB", "a size in MiB", 1, 65536, c.buffer_mb, c.warnings);
   if (auto v = env("C3SCOPE_CUDA_API")) c.cuda_api = parse_bool(*v);
   if (auto v = env("C3SCOPE_LAUNCH_LATENCY")) c.launch_latency = parse_bool(*v);
   if (auto v = env("C3SCOPE_NCCL_LINK")) c.nccl_link = parse_bool(*v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -295,6 +296,18 @@ void NvtxTracker::emit(Open&& open) {
   sink_(std::move(open.row));
 }
 
+bool NvtxTracker::finish(std::optional<Open>&& open, int64_t ts,
+                         std::optional<int64_t> end_thread) {
+  if (!open) {
+    count(Problem::unmatched_end, 1);
+    return false;
+  }
+  open->row.end_ns = ts;
+  open->row.end_thread_id = end_thread;
+  emit(std::move(*open));
+  return true;
+}
+
 void NvtxTracker::count(Problem p, int64_t n) {
   if (n == 0) return;
   switch (p) {
@@ -322,7 +335,7 @@ int NvtxTracker::push(uint64_t domain_handle, int64_t tid, int64_t ts, const Nvt
 
 int NvtxTracker::pop(uint64_t domain_handle, int64_t tid, int64_t ts) {
   const Domain& d = domain(domain_handle);
-  Open open;
+  std::optional<Open> open;
   int depth = kError;
   {
     auto& shard = open_.load(std::memory_order_acquire)->thread_shard(tid);
@@ -335,13 +348,7 @@ int NvtxTracker::pop(uint64_t domain_handle, int64_t tid, int64_t ts) {
       }
     }
   }
-  if (depth == kError) {
-    count(Problem::unmatched_end, 1);
-    return kError;
-  }
-  open.row.end_ns = ts;
-  emit(std::move(open));
-  return depth;
+  return finish(std::move(open), ts, std::nullopt) ? depth : kError;
 }
 
 uint64_t NvtxTracker::start(uint64_t domain_handle, int64_t tid, int64_t ts,
@@ -356,25 +363,16 @@ uint64_t NvtxTracker::start(uint64_t domain_handle, int64_t tid, int64_t ts,
 }
 
 bool NvtxTracker::end(uint64_t id, int64_t tid, int64_t ts) {
-  Open open;
-  bool found = false;
+  std::optional<Open> open;
   {
     auto& shard = open_.load(std::memory_order_acquire)->range_shard(id);
     std::lock_guard lock(shard.mu);
     if (auto it = shard.ranges.find(id); it != shard.ranges.end()) {
       open = std::move(it->second);
       shard.ranges.erase(it);
-      found = true;
     }
   }
-  if (!found) {
-    count(Problem::unmatched_end, 1);
-    return false;
-  }
-  open.row.end_ns = ts;
-  open.row.end_thread_id = tid;
-  emit(std::move(open));
-  return true;
+  return finish(std::move(open), ts, tid);
 }
 
 void NvtxTracker::mark(uint64_t domain_handle, int64_t tid, int64_t ts,

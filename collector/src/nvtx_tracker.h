@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -128,6 +129,9 @@ class NvtxTracker {
   tracedb::NvtxRangeRow begin_row(const Domain& d, int64_t tid, int64_t ts,
                                   const NvtxAttributes& attr, const char* kind) const;
   void emit(Open&& open);
+  // Ends a range taken out of the open state (pop, end) at `ts` and emits it; none (nullopt) is
+  // an unmatched end, counted, and gives false. Start/end ranges record the ending thread.
+  bool finish(std::optional<Open>&& open, int64_t ts, std::optional<int64_t> end_thread);
   void count(Problem p, int64_t n);
 
   Sink sink_;

@@ -84,24 +84,28 @@ QStringList BenchCharts::slowdown_cases() const {
   return out;
 }
 
-void BenchCharts::set_slowdown_knob(int index) {
-  if (index < 0 || index >= static_cast<int>(knobs_.size()) || index == knob_index_) return;
-  knob_index_ = index;
-  if (knob_box_ != nullptr && knob_box_->currentIndex() != index) {
-    const QSignalBlocker block(knob_box_);
-    knob_box_->setCurrentIndex(index);
+namespace {
+
+// Makes choice `index` of `count` the current one, and its combo box's (when shown) without the
+// box signalling it back. False when it is out of range or already current.
+bool choose(int index, size_t count, int& current, QComboBox* box) {
+  if (index < 0 || index >= static_cast<int>(count) || index == current) return false;
+  current = index;
+  if (box != nullptr && box->currentIndex() != index) {
+    const QSignalBlocker block(box);
+    box->setCurrentIndex(index);
   }
-  show_slowdown_chart();
+  return true;
+}
+
+}  // namespace
+
+void BenchCharts::set_slowdown_knob(int index) {
+  if (choose(index, knobs_.size(), knob_index_, knob_box_)) show_slowdown_chart();
 }
 
 void BenchCharts::set_slowdown_case(int index) {
-  if (index < 0 || index >= static_cast<int>(slow_cases_.size()) || index == case_index_) return;
-  case_index_ = index;
-  if (case_box_ != nullptr && case_box_->currentIndex() != index) {
-    const QSignalBlocker block(case_box_);
-    case_box_->setCurrentIndex(index);
-  }
-  show_slowdown_chart();
+  if (choose(index, slow_cases_.size(), case_index_, case_box_)) show_slowdown_chart();
 }
 
 void BenchCharts::changeEvent(QEvent* event) {
@@ -159,13 +163,10 @@ void BenchCharts::rebuild() {
 
   // 1. Speedup against message size.
   speedup_view_ = bench_plots::speedup_chart(results_, palette());
-  if (speedup_view_ != nullptr) {
-    tabs_->addTab(speedup_view_, QStringLiteral("Speedup"));
-  } else {
-    tabs_->addTab(text_page(QStringLiteral("No speedups vs message size in these results (they "
-                                           "need both a compute and a communication op).")),
-                  QStringLiteral("Speedup"));
-  }
+  tabs_->addTab(chart_or_text(speedup_view_,
+                              QStringLiteral("No speedups vs message size in these results (they "
+                                             "need both a compute and a communication op).")),
+                QStringLiteral("Speedup"));
 
   // 2. Slowdowns against the knob the results vary (a selector when several do).
   const std::vector<size_t> slow = slowdown_rows(results_, Knob::none);
@@ -213,13 +214,10 @@ void BenchCharts::rebuild() {
 
   // 3. Chunk-count sweep.
   chunk_view_ = bench_plots::chunk_chart(results_, palette());
-  if (chunk_view_ != nullptr) {
-    tabs_->addTab(chunk_view_, QStringLiteral("Chunk sweep"));
-  } else {
-    tabs_->addTab(text_page(QStringLiteral("No chunk sweep in these results (record one with "
-                                           "`c3bench --schedule chunks=1,2,4,8`).")),
-                  QStringLiteral("Chunk sweep"));
-  }
+  tabs_->addTab(
+      chart_or_text(chunk_view_, QStringLiteral("No chunk sweep in these results (record one with "
+                                                "`c3bench --schedule chunks=1,2,4,8`).")),
+      QStringLiteral("Chunk sweep"));
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
   rebuilding_ = false;
 }
@@ -279,17 +277,15 @@ void BenchCharts::show_slowdown_chart() {
   }
 
   slowdown_view_ = bench_plots::slowdown_chart(results_, knob, rows, palette());
-  if (slowdown_view_ != nullptr) {
-    slowdown_layout_->addWidget(slowdown_view_, 1);
-  } else {
-    slowdown_layout_->addWidget(
-        text_page(QStringLiteral("No slowdowns in these results (they need the concurrent "
-                                 "phase: c3bench --mode concurrent or all).")),
-        1);
-  }
+  slowdown_layout_->addWidget(
+      chart_or_text(slowdown_view_,
+                    QStringLiteral("No slowdowns in these results (they need the concurrent "
+                                   "phase: c3bench --mode concurrent or all).")),
+      1);
 }
 
-QWidget* BenchCharts::text_page(const QString& text) const {
+QWidget* BenchCharts::chart_or_text(QChartView* chart, const QString& text) const {
+  if (chart != nullptr) return chart;
   auto* label = new QLabel(text);
   label->setTextFormat(Qt::PlainText);
   label->setAlignment(Qt::AlignCenter);

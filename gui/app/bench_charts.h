@@ -54,7 +54,8 @@ class BenchCharts : public QWidget {
  private:
   void rebuild();
   void show_slowdown_chart();
-  QWidget* text_page(const QString& text) const;
+  // The chart, or when there is none (nothing to draw) a page saying why: `text`.
+  QWidget* chart_or_text(QChartView* chart, const QString& text) const;
 
   std::vector<c3::analyzer::BenchResult> results_;
   std::vector<int> knobs_;  // slowdown_knobs() as internal knob ids

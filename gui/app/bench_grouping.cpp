@@ -49,44 +49,42 @@ KnobValue knob_value(const BenchConfig& c, Knob k) {
   return {0, ""};
 }
 
-QString knob_name(Knob k) {
+namespace {
+
+// A knob's name, and what an axis of its values says.
+struct KnobWords {
+  const char* name;
+  const char* axis_title;
+};
+
+KnobWords knob_words(Knob k) {
   switch (k) {
     case Knob::priority:
-      return QStringLiteral("stream priority");
+      return {"stream priority", "stream priority (communication stream vs compute stream)"};
     case Knob::order:
-      return QStringLiteral("launch order");
+      return {"launch order", "launch order (which op is launched first)"};
     case Knob::channels:
-      return QStringLiteral("NCCL channels");
+      return {"NCCL channels", "NCCL channels (count)"};
     case Knob::ctas:
-      return QStringLiteral("NCCL CTAs");
+      return {"NCCL CTAs", "NCCL CTAs (min:max, count)"};
     case Knob::sm_partition:
-      return QStringLiteral("SM partition");
+      return {"SM partition", "SM partition (% of SMs for compute, green contexts)"};
     case Knob::size:
-      return QStringLiteral("message size");
+      return {"message size", "message size (bytes)"};
     case Knob::none:
       break;
   }
-  return QStringLiteral("case");
+  return {"case", "case (compute + communication, message size)"};
+}
+
+}  // namespace
+
+QString knob_name(Knob k) {
+  return QString::fromUtf8(knob_words(k).name);
 }
 
 QString knob_axis_title(Knob k) {
-  switch (k) {
-    case Knob::priority:
-      return QStringLiteral("stream priority (communication stream vs compute stream)");
-    case Knob::order:
-      return QStringLiteral("launch order (which op is launched first)");
-    case Knob::channels:
-      return QStringLiteral("NCCL channels (count)");
-    case Knob::ctas:
-      return QStringLiteral("NCCL CTAs (min:max, count)");
-    case Knob::sm_partition:
-      return QStringLiteral("SM partition (% of SMs for compute, green contexts)");
-    case Knob::size:
-      return QStringLiteral("message size (bytes)");
-    case Knob::none:
-      break;
-  }
-  return QStringLiteral("case (compute + communication, message size)");
+  return QString::fromUtf8(knob_words(k).axis_title);
 }
 
 std::string pair_name(const BenchConfig& c) {

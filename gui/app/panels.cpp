@@ -59,6 +59,32 @@ QLabel* heading(const QString& text, QWidget* parent) {
   return l;
 }
 
+// A pane of a splitter: headed tables stacked in a column without margins.
+struct Pane {
+  QWidget* widget;
+  QVBoxLayout* column;
+
+  explicit Pane(QWidget* parent) : widget(new QWidget(parent)), column(new QVBoxLayout(widget)) {
+    column->setContentsMargins(0, 0, 0, 0);
+  }
+  // A heading and, below it, a table of `model`.
+  QTableView* add_table(const QString& title, QAbstractItemModel* model) const {
+    column->addWidget(heading(title, widget));
+    QTableView* table = make_table(model, widget);
+    column->addWidget(table);
+    return table;
+  }
+};
+
+// `first` and `second` in `split`, sharing its room `first_stretch`:`second_stretch`.
+void fill_split(QSplitter* split, QWidget* first, QWidget* second, int first_stretch,
+                int second_stretch) {
+  split->addWidget(first);
+  split->addWidget(second);
+  split->setStretchFactor(0, first_stretch);
+  split->setStretchFactor(1, second_stretch);
+}
+
 }  // namespace
 
 AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
@@ -75,17 +101,10 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     bars_ = new QChartView(split);
     bars_->setRenderHint(QPainter::Antialiasing);
     bars_->setMinimumHeight(160);
-    auto* right = new QWidget(split);
-    auto* rl = new QVBoxLayout(right);
-    rl->setContentsMargins(0, 0, 0, 0);
-    rl->addWidget(heading(tr("Per rank"), right));
-    rl->addWidget(make_table(&summary_, right));
-    rl->addWidget(heading(tr("Stragglers and skew (matched collectives)"), right));
-    rl->addWidget(make_table(&skew_, right));
-    split->addWidget(bars_);
-    split->addWidget(right);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    const Pane right(split);
+    right.add_table(tr("Per rank"), &summary_);
+    right.add_table(tr("Stragglers and skew (matched collectives)"), &skew_);
+    fill_split(split, bars_, right.widget, 2, 3);
     split->setSizes({500, 900});
     lay->addWidget(split, 1);
   }
@@ -110,33 +129,26 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
   {
     auto* lay = new QVBoxLayout(interference_page_);
     auto* split = new QSplitter(Qt::Vertical, interference_page_);
-    auto* top = new QWidget(split);
-    auto* tl = new QVBoxLayout(top);
-    tl->setContentsMargins(0, 0, 0, 0);
-    tl->addWidget(heading(
+    const Pane top(split);
+    QTableView* itable = top.add_table(
         tr("Interference: durations alone vs overlapped with the other class, per signature"),
-        top));
+        &interference_);
     // Cut long kernel names in the middle: the launch shape at the end tells rows apart.
-    QTableView* itable = make_table(&interference_, top);
     itable->setTextElideMode(Qt::ElideMiddle);
     // The names take the room the numbers leave.
     itable->horizontalHeader()->setStretchLastSection(false);
     itable->horizontalHeader()->setSectionResizeMode(InterferenceModel::kOperation,
                                                      QHeaderView::Stretch);
-    tl->addWidget(itable);
     // Rows without a verdict (too few samples, point-to-point waits) are counted, not listed.
-    show_all_interference_ = new QCheckBox(top);
+    show_all_interference_ = new QCheckBox(top.widget);
     connect(show_all_interference_, &QCheckBox::toggled, this,
             [this](bool on) { interference_.set_show_all(on); });
-    tl->addWidget(show_all_interference_);
-    auto* bottom = new QWidget(split);
-    auto* bl = new QVBoxLayout(bottom);
-    bl->setContentsMargins(0, 0, 0, 0);
-    bl->addWidget(heading(
-        tr("Contention: SM oversubscription, copy-engine sharing, launch queueing"), bottom));
-    bl->addWidget(make_table(&contention_, bottom));
-    split->addWidget(top);
-    split->addWidget(bottom);
+    top.column->addWidget(show_all_interference_);
+    const Pane bottom(split);
+    bottom.add_table(tr("Contention: SM oversubscription, copy-engine sharing, launch queueing"),
+                     &contention_);
+    split->addWidget(top.widget);
+    split->addWidget(bottom.widget);
     lay->addWidget(split);
   }
   addTab(interference_page_, tr("Interference"));
@@ -146,10 +158,7 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     auto* lay = new QVBoxLayout(bench_page_);
     auto* split = new QSplitter(Qt::Vertical, bench_page_);
     charts_ = new BenchCharts(split);
-    split->addWidget(charts_);
-    split->addWidget(make_table(&bench_, split));
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    fill_split(split, charts_, make_table(&bench_, split), 3, 1);
     lay->addWidget(split);
   }
   addTab(bench_page_, tr("Microbenchmarks"));
@@ -185,20 +194,11 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     verdict_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     lay->addWidget(verdict_label_);
     auto* split = new QSplitter(Qt::Vertical, compare_page_);
-    auto* top = new QWidget(split);
-    auto* tl = new QVBoxLayout(top);
-    tl->setContentsMargins(0, 0, 0, 0);
-    tl->addWidget(heading(tr("Verdicts per metric, worst first (as c3scope compare A B)"), top));
-    tl->addWidget(make_table(&verdicts_, top));
-    auto* bottom = new QWidget(split);
-    auto* bl = new QVBoxLayout(bottom);
-    bl->setContentsMargins(0, 0, 0, 0);
-    bl->addWidget(heading(tr("Whole-run totals side by side (B - A)"), bottom));
-    bl->addWidget(make_table(&compare_, bottom));
-    split->addWidget(top);
-    split->addWidget(bottom);
-    split->setStretchFactor(0, 4);
-    split->setStretchFactor(1, 1);
+    const Pane top(split);
+    top.add_table(tr("Verdicts per metric, worst first (as c3scope compare A B)"), &verdicts_);
+    const Pane bottom(split);
+    bottom.add_table(tr("Whole-run totals side by side (B - A)"), &compare_);
+    fill_split(split, top.widget, bottom.widget, 4, 1);
     split->setSizes({800, 200});
     lay->addWidget(split, 1);
   }

@@ -41,6 +41,17 @@ TEST(Config, ValuesAndBadValuesWarnNamingTheVariable) {
   EXPECT_NE(c.warnings[1].find("C3SCOPE_LOG='loud'"), std::string::npos);
 }
 
+TEST(Config, OutOfRangeNumbersKeepTheDefaultAndSayTheRange) {
+  Config c = parse_config(env_of({{"C3SCOPE_FLUSH_MS", "5"}, {"C3SCOPE_BUFFER_MB", "70000"}}));
+  EXPECT_EQ(c.flush_ms, 1000);
+  EXPECT_EQ(c.buffer_mb, 64);
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_EQ(c.warnings[0],
+            "C3SCOPE_FLUSH_MS='5' is not a number of milliseconds from 10 to 3600000; using 1000");
+  EXPECT_EQ(c.warnings[1],
+            "C3SCOPE_BUFFER_MB='70000' is not a size in MiB from 1 to 65536; using 64");
+}
+
 TEST(RankInfo, LaunchersInPriorityOrder) {
   auto r = rank_info(
       env_of({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}, {"SLURM_PROCID", "9"}}));

@@ -17,6 +17,21 @@ using analyzer::Class;
 
 namespace {
 
+// The first index in [lo, hi) for which `before` is false, `before` holding for a prefix of the
+// range (a lower bound over positions rather than over an iterator's values).
+template <class Before>
+size_t first_not(size_t lo, size_t hi, Before before) {
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (before(mid)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // Rows for one thread and domain's start/end ranges (an application starting thousands that
 // overlap would otherwise get thousands of rows).
 constexpr size_t kMaxStartEndRows = 32;
@@ -63,25 +78,30 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     rows.push_back(std::move(r));
     return i;
   };
+  // Rows with items: their level-of-detail index built once they are in place.
+  auto add_finished = [&](Row r) { finish(rows[static_cast<size_t>(add(std::move(r)))]); };
+  // A row of this process under `parent` (-1: none, the process group itself).
+  auto make_row = [p](RowKind kind, int parent, std::string label) {
+    Row r;
+    r.kind = kind;
+    r.parent = parent;
+    r.process = p;
+    r.label = std::move(label);
+    return r;
+  };
   const auto& pr = t.processes[static_cast<size_t>(p)];
-  Row pg;
-  pg.kind = RowKind::group;
-  pg.process = p;
-  pg.label = pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "");
-  add(std::move(pg));
+  add(make_row(RowKind::group, -1,
+               pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "")));
   // Devices and their streams: rows of one (process, device) are contiguous in activities.
   size_t i = begin;
   while (i < end) {
     const int dev = a.device[i];
     size_t j = i;
     while (j < end && a.device[j] == dev) ++j;
-    Row dg;
-    dg.kind = RowKind::group;
-    dg.parent = 0;
-    dg.process = p;
-    dg.device = dev;
     const analyzer::Device* d = t.device(static_cast<int16_t>(p), static_cast<int16_t>(dev));
-    dg.label = "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : "");
+    Row dg = make_row(RowKind::group, 0,
+                      "GPU " + std::to_string(dev) + (d && !d->name.empty() ? ": " + d->name : ""));
+    dg.device = dev;
     const int di = add(std::move(dg));
     // Overlap row: communication hidden under compute vs exposed.
     analyzer::Intervals comp, comm;
@@ -91,12 +111,8 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     }
     comp = analyzer::union_sorted(comp);
     comm = analyzer::union_sorted(comm);
-    Row ov;
-    ov.kind = RowKind::overlap;
-    ov.parent = di;
-    ov.process = p;
+    Row ov = make_row(RowKind::overlap, di, "overlap");
     ov.device = dev;
-    ov.label = "overlap";
     const analyzer::Intervals hidden = analyzer::intersect(comm, comp);
     const analyzer::Intervals exposed = analyzer::subtract(comm, comp);
     ov.spans.reserve(hidden.size() + exposed.size());
@@ -111,8 +127,7 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
         ++x;
       }
     }
-    const int oi = add(std::move(ov));
-    finish(rows[static_cast<size_t>(oi)]);
+    add_finished(std::move(ov));
     // Streams in id order (a device has few; the last one seen is the likely next).
     std::vector<std::pair<int32_t, std::vector<uint32_t>>> streams;
     size_t last = 0;
@@ -128,16 +143,12 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::sort(streams.begin(), streams.end(),
               [](const auto& x1, const auto& x2) { return x1.first < x2.first; });
     for (auto& [sid, items] : streams) {
-      Row s;
-      s.kind = RowKind::stream;
-      s.parent = di;
-      s.process = p;
+      Row s =
+          make_row(RowKind::stream, di, sid >= 0 ? "stream " + std::to_string(sid) : "no stream");
       s.device = dev;
       s.key = sid;
-      s.label = sid >= 0 ? "stream " + std::to_string(sid) : "no stream";
       s.items = std::move(items);
-      const int si = add(std::move(s));
-      finish(rows[static_cast<size_t>(si)]);
+      add_finished(std::move(s));
     }
     i = j;
   }
@@ -159,14 +170,11 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     std::stable_sort(items.begin(), items.end(), [&](uint32_t x1, uint32_t x2) {
       return t.collectives[x1].gpu_start < t.collectives[x2].gpu_start;
     });
-    Row c;
-    c.kind = RowKind::collectives;
-    c.parent = 0;
-    c.process = p;
-    c.label = "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id));
+    Row c =
+        make_row(RowKind::collectives, 0,
+                 "NCCL " + (id.empty() ? std::string("(unknown communicator)") : short_comm(id)));
     c.items = std::move(items);
-    const int ci = add(std::move(c));
-    finish(rows[static_cast<size_t>(ci)]);
+    add_finished(std::move(c));
   }
   // NVTX, as Nsight Systems lays it out: a group per thread; under it each domain's push/pop
   // ranges, a row per nesting depth, and its start/end ranges (which may overlap) packed onto
@@ -192,24 +200,15 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
   };
   auto nvtx_row = [&](int parent, int64_t tid, int depth, std::string label,
                       std::vector<uint32_t> items) {
-    Row r;
-    r.kind = RowKind::nvtx;
-    r.parent = parent;
-    r.process = p;
+    Row r = make_row(RowKind::nvtx, parent, std::move(label));
     r.key = tid;
     r.nvtx_depth = depth;
-    r.label = std::move(label);
     r.items = std::move(items);
-    const int ri = add(std::move(r));
-    finish(rows[static_cast<size_t>(ri)]);
+    add_finished(std::move(r));
   };
   for (auto& [tid, domains] : threads) {
-    Row tg;
-    tg.kind = RowKind::group;
-    tg.parent = 0;
-    tg.process = p;
+    Row tg = make_row(RowKind::group, 0, "NVTX thread " + std::to_string(tid));
     tg.key = tid;
-    tg.label = "NVTX thread " + std::to_string(tid);
     // One domain: its name in the thread's label (unless it is the default domain).
     if (domains.size() == 1 && domains.begin()->first != "default" &&
         !domains.begin()->first.empty()) {
@@ -219,12 +218,9 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     for (auto& [domain, d] : domains) {
       int parent = ti;
       if (domains.size() > 1) {
-        Row dg;
-        dg.kind = RowKind::group;
-        dg.parent = ti;
-        dg.process = p;
+        Row dg = make_row(RowKind::group, ti,
+                          "domain " + (domain.empty() ? std::string("default") : domain));
         dg.key = tid;
-        dg.label = "domain " + (domain.empty() ? std::string("default") : domain);
         parent = add(std::move(dg));
       }
       for (auto& [depth, items] : d.depths) {
@@ -387,36 +383,37 @@ void Timeline::finish(Row& r) const {
   }
 }
 
-int64_t Timeline::start(const Row& r, size_t k) const {
+namespace {
+
+// The start (or end) of item k of a row, aligned: Timeline::start and end.
+int64_t item_bound(const analyzer::Trace& t, const Row& r, size_t k, bool at_end) {
   switch (r.kind) {
     case RowKind::stream:
-      return trace_->activities.start[r.items[k]] + r.offset;
-    case RowKind::collectives:
-      return trace_->collectives[r.items[k]].gpu_start + r.offset;
-    case RowKind::nvtx:
-      return trace_->ranges[r.items[k]].start + r.offset;
+      return (at_end ? t.activities.end : t.activities.start)[r.items[k]] + r.offset;
+    case RowKind::collectives: {
+      const analyzer::Collective& c = t.collectives[r.items[k]];
+      return (at_end ? c.gpu_end : c.gpu_start) + r.offset;
+    }
+    case RowKind::nvtx: {
+      const analyzer::Range& range = t.ranges[r.items[k]];
+      return (at_end ? range.end : range.start) + r.offset;
+    }
     case RowKind::overlap:
-      return r.spans[k].start + r.offset;
+      return (at_end ? r.spans[k].end : r.spans[k].start) + r.offset;
     case RowKind::group:
       break;
   }
   return 0;
 }
 
+}  // namespace
+
+int64_t Timeline::start(const Row& r, size_t k) const {
+  return item_bound(*trace_, r, k, false);
+}
+
 int64_t Timeline::end(const Row& r, size_t k) const {
-  switch (r.kind) {
-    case RowKind::stream:
-      return trace_->activities.end[r.items[k]] + r.offset;
-    case RowKind::collectives:
-      return trace_->collectives[r.items[k]].gpu_end + r.offset;
-    case RowKind::nvtx:
-      return trace_->ranges[r.items[k]].end + r.offset;
-    case RowKind::overlap:
-      return r.spans[k].end + r.offset;
-    case RowKind::group:
-      break;
-  }
-  return 0;
+  return item_bound(*trace_, r, k, true);
 }
 
 uint8_t Timeline::classes(const Row& r, size_t k) const {
@@ -518,15 +515,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
   const double t0 = v.t0, t1 = v.t1();
   // First item that can reach the window: start >= t0 - longest duration.
   const double from = t0 - static_cast<double>(r.max_duration);  // window time
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (v.rel(start(r, mid)) < from) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const size_t lo = first_not(0, n, [&](size_t i) { return v.rel(start(r, i)) < from; });
   // Leaves whose items all end by t0 are skipped below; those before the first leaf reaching
   // past t0 all at once (a long item early in the row would otherwise make that a linear walk).
   const auto reach = std::partition_point(r.leaf_reach.begin(), r.leaf_reach.end(),
@@ -542,27 +531,12 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
       leaf += step;
       step *= 2;
     }
-    size_t hi_leaf = std::min(leaf, r.leaves);
-    while (lo_leaf < hi_leaf) {
-      const size_t m = (lo_leaf + hi_leaf) / 2;
-      if (v.rel(r.leaf_start[m]) < t) {
-        lo_leaf = m + 1;
-      } else {
-        hi_leaf = m;
-      }
-    }
+    lo_leaf = first_not(lo_leaf, std::min(leaf, r.leaves),
+                        [&](size_t m) { return v.rel(r.leaf_start[m]) < t; });
     // Leaf lo_leaf starts at or after t (or is past the end): the answer is in the leaf before.
-    size_t l = std::max(begin, (lo_leaf > 0 ? lo_leaf - 1 : 0) * kLeaf);
-    size_t h = std::min(n, lo_leaf * kLeaf);
-    while (l < h) {
-      const size_t m = (l + h) / 2;
-      if (v.rel(start(r, m)) < t) {
-        l = m + 1;
-      } else {
-        h = m;
-      }
-    }
-    return l;
+    return first_not(std::max(begin, (lo_leaf > 0 ? lo_leaf - 1 : 0) * kLeaf),
+                     std::min(n, lo_leaf * kLeaf),
+                     [&](size_t m) { return v.rel(start(r, m)) < t; });
   };
   // Max end and class bits over items [b, e): items at the edges, tree nodes in between.
   auto range = [&](size_t b, size_t e, int64_t* max_end, uint8_t* cls) {
@@ -649,15 +623,7 @@ int64_t Timeline::hit(const Row& r, int64_t t, int64_t slack) const {
   if (n == 0 || r.kind == RowKind::group) return -1;
   slack = std::max<int64_t>(slack, 0);
   const int64_t from = t - r.max_duration - slack;
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (start(r, mid) < from) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const size_t lo = first_not(0, n, [&](size_t i) { return start(r, i) < from; });
   int64_t best = -1;
   int64_t best_d = slack + 1;
   for (size_t k = lo; k < n && start(r, k) <= t + slack; ++k) {

@@ -56,8 +56,11 @@ class DocumentTableModel : public TableModel {
   DocumentTableModel(QStringList headers, const Document* doc, QObject* parent)
       : TableModel(std::move(headers), parent), doc_(doc) {}
   void set(const Document* doc);
+  // None without a document, else rows().
+  int rowCount(const QModelIndex& parent = {}) const final;
 
  protected:
+  virtual int rows() const = 0;       // the current document's (doc_ is set)
   virtual void document_changed() {}  // inside set()'s model reset: drop what was derived
   const Document* doc_ = nullptr;
 };
@@ -77,9 +80,9 @@ class SummaryModel : public DocumentTableModel {
     kExposedMemcpy
   };
   explicit SummaryModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
 };
 
@@ -89,9 +92,9 @@ class CollectivesModel : public DocumentTableModel {
  public:
   enum Column { kRank, kOp, kBytes, kDuration, kAlgbw, kBusbw, kOverlap, kKernel };
   explicit CollectivesModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
   QVariant extra(int row, int role) const override;
 };
@@ -112,7 +115,6 @@ class InterferenceModel : public DocumentTableModel {
     kSlowdown
   };
   explicit InterferenceModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
   // Every row (true) or those with a verdict (false, the default).
   void set_show_all(bool all);
   bool show_all() const { return show_all_; }
@@ -120,6 +122,7 @@ class InterferenceModel : public DocumentTableModel {
   int without_verdict() const;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
   void document_changed() override { fresh_ = false; }
 
@@ -147,9 +150,9 @@ class ContentionModel : public DocumentTableModel {
     kCopyShare
   };
   explicit ContentionModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
 };
 
@@ -159,9 +162,9 @@ class SkewModel : public DocumentTableModel {
  public:
   enum Column { kRank, kMatched, kWait, kStraggler, kClockOffset };
   explicit SkewModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
 };
 
@@ -184,9 +187,9 @@ class BenchModel : public DocumentTableModel {
     kFractionOfIdeal
   };
   explicit BenchModel(const Document* doc = nullptr, QObject* parent = nullptr);
-  int rowCount(const QModelIndex& parent = {}) const override;
 
  protected:
+  int rows() const override;
   Cell cell(int row, int column) const override;
 };
 
