@@ -10,12 +10,12 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
 #include "bench_load.h"
 #include "build.h"
+#include "c3/common/workers.h"
 #include "c3/tracedb/reader.h"
 
 namespace fs = std::filesystem;
@@ -269,16 +269,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths) {
 
 namespace {
 
-// Runs `worker` on this thread and on up to hardware_concurrency - 1 more, at most `n` in all;
-// returns once every one has returned. Then rethrows the first of `errors` in their order.
-void run_workers(size_t n, const std::function<void()>& worker,
-                 const std::vector<std::exception_ptr>& errors) {
-  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  pool.reserve(threads > 0 ? threads - 1 : 0);
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
+// Rethrows the first of `errors` in their order.
+void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
@@ -297,7 +289,8 @@ void run_parallel(const std::vector<std::function<void()>>& tasks) {
       }
     }
   };
-  run_workers(tasks.size(), worker, errors);
+  common::run_workers(tasks.size(), worker);
+  rethrow_first(errors);
 }
 
 // Appends the parts (one file's trace each) to `t` in file order: process, collective, name and
@@ -457,7 +450,8 @@ void parallel_files(size_t n, const LoadOptions& options, int64_t total, const F
       }
     }
   };
-  run_workers(n, worker, errors);
+  common::run_workers(n, worker);
+  rethrow_first(errors);
   if (options.progress) options.progress(done, total);
 }
 

@@ -9,10 +9,9 @@
 #include <exception>
 #include <map>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
 #include "c3/analyzer/load.h"
+#include "c3/common/workers.h"
 
 namespace c3::analyzer {
 namespace {
@@ -131,17 +130,7 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
       }
     }
   };
-  unsigned workers = o.workers > 0 ? static_cast<unsigned>(o.workers)
-                                   : std::max(1u, std::thread::hardware_concurrency());
-  workers = static_cast<unsigned>(std::min<size_t>(workers, std::max<size_t>(n, 1)));
-  std::vector<std::thread> threads;
-  try {
-    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(worker);
-  } catch (const std::system_error&) {
-    // No more threads to be had: the ones started (and this one) do the work.
-  }
-  worker();
-  for (auto& t : threads) t.join();
+  common::run_workers(n, worker, o.workers > 0 ? static_cast<unsigned>(o.workers) : 0);
   if (error) std::rethrow_exception(error);
   std::vector<RankSummary> out;
   for (size_t i = 0; i < n; ++i) {

@@ -6,10 +6,10 @@
 #include <functional>
 #include <map>
 #include <queue>
-#include <thread>
 
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
+#include "c3/common/workers.h"
 
 namespace c3::gui {
 
@@ -297,12 +297,7 @@ void Timeline::build() {
     for (size_t p = next++; p < np; p = next++)
       sub[p] = build_process(static_cast<int>(p), begin[p], end[p], colls[p], ranges[p]);
   };
-  const size_t threads = std::min<size_t>(np, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  pool.reserve(threads > 1 ? threads - 1 : 0);
-  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+  common::run_workers(np, work);
 
   // Hosts, then processes in rank order; each process's rows spliced in.
   std::map<std::string, std::vector<int>> hosts;
