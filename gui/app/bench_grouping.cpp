@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "c3/common/bench_knobs.h"
 #include "c3/common/units.h"
 
 namespace c3::gui::bench_grouping {
@@ -26,9 +27,9 @@ QString size_text(int64_t bytes) {
 KnobValue knob_value(const BenchConfig& c, Knob k) {
   switch (k) {
     case Knob::priority:
-      return {static_cast<int64_t>(c.priority), analyzer::bench_priority_name(c.priority)};
+      return {static_cast<int64_t>(c.priority), common::stream_priority_name(c.priority)};
     case Knob::order:
-      return {static_cast<int64_t>(c.order), analyzer::bench_order_name(c.order)};
+      return {static_cast<int64_t>(c.order), common::launch_order_name(c.order)};
     case Knob::channels:
       return {c.nchannels,
               c.nchannels == 0 ? std::string("NCCL's choice") : std::to_string(c.nchannels)};
@@ -100,9 +101,9 @@ std::string knobs_text(const BenchConfig& c, Knob except) {
     s += (s.empty() ? "" : " ") + kv;
   };
   if (c.priority != def.priority)
-    add(Knob::priority, std::string("prio=") + analyzer::bench_priority_name(c.priority));
+    add(Knob::priority, std::string("prio=") + common::stream_priority_name(c.priority));
   if (c.order != def.order)
-    add(Knob::order, std::string("order=") + analyzer::bench_order_name(c.order));
+    add(Knob::order, std::string("order=") + common::launch_order_name(c.order));
   if (c.nchannels != 0) add(Knob::channels, "nch=" + std::to_string(c.nchannels));
   if (c.min_ctas != 0 || c.max_ctas != 0)
     add(Knob::ctas, "ctas=" + std::to_string(c.min_ctas) + ":" + std::to_string(c.max_ctas));

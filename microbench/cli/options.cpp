@@ -37,15 +37,14 @@ std::optional<int> to_int(const std::string& s) {
 }
 
 Knobs::Priority parse_priority(const std::string& s) {
-  if (s == "equal") return Knobs::Priority::equal;
-  if (s == "comm_high" || s == "high") return Knobs::Priority::comm_high;
-  if (s == "comm_low" || s == "low") return Knobs::Priority::comm_low;
+  if (auto p = common::stream_priority_from_name(s)) return *p;
+  if (s == "high") return Knobs::Priority::comm_high;
+  if (s == "low") return Knobs::Priority::comm_low;
   throw bad("--priority '" + s + "': expected equal, comm_high or comm_low");
 }
 
 Knobs::Order parse_order(const std::string& s) {
-  if (s == "compute_first") return Knobs::Order::compute_first;
-  if (s == "comm_first") return Knobs::Order::comm_first;
+  if (auto o = common::launch_order_from_name(s)) return *o;
   throw bad("--order '" + s + "': expected compute_first or comm_first");
 }
 
@@ -433,13 +432,8 @@ std::string effective_options_json(const Options& o, const RankEnv& re, const Pl
   j["iterations"] = s.iterations;
   j["mode"] = o.mode;
   nlohmann::json jp = nlohmann::json::array(), jo = nlohmann::json::array();
-  for (auto x : s.priorities) {
-    jp.push_back(x == Knobs::Priority::equal       ? "equal"
-                 : x == Knobs::Priority::comm_high ? "comm_high"
-                                                   : "comm_low");
-  }
-  for (auto x : s.orders)
-    jo.push_back(x == Knobs::Order::compute_first ? "compute_first" : "comm_first");
+  for (auto x : s.priorities) jp.push_back(common::stream_priority_name(x));
+  for (auto x : s.orders) jo.push_back(common::launch_order_name(x));
   j["priority"] = jp;
   j["order"] = jo;
   j["nchannels"] = s.nchannels;

@@ -201,11 +201,3 @@ TEST_F(BenchResults, TheCacheKeepsIt) {
   ASSERT_TRUE(back.has_value());
   expect_configs(back->bench, true);
 }
-
-TEST(BenchNames, PriorityAndOrder) {
-  EXPECT_STREQ(bench_priority_name(BenchPriority::equal), "equal");
-  EXPECT_STREQ(bench_priority_name(BenchPriority::comm_high), "comm_high");
-  EXPECT_STREQ(bench_priority_name(BenchPriority::comm_low), "comm_low");
-  EXPECT_STREQ(bench_order_name(BenchOrder::compute_first), "compute_first");
-  EXPECT_STREQ(bench_order_name(BenchOrder::comm_first), "comm_first");
-}

@@ -54,13 +54,15 @@ TEST(Workers, OneThreadIsTheCallersAndNoItemsStillRunsOnce) {
   ASSERT_EQ(one.threads.size(), 1u);
   EXPECT_EQ(*one.threads.begin(), std::this_thread::get_id());
   int calls = 0;
-  run_workers(0, [&] { ++calls; }, 4);
+  run_workers(
+      0, [&] { ++calls; }, 4);
   EXPECT_EQ(calls, 1) << "no items: the caller's copy only, which finds nothing to do";
 }
 
 TEST(Workers, NeverMoreCopiesThanItems) {
   std::atomic<int> calls{0};
-  run_workers(2, [&] { ++calls; }, 16);
+  run_workers(
+      2, [&] { ++calls; }, 16);
   EXPECT_EQ(calls.load(), 2);
 }
 

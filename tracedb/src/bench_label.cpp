@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "c3/common/bench_knobs.h"
+
 namespace c3::tracedb {
 namespace {
 
@@ -159,10 +161,10 @@ void parse_knob(std::string_view kv, const Parse& p) {
       eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
   bool ok = !value.empty();
   if (ok && (key == "prio" || key == "priority")) {
-    ok = value == "equal" || value == "comm_high" || value == "comm_low";
+    ok = common::stream_priority_from_name(value).has_value();
     if (ok) row.priority = std::string(value);
   } else if (ok && key == "order") {
-    ok = value == "compute_first" || value == "comm_first";
+    ok = common::launch_order_from_name(value).has_value();
     if (ok) row.launch_order = std::string(value);
   } else if (ok && (key == "nch" || key == "nchannels")) {
     auto v = parse_small_int(value);

@@ -9,22 +9,6 @@
 
 namespace c3::analyzer {
 
-const char* bench_priority_name(BenchPriority p) {
-  switch (p) {
-    case BenchPriority::equal:
-      return "equal";
-    case BenchPriority::comm_high:
-      return "comm_high";
-    case BenchPriority::comm_low:
-      return "comm_low";
-  }
-  return "?";
-}
-
-const char* bench_order_name(BenchOrder o) {
-  return o == BenchOrder::comm_first ? "comm_first" : "compute_first";
-}
-
 bool possible(const BenchConfig& c) {
   if (!c.known) return true;
   for (const int v : {c.nchannels, c.min_ctas, c.max_ctas, c.sm_partition_pct}) {
@@ -55,18 +39,11 @@ BenchConfig bench_config(const tracedb::BenchResultRow& row) {
       !small(row.chunks, c.chunks)) {
     return {};
   }
-  if (*row.priority == "comm_high") {
-    c.priority = BenchPriority::comm_high;
-  } else if (*row.priority == "comm_low") {
-    c.priority = BenchPriority::comm_low;
-  } else if (*row.priority != "equal") {
-    return {};
-  }
-  if (*row.launch_order == "comm_first") {
-    c.order = BenchOrder::comm_first;
-  } else if (*row.launch_order != "compute_first") {
-    return {};
-  }
+  const auto priority = common::stream_priority_from_name(*row.priority);
+  const auto order = common::launch_order_from_name(*row.launch_order);
+  if (!priority || !order) return {};
+  c.priority = *priority;
+  c.order = *order;
   c.pipelined = *row.pipelined != 0;
   if (row.compute_kind) {
     c.compute = row.compute.value_or(*row.compute_kind);

@@ -188,9 +188,9 @@ double busbw_factor(CommKind k, int n) {
 std::string Knobs::label() const {
   std::string s;
   auto add = [&](const std::string& kv) { s += (s.empty() ? "" : " ") + kv; };
-  if (priority == Priority::comm_high) add("prio=comm_high");
-  if (priority == Priority::comm_low) add("prio=comm_low");
-  if (order == Order::comm_first) add("order=comm_first");
+  if (priority != Priority::equal)
+    add(std::string("prio=") + common::stream_priority_name(priority));
+  if (order != Order::compute_first) add(std::string("order=") + common::launch_order_name(order));
   if (nchannels > 0) add("nch=" + std::to_string(nchannels));
   if (min_ctas > 0 || max_ctas > 0)
     add("ctas=" + std::to_string(min_ctas) + ":" + std::to_string(max_ctas));

@@ -229,10 +229,8 @@ void case_columns(const Case& c, tracedb::BenchResultRow& row) {
   }
   const Knobs& k = c.knobs;
   row.knobs = k.label();
-  row.priority = k.priority == Knobs::Priority::comm_high  ? "comm_high"
-                 : k.priority == Knobs::Priority::comm_low ? "comm_low"
-                                                           : "equal";
-  row.launch_order = k.order == Knobs::Order::comm_first ? "comm_first" : "compute_first";
+  row.priority = common::stream_priority_name(k.priority);
+  row.launch_order = common::launch_order_name(k.order);
   row.nchannels = k.nchannels;
   row.min_ctas = k.min_ctas;
   row.max_ctas = k.max_ctas;

@@ -8,14 +8,14 @@
 #include <optional>
 #include <string>
 
+#include "c3/common/bench_knobs.h"
+
 namespace c3::analyzer {
 
-// Stream priorities of a case: equal, or the communication stream's higher or lower.
-enum class BenchPriority : uint8_t { equal, comm_high, comm_low };
-// Which operation a case launches first.
-enum class BenchOrder : uint8_t { compute_first, comm_first };
-const char* bench_priority_name(BenchPriority p);  // "equal", "comm_high", "comm_low"
-const char* bench_order_name(BenchOrder o);        // "compute_first", "comm_first"
+// Stream priorities of a case and which operation it launches first, as c3bench names them
+// (common::stream_priority_name, common::launch_order_name).
+using BenchPriority = common::StreamPriority;
+using BenchOrder = common::LaunchOrder;
 
 // The configuration of one case (bench_result's C3_BENCH_CONFIG_COLUMNS).
 struct BenchConfig {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "c3/common/bench_knobs.h"
 #include "c3/common/nccl_types.h"
 
 namespace c3::bench {
@@ -72,8 +73,8 @@ struct CommOp {
 double busbw_factor(CommKind k, int nranks);
 
 struct Knobs {
-  enum class Priority { equal, comm_high, comm_low };
-  enum class Order { compute_first, comm_first };
+  using Priority = common::StreamPriority;
+  using Order = common::LaunchOrder;
   Priority priority = Priority::equal;
   Order order = Order::compute_first;
   int nchannels = 0;         // NCCL_MIN/MAX_NCHANNELS; 0: NCCL's choice
