@@ -1,0 +1,283 @@
+// The timeline's level of detail (Timeline::lod) checked against a brute-force fold, on items
+// one by one, a million items, long items and random rows; and hit testing (Timeline::hit).
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "timeline_builder.h"
+
+using namespace c3;
+using namespace c3::gui;
+using namespace c3::gui::testing;
+using analyzer::Class;
+
+namespace {
+
+// The level of detail the slow way: every item from the first, in order; an item that ends at or
+// before the window is skipped; one at least `min_px` wide comes out alone; otherwise every item
+// starting in its pixel column is folded into one block reaching the latest end among them.
+std::vector<LodItem> brute_force_lod(const Timeline& tl, const Row& r, const Viewport& v,
+                                     double min_px) {
+  std::vector<LodItem> out;
+  const size_t n = tl.size(r);
+  const double t0 = v.t0, t1 = v.t1();
+  size_t k = 0;
+  while (k < n) {
+    const int64_t s = tl.start(r, k), e = tl.end(r, k);
+    if (static_cast<double>(s) >= t1) break;
+    if (static_cast<double>(e) <= t0) {
+      ++k;
+      continue;
+    }
+    const double x0 = v.x_of(s), x1 = v.x_of(e);
+    if (x1 - x0 >= min_px) {
+      out.push_back({x0, x1, static_cast<uint32_t>(k), 1, tl.classes(r, k)});
+      ++k;
+      continue;
+    }
+    const double col = std::floor(x0);
+    const double next = v.rel_at(col + 1);
+    size_t j = k;
+    int64_t max_end = INT64_MIN;
+    uint8_t cls = 0;
+    while (j < n && (j == k || static_cast<double>(tl.start(r, j)) < next)) ++j;
+    // A wide last item starting in the column is drawn on its own.
+    if (j - 1 > k && v.x_of(tl.end(r, j - 1)) - v.x_of(tl.start(r, j - 1)) >= min_px) --j;
+    for (size_t m = k; m < j; ++m) {
+      max_end = std::max(max_end, tl.end(r, m));
+      cls |= tl.classes(r, m);
+    }
+    out.push_back({std::max(col, x0), std::max(col + 1, v.x_of(max_end)), static_cast<uint32_t>(k),
+                   static_cast<uint32_t>(j - k), cls});
+    k = j;
+  }
+  return out;
+}
+
+bool same(const std::vector<LodItem>& a, const std::vector<LodItem>& b, QString* why) {
+  if (a.size() != b.size()) {
+    *why = QString("%1 items, expected %2").arg(a.size()).arg(b.size());
+    return false;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].x0 != b[i].x0 || a[i].x1 != b[i].x1 || a[i].first != b[i].first ||
+        a[i].count != b[i].count || a[i].classes != b[i].classes) {
+      *why = QString(
+                 "item %1: {%2, %3, first %4, count %5, classes %6}, expected {%7, %8, first "
+                 "%9, count %10, classes %11}")
+                 .arg(i)
+                 .arg(a[i].x0)
+                 .arg(a[i].x1)
+                 .arg(a[i].first)
+                 .arg(a[i].count)
+                 .arg(a[i].classes)
+                 .arg(b[i].x0)
+                 .arg(b[i].x1)
+                 .arg(b[i].first)
+                 .arg(b[i].count)
+                 .arg(b[i].classes);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+class TimelineLodTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void test_lod_wide_items_one_by_one();
+  void test_lod_folds_a_million_items();
+  void test_lod_long_items();
+  void test_lod_matches_brute_force();
+  void test_hit();
+};
+
+void TimelineLodTest::test_lod_wide_items_one_by_one() {
+  Builder b;
+  b.process("h", 0, 1);
+  for (int i = 0; i < 100; ++i)
+    b.kernel(i % 2 ? "gemm" : "ncclKernel_X", int64_t{100} * i, int64_t{100} * i + 50);
+  const Timeline tl(b.done());
+  const Row& r = tl.row(find_row(tl, RowKind::stream));
+  QCOMPARE(tl.size(r), size_t{100});
+  // 10 ns per pixel: every item is 5 px wide. The window [1025, 3025) shows items 10..30.
+  const Viewport v{1025, 10, 200};
+  const std::vector<LodItem> items = tl.lod(r, v);
+  QCOMPARE(items.size(), size_t{21});
+  for (size_t j = 0; j < items.size(); ++j) {
+    const size_t k = 10 + j;
+    QCOMPARE(items[j].first, static_cast<uint32_t>(k));
+    QCOMPARE(items[j].count, 1u);
+    QCOMPARE(items[j].x0, v.x_of(static_cast<int64_t>(k) * 100));
+    QCOMPARE(items[j].x1, items[j].x0 + 5);
+    QCOMPARE(items[j].classes, tl.classes(r, k));
+  }
+  QCOMPARE(items[0].x0, -2.5);  // [1000, 1050) straddles the left edge
+  QVERIFY(tl.lod(r, {20000, 10, 200}).empty());
+  QVERIFY(tl.lod(r, {-5000, 10, 200}).empty());
+  QVERIFY(tl.lod(tl.row(tl.roots()[0]), v).empty());  // a group paints nothing
+}
+
+void TimelineLodTest::test_lod_folds_a_million_items() {
+  constexpr int kItems = 1'000'000;
+  Builder b;
+  b.process("h", 0, 1);
+  b.t.activities.reserve(kItems);
+  const int32_t n = b.name("k");
+  for (int i = 0; i < kItems; ++i) {
+    b.t.activities.push(int64_t{10} * i, int64_t{10} * i + 5, n, 7, 0, 0, analyzer::Kind::kernel,
+                        0);
+    if (i % 3 == 0) b.t.activities.cls.back() = Class::communication;
+  }
+  const Timeline tl(b.t);
+  const Row& r = tl.row(find_row(tl, RowKind::stream));
+  QCOMPARE(tl.size(r), size_t{kItems});
+  // Everything in 1000 px: one block per column, 1000 items each.
+  std::vector<LodItem> all = tl.lod(r, {0, 1e4, 1000});
+  QCOMPARE(all.size(), size_t{1000});
+  QCOMPARE(total_count(all), uint64_t{kItems});
+  for (size_t c = 0; c < all.size(); ++c) {
+    QCOMPARE(all[c].x0, static_cast<double>(c));
+    QCOMPARE(all[c].count, 1000u);
+    QCOMPARE(all[c].first, static_cast<uint32_t>(c * 1000));
+    QCOMPARE(all[c].classes, static_cast<uint8_t>(0b11));  // compute and communication
+  }
+  // A window in the middle: [1e6, 1.1e6) holds the 10'000 items starting in it.
+  const std::vector<LodItem> mid = tl.lod(r, {1e6, 100, 1000});
+  QVERIFY(mid.size() <= 1000);
+  QCOMPARE(total_count(mid), uint64_t{10000});
+  QCOMPARE(mid.front().first, 100000u);
+  // Folding below 4 px: a block per column still, never more than the width.
+  const std::vector<LodItem> coarse = tl.lod(r, {1e6, 100, 1000}, 4.0);
+  QVERIFY(coarse.size() <= 1000);
+  QCOMPARE(total_count(coarse), uint64_t{10000});
+  // Zoomed in to 3 ns per pixel the items (5 ns) come out one by one.
+  const std::vector<LodItem> fine = tl.lod(r, {5e6, 3, 1000});
+  QCOMPARE(fine.size(), size_t{300});
+  QCOMPARE(total_count(fine), uint64_t{300});
+  // At any zoom, the same as the fold done the slow way.
+  std::mt19937_64 rng(7);
+  for (int z = 0; z < 6; ++z) {
+    const double ns_per_px = std::pow(10.0, std::uniform_real_distribution<>(-0.5, 4.5)(rng));
+    const Viewport v{std::uniform_real_distribution<>(-1e5, 1e7)(rng), ns_per_px, 1200};
+    QString why;
+    QVERIFY2(same(tl.lod(r, v), brute_force_lod(tl, r, v, 1.0), &why), qPrintable(why));
+  }
+}
+
+void TimelineLodTest::test_lod_long_items() {
+  // Tiny items [10i, 10i+5) except item 300, [3000, 1e6): a long item in block 1.
+  Builder b;
+  b.process("h", 0, 1);
+  for (int i = 0; i < 2000; ++i)
+    b.kernel("k", int64_t{10} * i, i == 300 ? 1'000'000 : int64_t{10} * i + 5);
+  const Timeline tl(b.done());
+  const Row& r = tl.row(find_row(tl, RowKind::stream));
+  QCOMPARE(r.max_duration, int64_t{997000});
+  // Far from every other item, long after it started: the long item alone.
+  std::vector<LodItem> items = tl.lod(r, {500000, 1, 100});
+  QCOMPARE(items.size(), size_t{1});
+  QCOMPARE(items[0].first, 300u);
+  QCOMPARE(items[0].count, 1u);
+  QVERIFY(items[0].x0 < 0 && items[0].x1 > 100);
+  items = tl.lod(r, {500000, 1e4, 100});
+  QCOMPARE(items.size(), size_t{1});
+  QCOMPARE(items[0].first, 300u);
+  // Zoomed out: column 0 folds items 0..999, and through the block maxima it reaches the long
+  // item's end (x = 100); column 1 folds 1000..1999.
+  items = tl.lod(r, {0, 1e4, 200});
+  QCOMPARE(items.size(), size_t{2});
+  QCOMPARE(items[0].count, 1000u);
+  QCOMPARE(items[0].x0, 0.0);
+  QCOMPARE(items[0].x1, 100.0);
+  QCOMPARE(items[1].first, 1000u);
+  QCOMPARE(items[1].count, 1000u);
+  QCOMPARE(items[1].x1, 2.0);
+  // Zero-length markers under the long item, before the window: none of them is drawn (they are
+  // off-screen), and the long item still is.
+  {
+    Builder z;
+    z.process("h", 0, 1);
+    z.kernel("long", 0, 1'000'000);
+    for (int i = 0; i < 50; ++i) z.kernel("marker", 1000 + 10 * i, 1000 + 10 * i);
+    const Timeline tz(z.done());
+    const std::vector<LodItem> zi = tz.lod(tz.row(find_row(tz, RowKind::stream)), {500000, 1, 100});
+    QCOMPARE(zi.size(), size_t{1});
+    QCOMPARE(zi[0].count, 1u);
+  }
+  QString why;
+  for (const Viewport& v :
+       {Viewport{0, 1e4, 200}, Viewport{500000, 1, 100}, Viewport{2990, 0.5, 50},
+        Viewport{-100, 37, 1000}, Viewport{4000, 1e3, 1000}}) {
+    QVERIFY2(same(tl.lod(r, v), brute_force_lod(tl, r, v, 1.0), &why), qPrintable(why));
+  }
+}
+
+void TimelineLodTest::test_lod_matches_brute_force() {
+  // Random items on one stream: mostly short, some long, a few very long, bursts and gaps.
+  std::mt19937_64 rng(42);
+  Builder b;
+  b.process("h", 0, 1);
+  int64_t t = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const int kind = std::uniform_int_distribution<>(0, 99)(rng);
+    t += kind < 80 ? std::uniform_int_distribution<int64_t>(0, 20)(rng)
+                   : std::uniform_int_distribution<int64_t>(0, 5000)(rng);
+    int64_t d = std::uniform_int_distribution<int64_t>(1, 50)(rng);
+    if (kind >= 95) d = std::uniform_int_distribution<int64_t>(1000, 20000)(rng);
+    if (kind == 99) d = std::uniform_int_distribution<int64_t>(100000, 1000000)(rng);
+    b.kernel(kind % 3 == 0 ? "ncclKernel_X" : "gemm", t, t + d);
+  }
+  const Timeline tl(b.done());
+  const Row& r = tl.row(find_row(tl, RowKind::stream));
+  const double last = static_cast<double>(tl.last_ns());
+  for (int z = 0; z < 300; ++z) {
+    const double ns_per_px = std::pow(10.0, std::uniform_real_distribution<>(-2, 6)(rng));
+    const int width = std::uniform_int_distribution<>(1, 2500)(rng);
+    const double t0 = std::uniform_real_distribution<>(-0.1 * last, 1.05 * last)(rng);
+    const double min_px = z % 3 == 0 ? 1.0 : z % 3 == 1 ? 0.5 : 3.0;
+    const Viewport v{t0, ns_per_px, width};
+    const std::vector<LodItem> got = tl.lod(r, v, min_px);
+    QString why;
+    QVERIFY2(same(got, brute_force_lod(tl, r, v, min_px), &why),
+             qPrintable(QString("t0 %1, %2 ns/px, width %3, min %4: %5")
+                            .arg(t0, 0, 'f', 1)
+                            .arg(ns_per_px)
+                            .arg(width)
+                            .arg(min_px)
+                            .arg(why)));
+    // Never more than about a block per pixel column besides the wide items.
+    size_t folded = 0;
+    for (const LodItem& x : got) folded += x.count > 1;
+    QVERIFY(folded <= static_cast<size_t>(width) + 1);
+  }
+}
+
+void TimelineLodTest::test_hit() {
+  Builder b;
+  b.process("h", 0, 1);
+  b.kernel("outer", 0, 1000);
+  b.kernel("inner", 100, 200);
+  b.kernel("a", 1500, 1600);
+  b.kernel("b", 1900, 2000);
+  const Timeline tl(b.done());
+  const Row& r = tl.row(find_row(tl, RowKind::stream));
+  QCOMPARE(tl.name(r, 1), std::string("inner"));
+  QCOMPARE(tl.hit(r, 150, 0), int64_t{1});  // inside both: the innermost
+  QCOMPARE(tl.hit(r, 150, 50), int64_t{1});
+  QCOMPARE(tl.hit(r, 500, 0), int64_t{0});
+  QCOMPARE(tl.hit(r, 1050, 100), int64_t{0});  // near the outer one's end
+  QCOMPARE(tl.hit(r, 1700, 300), int64_t{2});  // closest: 100 vs 200 away
+  QCOMPARE(tl.hit(r, 1850, 300), int64_t{3});  // 250 vs 50 away
+  QCOMPARE(tl.hit(r, -50, 100), int64_t{0});
+  QCOMPARE(tl.hit(r, 1300, 100), int64_t{-1});  // nothing within 100 ns
+  QCOMPARE(tl.hit(r, 5000, 100), int64_t{-1});
+  QCOMPARE(tl.hit(tl.row(tl.roots()[0]), 150, 0), int64_t{-1});
+}
+
+QTEST_GUILESS_MAIN(TimelineLodTest)
+#include "timeline_lod_test.moc"
