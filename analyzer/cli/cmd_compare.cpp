@@ -213,7 +213,16 @@ Action add_compare(CLI::App& app) {
         }
       }
     }
-    const analyzer::Comparison c = analyzer::compare(baseline.get(), candidate, co);
+    analyzer::Comparison c;
+    try {
+      c = analyzer::compare(baseline.get(), candidate, co);
+    } catch (const std::exception& e) {
+      // Runs that opened but cannot be compared (summaries whose numbers do not add up): the line
+      // names the command and the runs.
+      error_line("compare: " + tracedb::printable(baseline ? baseline->name + " against " : "") +
+                 tracedb::printable(candidate.name) + ": " + e.what());
+      return kExitUsage;
+    }
     if (po.open.cancel->load()) {  // a signal after the runs were opened: nothing is written
       error_line("compare: interrupted; nothing was written");
       return 130;

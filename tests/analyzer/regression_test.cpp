@@ -46,6 +46,13 @@ double enumerated_p(const std::vector<double>& x, const std::vector<double>& y) 
   return std::min(1.0, 2 * std::min(below, above) / count);
 }
 
+// 30 samples 100, 101, ..., 129 plus `by`: no ties across two such samples unless `by` is whole.
+std::vector<double> shifted(double by) {
+  std::vector<double> v;
+  for (int i = 0; i < 30; ++i) v.push_back(100 + i + by);
+  return v;
+}
+
 std::vector<double> steps(std::mt19937_64& rng, int n, double median, double noise) {
   std::lognormal_distribution<double> d(std::log(median), noise);
   std::vector<double> v(static_cast<size_t>(n));
@@ -164,7 +171,7 @@ TEST(Decide, InconclusiveAndTotals) {
 // verdict; a shift is detected once it passes the threshold. Prints the measured rates.
 TEST(Decide, FalseAlarmsAndTheSmallestShiftDetected) {
   const int pairs = 300, metrics = 6;
-  int alarms = 0;
+  int alarms = 0, not_significant = 0;
   for (int seed = 0; seed < pairs; ++seed) {
     std::mt19937_64 rng(1000 + static_cast<uint64_t>(seed));
     std::vector<MetricSamples> m;
@@ -173,12 +180,20 @@ TEST(Decide, FalseAlarmsAndTheSmallestShiftDetected) {
       m.push_back(
           {"m" + std::to_string(k), true, steps(rng, 30, 10, 0.01), steps(rng, 30, 10, 0.01)});
     }
-    for (const auto& d : decide(m, {})) alarms += d.verdict != Verdict::unchanged;
+    for (const auto& d : decide(m, {})) {
+      // "not significant" is no alarm: it says the interval leaves out 0, which a 95% interval
+      // does for about 5% of metrics on noise alone.
+      alarms += d.verdict != Verdict::unchanged && d.verdict != Verdict::not_significant;
+      not_significant += d.verdict == Verdict::not_significant;
+    }
   }
   const double rate = static_cast<double>(alarms) / (pairs * metrics);
-  std::printf("false alarms on noise only: %d of %d metric comparisons (%.2f%%)\n", alarms,
-              pairs * metrics, 100 * rate);
+  std::printf(
+      "false alarms on noise only: %d of %d metric comparisons (%.2f%%); %d not "
+      "significant\n",
+      alarms, pairs * metrics, 100 * rate, not_significant);
   EXPECT_LE(rate, 0.005);
+  EXPECT_LE(not_significant, pairs * metrics / 10);
   // With the threshold at 0 the test alone decides: the smallest shift found in 95% of 200
   // seeds; with the default 5% threshold, a shift of 6% is found every time.
   double smallest = -1;
@@ -204,4 +219,55 @@ TEST(Decide, FalseAlarmsAndTheSmallestShiftDetected) {
     found += decide({s}, {})[0].verdict == Verdict::regression;
   }
   EXPECT_EQ(found, 100);
+}
+
+// Regression (issue 24, item 1): metrics that are one value on both sides (0 ns of compute and
+// of exposed communication in a CPU-only run) were counted in the Benjamini-Hochberg
+// correction, so a real +9% step time (raw p 0.0018) came out "unchanged" at an adjusted 0.014.
+// They are not tests: they stay out of the correction and are "unchanged" by themselves.
+TEST(Decide, ConstantMetricsAreNotTestsAndDoNotDiluteTheCorrection) {
+  std::vector<MetricSamples> m;
+  // 30 steps a side, 100..129 ns against the same shifted by 7.51 (+6.6% in the median): an
+  // exact p between alpha / 9 and alpha, which 8 constant metrics in the correction would hide.
+  MetricSamples step{"step_time", true, shifted(0), shifted(7.51)};
+  m.push_back(step);
+  for (const char* name : {"compute", "exposed_comm", "exposed_memcpy", "overlap_pct", "idle",
+                           "skew", "wait", "busbw"}) {
+    m.push_back({name, true, std::vector<double>(30, 0.0), std::vector<double>(30, 0.0)});
+  }
+  const auto d = decide(m, {});
+  ASSERT_TRUE(d[0].tested);
+  ASSERT_LT(d[0].p, 0.01);
+  ASSERT_GT(d[0].p * 9, 0.01) << "a shift that 9 tests in the correction would hide";
+  EXPECT_EQ(d[0].p_adjusted, d[0].p) << "the only real test is corrected against itself";
+  EXPECT_EQ(d[0].verdict, Verdict::regression) << d[0].why;
+  for (size_t i = 1; i < d.size(); ++i) {
+    EXPECT_FALSE(d[i].tested) << d[i].name;
+    EXPECT_TRUE(d[i].constant) << d[i].name;
+    EXPECT_EQ(d[i].verdict, Verdict::unchanged) << d[i].name;
+    EXPECT_NE(d[i].why.find("the same value in all 60 samples"), std::string::npos) << d[i].why;
+  }
+  // Two different constants are a real difference, and still a test.
+  const auto two =
+      decide({{"idle", true, std::vector<double>(30, 1.0), std::vector<double>(30, 2.0)}}, {});
+  EXPECT_TRUE(two[0].tested);
+  EXPECT_EQ(two[0].verdict, Verdict::regression) << two[0].why;
+}
+
+// Regression (issue 24, item 1): a change whose interval excludes 0 while the corrected test
+// does not reject was called "unchanged"; it is "not significant".
+TEST(Decide, IntervalWithoutZeroButNoRejectionIsNotSignificant) {
+  std::vector<MetricSamples> m{{"step_time", true, shifted(0), shifted(15.01)}};
+  DecideOptions strict;
+  strict.alpha = 1e-15;  // no test of 30 against 30 rejects at this level
+  const auto d = decide(m, strict);
+  ASSERT_TRUE(d[0].tested);
+  ASSERT_GT(d[0].lo, 0) << "the seed must give an interval above 0: " << d[0].why;
+  EXPECT_EQ(d[0].verdict, Verdict::not_significant) << d[0].why;
+  EXPECT_STREQ(verdict_name(d[0].verdict), "not_significant");
+  EXPECT_STREQ(verdict_label(d[0].verdict), "not significant");
+  EXPECT_NE(d[0].why.find("does not reject"), std::string::npos) << d[0].why;
+  // An interval that holds 0 stays "unchanged".
+  const auto same = decide({{"compute", true, shifted(0), shifted(0.01)}}, strict);
+  EXPECT_EQ(same[0].verdict, Verdict::unchanged) << same[0].why;
 }

@@ -26,6 +26,35 @@ double median_ns(const json& o, const char* key) {
                                                                   : 0;
 }
 
+// The scope a metric belongs to, for matching derived metrics with the primary ones they are
+// computed from: its selector ("rank 3", a c3bench case), "" for the job; interference
+// slowdowns (whose signatures name kernels, not scopes) take any scope ("*").
+std::string scope_of(const MetricResult& m) {
+  if (m.group == "interference") return "*";
+  const size_t open = m.id.find('[');
+  return open == std::string::npos ? std::string() : m.id.substr(open);
+}
+
+// A derived metric that improved while a primary metric of its scope regressed mirrors that
+// regression (a slower AllReduce raises the fraction of ideal and lowers the compute slowdown):
+// it names the regression instead of counting as an improvement.
+void mark_consequences(std::vector<MetricResult>* metrics) {
+  for (MetricResult& m : *metrics) {
+    if (!m.derived || m.d.verdict != Verdict::improvement) continue;
+    const std::string scope = scope_of(m);
+    const MetricResult* cause = nullptr;
+    for (const MetricResult& p : *metrics) {
+      if (p.derived || p.d.verdict != Verdict::regression) continue;
+      if (scope != "*" && scope_of(p) != scope) continue;
+      if (cause == nullptr || p.severity() > cause->severity()) cause = &p;
+    }
+    if (cause == nullptr) continue;
+    m.consequence_of = cause->id;
+    m.d.why += "; a ratio derived from metrics that regressed (" + cause->id +
+               "): a consequence of that regression, not an improvement";
+  }
+}
+
 }  // namespace
 
 // ---- c3bench JSON ----
@@ -92,6 +121,10 @@ double MetricResult::severity() const {
   return d.threshold > 0 ? worse / d.threshold : worse * 1e9;
 }
 
+bool MetricResult::possible_regression() const {
+  return d.verdict == Verdict::not_significant && severity() > 1;
+}
+
 int Comparison::regressions() const {
   return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [](const MetricResult& m) {
     return m.d.verdict == Verdict::regression;
@@ -99,7 +132,17 @@ int Comparison::regressions() const {
 }
 int Comparison::improvements() const {
   return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [](const MetricResult& m) {
-    return m.d.verdict == Verdict::improvement;
+    return m.d.verdict == Verdict::improvement && m.consequence_of.empty();
+  }));
+}
+int Comparison::consequences() const {
+  return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [](const MetricResult& m) {
+    return m.d.verdict == Verdict::improvement && !m.consequence_of.empty();
+  }));
+}
+int Comparison::not_significant() const {
+  return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [](const MetricResult& m) {
+    return m.d.verdict == Verdict::not_significant;
   }));
 }
 int Comparison::inconclusive() const {
@@ -108,8 +151,12 @@ int Comparison::inconclusive() const {
   }));
 }
 int Comparison::budgets_broken() const {
-  return static_cast<int>(
-      std::count_if(budgets.begin(), budgets.end(), [](const BudgetResult& b) { return !b.ok; }));
+  return static_cast<int>(std::count_if(budgets.begin(), budgets.end(),
+                                        [](const BudgetResult& b) { return b.checked && !b.ok; }));
+}
+int Comparison::budgets_unchecked() const {
+  return static_cast<int>(std::count_if(budgets.begin(), budgets.end(),
+                                        [](const BudgetResult& b) { return !b.checked; }));
 }
 
 int Comparison::exit_code() const {
@@ -127,6 +174,9 @@ int Comparison::exit_code() const {
 std::string Comparison::verdict() const {
   if (regressions() > 0 || budgets_broken() > 0) return "regression";
   if (exit_code() == 3) return "inconclusive";
+  if (std::any_of(metrics.begin(), metrics.end(),
+                  [](const MetricResult& m) { return m.possible_regression(); }))
+    return "not_significant";
   if (improvements() > 0) return "improvement";
   return "unchanged";
 }
@@ -191,6 +241,7 @@ Comparison compare(const JobRun* baseline, const JobRun& candidate, const Compar
       r.n_candidate = static_cast<int64_t>(m.c.size());
       r.d = ds[k];
       r.detail = m.detail;
+      r.derived = m.derived;
       if (m.quantile_check && r.d.verdict != Verdict::inconclusive) {
         // A p99 from the skew samples: a change counts only when the order-statistic intervals
         // of the two p99s do not overlap.
@@ -219,13 +270,16 @@ Comparison compare(const JobRun* baseline, const JobRun& candidate, const Compar
           return 0;
         case Verdict::inconclusive:
           return 1;
-        case Verdict::unchanged:
+        case Verdict::not_significant:
           return 2;
-        case Verdict::improvement:
+        case Verdict::unchanged:
           return 3;
+        case Verdict::improvement:
+          return 4;
       }
-      return 4;
+      return 5;
     };
+    mark_consequences(&out.metrics);
     std::stable_sort(out.metrics.begin(), out.metrics.end(),
                      [&](const MetricResult& a, const MetricResult& b) {
                        if (rank_of(a.d.verdict) != rank_of(b.d.verdict))

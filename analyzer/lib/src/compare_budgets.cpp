@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <string_view>
 
 #include "c3/analyzer/compare.h"
 #include "c3/analyzer/distribution.h"
+#include "c3/tracedb/output_file.h"
 #include "compare_metrics.h"
 
 namespace c3::analyzer {
@@ -33,6 +35,8 @@ constexpr Dim kDims[] = {
     {"skew_p99", "time"},
     {"wait", "time"},
     {"t_c3", "time"},
+    {"t_comp", "time"},
+    {"t_comm", "time"},
     {"fraction_of_ideal", "fraction"},
     {"compute_slowdown", "factor"},
     {"comm_slowdown", "factor"},
@@ -72,6 +76,16 @@ const char* units_of(const std::string& kind) {
   return "_pct or no unit";
 }
 
+// Text of the budgets file inside an error line: control characters and NUL escaped, at most
+// 60 bytes (cut at a UTF-8 boundary), so a bad line of any length or content gives one short line.
+std::string shown(const std::string& s) {
+  std::string out = tracedb::printable(s);
+  if (out.size() <= 60) return out;
+  size_t k = 57;
+  while (k > 0 && (static_cast<unsigned char>(out[k]) & 0xC0) == 0x80) --k;
+  return out.substr(0, k) + "...";
+}
+
 std::string trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r");
   if (a == std::string::npos) return {};
@@ -101,10 +115,10 @@ void parse_name(const std::string& word, Budget* b, const std::string& where) {
   const size_t open = word.find('[');
   if (open != std::string::npos) {
     if (word.back() != ']')
-      throw std::invalid_argument(where + "'" + word + "': a '[' without its ']'");
+      throw std::invalid_argument(where + "'" + shown(word) + "': a '[' without its ']'");
     b->selector = canonical_selector(word.substr(open + 1, word.size() - open - 2));
     if (b->selector.empty())
-      throw std::invalid_argument(where + "'" + word + "': an empty selector");
+      throw std::invalid_argument(where + "'" + shown(word) + "': an empty selector");
     name = word.substr(0, open);
   }
   if (dim_of(name) != nullptr) {
@@ -119,7 +133,8 @@ void parse_name(const std::string& word, Budget* b, const std::string& where) {
   }
   std::string known;
   for (const Dim& d : kDims) known += std::string(known.empty() ? "" : ", ") + d.base;
-  throw std::invalid_argument(where + "unknown metric '" + name + "' (metrics: " + known + ")");
+  throw std::invalid_argument(where + "unknown metric '" + shown(name) + "' (metrics: " + known +
+                              ")");
 }
 
 double parse_number(const std::string& s, const std::string& where) {
@@ -131,7 +146,7 @@ double parse_number(const std::string& s, const std::string& where) {
     used = 0;
   }
   if (used == 0 || used != s.size() || !std::isfinite(v))
-    throw std::invalid_argument(where + "'" + s + "' is not a number");
+    throw std::invalid_argument(where + "'" + shown(s) + "' is not a number");
   return v;
 }
 
@@ -145,11 +160,50 @@ bool selector_matches(const std::string& budget, const std::string& metric) {
   return lower(canonical_selector(budget)) == lower(canonical_selector(metric));
 }
 
+// Why a run may lack a metric a budget names (docs/compare.md "Budgets").
+const char* absent_because(const std::string& metric) {
+  if (metric == "overlap_pct")
+    return "no GPU communication in the run: a run without collectives, or c3bench results "
+           "saved without `c3scope record`, has no timeline to measure overlap on";
+  if (metric == "step_time" || metric == "wait" || metric == "skew" || metric == "skew_p99")
+    return "it needs steps (or several ranks): see --step";
+  return "no activity of that kind in the run";
+}
+
+// A budget's value for people: in the metric tables' units and precision, so a budget line and
+// the metric it checks read alike ("79.8 GB/s", "12.34 us", "17.3 %", "+4.1 %" of slowdown);
+// `precise` gives six digits, for a value and a limit that would otherwise print the same.
+std::string budget_value_text(const Dim& dim, const Budget& bu, double v, bool precise) {
+  const std::string kind = dim.kind;
+  char b[96];
+  if (kind == "time" && !precise) return compare_time_text(v);
+  if (kind == "time") {
+    std::snprintf(b, sizeof b, "%.6g ns", v);
+  } else if (kind == "bw") {
+    std::snprintf(b, sizeof b, precise ? "%.6g GB/s" : "%.1f GB/s", v / 1e9);
+  } else if (kind == "pct") {
+    std::snprintf(b, sizeof b, precise ? "%.6g %%" : "%.1f %%", v);
+  } else if (kind == "factor") {
+    std::snprintf(b, sizeof b, precise ? "%+.6g %%" : "%+.1f %%", 100 * (v - 1));
+  } else if (bu.unit == "pct") {
+    std::snprintf(b, sizeof b, precise ? "%.6g %%" : "%.1f %%", 100 * v);
+  } else {
+    std::snprintf(b, sizeof b, precise ? "%.6g" : "%.3f", v);
+  }
+  return b;
+}
+
 }  // namespace
 
-Budgets parse_budgets(const std::string& text, const std::string& file) {
+Budgets parse_budgets(const std::string& input, const std::string& file) {
   Budgets out;
   out.file = file;
+  // A UTF-8 byte-order mark (editors on Windows write one) is not part of the first line.
+  const std::string_view bom = "\xEF\xBB\xBF";
+  const std::string text = input.starts_with(bom) ? input.substr(bom.size()) : input;
+  if (text.find('\0') != std::string::npos)
+    throw std::invalid_argument(tracedb::printable(file) +
+                                ": holds a NUL byte: a budgets file is text (docs/compare.md)");
   size_t at = 0;
   int line = 0;
   while (at <= text.size()) {
@@ -161,7 +215,7 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
     if (hash != std::string::npos) raw.resize(hash);
     const std::string s = trim(raw);
     if (s.empty()) continue;
-    const std::string where = file + ":" + std::to_string(line) + ": ";
+    const std::string where = tracedb::printable(file) + ":" + std::to_string(line) + ": ";
     Budget b;
     b.line = line;
     b.text = s;
@@ -196,12 +250,13 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
       std::string pct = words[2];
       if (pct.empty() || pct.back() != '%')
         throw std::invalid_argument(
-            where + std::string("the threshold '").append(pct).append("' needs a % sign"));
+            where + std::string("the threshold '").append(shown(pct)).append("' needs a % sign"));
       pct.pop_back();
       const double v = parse_number(pct, where);
       if (v < 0 || v > 1000)
         throw std::invalid_argument(
-            where + std::string("the threshold ").append(pct).append("% must be 0% to 1000%"));
+            where +
+            std::string("the threshold ").append(shown(pct)).append("% must be 0% to 1000%"));
       b.value = v / 100;
       out.items.push_back(std::move(b));
       continue;
@@ -228,15 +283,21 @@ Budgets parse_budgets(const std::string& text, const std::string& file) {
     if (op_end < joined.size() && joined[op_end] == '=') ++op_end;
     b.op = joined.substr(op_at, op_end - op_at);
     if (b.op != "<=" && b.op != "<" && b.op != ">=" && b.op != ">")
-      throw std::invalid_argument(where + "unknown comparison '" + b.op + "' (use <=, <, >= or >)");
+      throw std::invalid_argument(where + "unknown comparison '" + shown(b.op) +
+                                  "' (use <=, <, >= or >)");
     parse_name(joined.substr(0, op_at), &b, where);
     const Dim* dim = dim_of(b.metric);
     const double scale = unit_scale(dim->kind, b.unit);
     if (scale == 0) {
-      throw std::invalid_argument(where + "'" + b.metric + (b.unit.empty() ? "" : "_" + b.unit) +
-                                  "': " + b.metric + " takes " + units_of(dim->kind));
+      throw std::invalid_argument(where + "'" + b.metric +
+                                  (b.unit.empty() ? "" : "_" + shown(b.unit)) + "': " + b.metric +
+                                  " takes " + units_of(dim->kind));
     }
-    double v = parse_number(joined.substr(op_end), where) * scale;
+    const std::string number = joined.substr(op_end);
+    double v = parse_number(number, where) * scale;
+    if (!std::isfinite(v))  // 1e300 GB/s is a number, but not one a metric can be compared with
+      throw std::invalid_argument(where + "'" + shown(number) + "' is out of range for " +
+                                  b.metric);
     if (std::string(dim->kind) == "factor") v += b.unit == "pct" ? 1 : 0;  // a slowdown % -> factor
     b.value = v;
     out.items.push_back(std::move(b));
@@ -282,9 +343,11 @@ std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics, const
       for (const Metric& m : metrics) {
         if (m.base == bu.metric && n++ < 5) like += std::string(like.empty() ? "" : ", ") + m.id;
       }
+      br.checked = false;
       br.why = "the candidate has no metric " + bu.metric +
                (bu.selector.empty() ? "" : "[" + bu.selector + "]") +
-               (like.empty() ? "" : " (it has " + like + (n > 5 ? ", ..." : "") + ")");
+               (like.empty() ? " (" + std::string(absent_because(bu.metric)) + ")"
+                             : " (it has " + like + (n > 5 ? ", ..." : "") + ")");
       out.push_back(std::move(br));
       continue;
     }
@@ -295,17 +358,17 @@ std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics, const
             : bu.op == "<"  ? v < limit
             : bu.op == ">=" ? v >= limit
                             : v > limit;
-    double shown = v / scale, shown_limit = limit / scale;
-    if (std::string(dim->kind) == "factor" && bu.unit == "pct") {
-      shown = (v - 1) / scale;
-      shown_limit = (limit - 1) / scale;
-    }
+    double shown = v / scale;
+    if (std::string(dim->kind) == "factor" && bu.unit == "pct") shown = (v - 1) / scale;
     br.value = shown;
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s median %.6g%s %s %s %.6g", hit->id.c_str(), shown,
-                  bu.unit.empty() ? "" : (" " + bu.unit).c_str(), br.ok ? "is" : "is not",
-                  bu.op.c_str(), shown_limit);
-    br.why = buf;
+    // In the reports' own units ("79.8 GB/s", as the metric tables say), the limit likewise.
+    std::string vt = budget_value_text(*dim, bu, v, false);
+    std::string lt = budget_value_text(*dim, bu, limit, false);
+    if (vt == lt && v != limit) {
+      vt = budget_value_text(*dim, bu, v, true);
+      lt = budget_value_text(*dim, bu, limit, true);
+    }
+    br.why = hit->id + " median " + vt + (br.ok ? " is " : " is not ") + bu.op + " " + lt;
     if (hit->total) br.why += " (a whole-run value)";
     out.push_back(std::move(br));
   }

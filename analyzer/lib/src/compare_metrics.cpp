@@ -128,18 +128,23 @@ Arrivals arrivals(const JobRun& run, const Report& r) {
     if (v.size() < 2) continue;
     ++a.matched;
     int64_t lo = v[0].second, hi = v[0].second;
-    int late = v[0].first;
     for (const auto& [p, s] : v) {
       lo = std::min(lo, s);
-      if (s > hi) {
-        hi = s;
-        late = p;
-      }
+      hi = std::max(hi, s);
     }
     a.skew.push_back(static_cast<double>(hi - lo));
     for (const auto& [p, s] : v)
       a.wait[static_cast<size_t>(p)].push_back(static_cast<double>(hi - s));
-    ++a.last[static_cast<size_t>(late)];
+    // The rank that arrived last, when one did: ranks that arrive together (a tie, common at
+    // Kineto's 1 us resolution) have no straggler.
+    int late = -1, at_hi = 0;
+    for (const auto& [p, s] : v) {
+      if (s == hi) {
+        late = p;
+        ++at_hi;
+      }
+    }
+    if (at_hi == 1) ++a.last[static_cast<size_t>(late)];
   }
   return a;
 }
@@ -310,7 +315,10 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       x.unit = p.unit;
       x.up_is_worse = p.up;
       x.min_delta = p.floor ? floor : 0;
-      if (std::string(p.base) == "overlap_pct") x.min_delta = 100 * o.step_floor;
+      if (std::string(p.base) == "overlap_pct") {
+        x.min_delta = 100 * o.step_floor;
+        x.derived = true;  // hidden / all communication: moves when communication does
+      }
       if (sb != nullptr) x.b = sb->*p.col;
       x.c = sc.*p.col;
       add(std::move(x));
@@ -360,8 +368,10 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       }
     }
   }
-  // Whole-run totals when there are no steps: one sample a side, threshold only.
-  if (!benchy && jc.step.empty() && (rb == nullptr || jb.step.empty())) {
+  // Whole-run totals when there are no steps: one sample a side, threshold only. A c3bench
+  // trace is compared case by case, and gets them too: they are what `analyze` reports for it
+  // (its overlap %, exposed communication), so a budget on them can be checked.
+  if (benchy || (jc.step.empty() && (rb == nullptr || jb.step.empty()))) {
     auto total = [&](const char* base, auto get, const char* unit, bool up) {
       Metric x;
       x.base = base;
@@ -390,9 +400,11 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
           "exposed_memcpy", [&](const Breakdown& x) { return d(x.exposed_memcpy); }, "ns", true);
       total(
           "idle", [&](const Breakdown& x) { return d(x.idle); }, "ns", true);
-      if (rc.overall.b.comm() > 0 || (rb != nullptr && rb->overall.b.comm() > 0))
+      if (rc.overall.b.comm() > 0 || (rb != nullptr && rb->overall.b.comm() > 0)) {
         total(
             "overlap_pct", [](const Breakdown& x) { return x.overlap_pct; }, "%", false);
+        m.back().derived = true;
+      }
     }
   }
   // ---- collectives ----
@@ -510,6 +522,7 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       d.id = "slowdown[" + k + "]";
       d.group = "interference";
       d.unit = "x";
+      d.derived = true;  // overlapped over alone durations
       d.c = factors(ic.at(k));
       if (b != nullptr) d.b = factors(ib.at(k));
       add(std::move(d));
@@ -534,11 +547,17 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
         const double share = 100.0 * static_cast<double>(ac.last[worst]) /
                              static_cast<double>(std::max<int64_t>(1, ac.matched));
         char buf[200];
-        std::snprintf(buf, sizeof buf, "%s arrived last at %.0f%% of %lld matched collectives",
-                      rank_label(c.ranks[worst], worst).c_str(), share,
-                      static_cast<long long>(ac.matched));
+        if (ac.last[worst] == 0) {
+          std::snprintf(buf, sizeof buf,
+                        "no rank arrived last on its own at any of %lld matched collectives",
+                        static_cast<long long>(ac.matched));
+        } else {
+          std::snprintf(buf, sizeof buf, "%s arrived last at %.0f%% of %lld matched collectives",
+                        rank_label(c.ranks[worst], worst).c_str(), share,
+                        static_cast<long long>(ac.matched));
+        }
         straggler = buf;
-        if (b != nullptr && ab.matched > 0) {
+        if (b != nullptr && ab.matched > 0 && ac.last[worst] > 0) {
           // The same rank of the baseline.
           for (const auto& [ib, icand] : pair_ranks(b, c)) {
             if (icand != static_cast<int>(worst) || ib < 0) continue;
@@ -615,7 +634,7 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       }
       const std::string& case_label = label;  // (a structured binding cannot be captured)
       auto one = [&](const char* base, std::optional<double> vc, std::optional<double> vb,
-                     const char* unit, bool up, bool absolute) {
+                     const char* unit, bool up, bool absolute, bool derived = false) {
         if (!vc || (b != nullptr && !vb)) return;
         Metric d;
         d.base = base;
@@ -625,6 +644,7 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
         d.up_is_worse = up;
         d.total = true;
         d.absolute = absolute;
+        d.derived = derived;
         d.c = {*vc};
         if (vb) d.b = {*vb};
         add(std::move(d));
@@ -634,13 +654,16 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       auto factor = [](std::optional<double> s) {
         return s ? std::optional<double>(1 + *s) : std::nullopt;
       };
+      // The measured times first; the ratios are computed from them (derived).
       one("t_c3", positive(x.t_c3), y ? positive(y->t_c3) : std::nullopt, "ns", true, false);
+      one("t_comp", positive(x.t_comp), y ? positive(y->t_comp) : std::nullopt, "ns", true, false);
+      one("t_comm", positive(x.t_comm), y ? positive(y->t_comm) : std::nullopt, "ns", true, false);
       one("fraction_of_ideal", x.fraction_of_ideal, y ? y->fraction_of_ideal : std::nullopt, "",
-          false, true);
+          false, true, true);
       one("compute_slowdown", factor(x.compute_slowdown),
-          y ? factor(y->compute_slowdown) : std::nullopt, "x", true, false);
+          y ? factor(y->compute_slowdown) : std::nullopt, "x", true, false, true);
       one("comm_slowdown", factor(x.comm_slowdown), y ? factor(y->comm_slowdown) : std::nullopt,
-          "x", true, false);
+          "x", true, false, true);
       one("busbw", x.busbw, y ? y->busbw : std::nullopt, "B/s", false, false);
     }
     for (const auto& [label, x] : bb) {

@@ -20,6 +20,7 @@ struct Metric {
   std::vector<double> b, c;  // samples; `b` empty without a baseline
   std::string detail;
   bool quantile_check = false;  // a p99: decided only when its intervals are disjoint
+  bool derived = false;         // a ratio of other metrics (MetricResult::derived)
 };
 
 // True when a run's steps are c3bench cases (compared case by case, not as steps).

@@ -45,8 +45,9 @@ std::string change_text(const MetricResult& m) {
   return m.absolute ? fmt("%+.3f", m.d.change) : percent(m.d.change);
 }
 std::string interval_text(const MetricResult& m) {
-  if (!m.d.tested && m.base != "skew_p99") return "-";
-  if (m.d.lo == 0 && m.d.hi == 0) return "-";
+  // A tested metric always has its interval (even [+0.0%, +0.0%], which its "why" quotes too);
+  // the p99 of skew has order-statistic intervals when it was decided.
+  if (!m.d.tested && (m.base != "skew_p99" || (m.d.lo == 0 && m.d.hi == 0))) return "-";
   if (m.absolute) return fmt("[%+.3f, ", m.d.lo) + fmt("%+.3f]", m.d.hi);
   return "[" + percent(m.d.lo) + ", " + percent(m.d.hi) + "]";
 }
@@ -117,11 +118,15 @@ std::string xml(const std::string& s) {
   return out;
 }
 
-// A Markdown table cell: no pipes or newlines, HTML characters escaped.
+// A Markdown table cell: no pipes or newlines, HTML characters escaped, and no "@name" that
+// GitHub would turn into a mention (a kernel or file name in a PR comment must not ping anyone):
+// a zero-width space follows each '@'.
 std::string md(const std::string& s, size_t n = 120) {
   std::string out;
   for (char ch : clean_text(cut(s, n))) {
-    if (ch == '|') {
+    if (ch == '@') {
+      out += "@\u200B";
+    } else if (ch == '|') {
       out += "\\|";
     } else if (ch == '<') {
       out += "&lt;";
@@ -141,23 +146,62 @@ std::string md(const std::string& s, size_t n = 120) {
 
 std::string counts(const Comparison& c) {
   const int n = static_cast<int>(c.metrics.size());
-  const int unchanged = n - c.regressions() - c.improvements() - c.inconclusive();
+  const int unchanged = n - c.regressions() - c.improvements() - c.consequences() -
+                        c.not_significant() - c.inconclusive();
   std::string s = std::to_string(c.regressions()) + " regressed, " +
-                  std::to_string(c.improvements()) + " improved, " + std::to_string(unchanged) +
-                  " unchanged, " + std::to_string(c.inconclusive()) + " inconclusive of " +
-                  std::to_string(n) + " metrics";
-  if (!c.budgets.empty())
+                  std::to_string(c.improvements()) + " improved, ";
+  if (c.not_significant() > 0) s += std::to_string(c.not_significant()) + " not significant, ";
+  s += std::to_string(unchanged) + " unchanged, " + std::to_string(c.inconclusive()) +
+       " inconclusive of " + std::to_string(n) + " metrics";
+  if (c.consequences() > 0)
+    s += "; " + std::to_string(c.consequences()) +
+         " derived ratios moved with a regression (not improvements)";
+  if (!c.budgets.empty()) {
     s += "; " + std::to_string(c.budgets_broken()) + " of " + std::to_string(c.budgets.size()) +
          " budgets broken";
+    if (c.budgets_unchecked() > 0)
+      s += ", " + std::to_string(c.budgets_unchecked()) + " not checked";
+  }
   return s;
 }
 
+// The metrics with verdict `v`, where an improvement is a real one (not a derived ratio that
+// mirrors a regression: those are consequences()).
 std::vector<const MetricResult*> with(const Comparison& c, Verdict v) {
   std::vector<const MetricResult*> out;
   for (const MetricResult& m : c.metrics) {
-    if (m.d.verdict == v) out.push_back(&m);
+    if (m.d.verdict == v && m.consequence_of.empty()) out.push_back(&m);
   }
   return out;
+}
+std::vector<const MetricResult*> consequences(const Comparison& c) {
+  std::vector<const MetricResult*> out;
+  for (const MetricResult& m : c.metrics) {
+    if (m.d.verdict == Verdict::improvement && !m.consequence_of.empty()) out.push_back(&m);
+  }
+  return out;
+}
+
+// The verdict column: a derived ratio that moved with a regression is not called "improvement".
+std::string row_label(const MetricResult& m) {
+  if (m.d.verdict == Verdict::improvement && !m.consequence_of.empty()) return "consequence";
+  return verdict_label(m.d.verdict);
+}
+
+// A metric id for a column of `width` bytes: long ids lose their middle, so the selector's end
+// (a case's "[chunks=4]", a rank) stays readable.
+std::string fit_id(const std::string& id, size_t width) {
+  const std::string s = clean_text(id);
+  if (s.size() <= width) return s;
+  const size_t tail = width / 2, head = width - tail - 3;
+  size_t a = head, b = s.size() - tail;
+  while (a > 0 && (static_cast<unsigned char>(s[a]) & 0xC0) == 0x80) --a;
+  while (b < s.size() && (static_cast<unsigned char>(s[b]) & 0xC0) == 0x80) ++b;
+  return s.substr(0, a) + "..." + s.substr(b);
+}
+
+std::string budget_state(const BudgetResult& b) {
+  return !b.checked ? "not checked" : b.ok ? "ok" : "broken";
 }
 
 }  // namespace
@@ -194,7 +238,7 @@ std::string Comparison::headline() const {
     s = "regression: ";
     int k = first_metrics(Verdict::regression);
     for (const BudgetResult& b : budgets) {
-      if (b.ok || k++ >= 4) continue;
+      if (b.ok || !b.checked || k++ >= 4) continue;
       s += (k > 1 ? ", " : "") + std::string("budget '") + b.budget.text + "' broken";
     }
   } else if (v == "inconclusive") {
@@ -209,6 +253,19 @@ std::string Comparison::headline() const {
       }
       s += why;
     }
+  } else if (v == "not_significant") {
+    // Changes beyond their threshold the bad way that the corrected test does not confirm.
+    s = "no significant regression; not significant: ";
+    int k = 0;
+    for (const MetricResult& m : metrics) {
+      if (!m.possible_regression()) continue;
+      if (k++ == 3) {
+        s += ", ...";
+        break;
+      }
+      s += (k > 1 ? ", " : "") + m.id + " " + change_text(m) + " " + interval_text(m) + " (p adj " +
+           p_text(m) + ")";
+    }
   } else if (v == "improvement") {
     s = "no regression; improved: ";
     first_metrics(Verdict::improvement);
@@ -222,10 +279,10 @@ std::string compare_text(const Comparison& c, bool color) {
   std::string out;
   auto paint = [&](Verdict v, const std::string& s) {
     if (!color) return s;
-    const char* code = v == Verdict::regression     ? "\033[1;31m"
-                       : v == Verdict::improvement  ? "\033[32m"
-                       : v == Verdict::inconclusive ? "\033[33m"
-                                                    : "";
+    const char* code = v == Verdict::regression                                      ? "\033[1;31m"
+                       : v == Verdict::improvement                                   ? "\033[32m"
+                       : v == Verdict::inconclusive || v == Verdict::not_significant ? "\033[33m"
+                                                                                     : "";
     return *code != 0 ? code + s + "\033[0m" : s;
   };
   out += "c3scope compare: " + c.headline() + "\n";
@@ -249,33 +306,46 @@ std::string compare_text(const Comparison& c, bool color) {
     }
   }
   if (!c.metrics.empty()) {
-    char b[512];
-    std::snprintf(b, sizeof b, "\n%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n", "verdict",
-                  "metric", "baseline", "candidate", "change", "95% interval", "p (adj)",
-                  "threshold", "n");
-    out += b;
+    // Unchanged metrics past --top are counted, not listed.
+    std::vector<const MetricResult*> shown;
     size_t unchanged_shown = 0, unchanged_left = 0;
     for (const MetricResult& m : c.metrics) {
       if (m.d.verdict == Verdict::unchanged &&
-          unchanged_shown >= static_cast<size_t>(std::max(0, c.top))) {
+          unchanged_shown++ >= static_cast<size_t>(std::max(0, c.top))) {
         ++unchanged_left;
         continue;
       }
-      if (m.d.verdict == Verdict::unchanged) ++unchanged_shown;
+      shown.push_back(&m);
+    }
+    // The metric column fits the longest id listed (up to 72 bytes; longer ones lose their
+    // middle, never the selector's end such as a case's "[chunks=4]").
+    size_t width = 30;
+    for (const MetricResult* m : shown) width = std::max(width, clean_text(m->id).size());
+    width = std::min<size_t>(width, 72);
+    auto line_of = [&](const std::string& verdict, const std::string& id, const std::string& vb,
+                       const std::string& vc, const std::string& ch, const std::string& iv,
+                       const std::string& p, const std::string& th, const std::string& n) {
+      char b[512];
+      std::snprintf(b, sizeof b, "%-15s %-*s %13s %13s %9s %20s %8s %9s %7s\n", verdict.c_str(),
+                    static_cast<int>(width), id.c_str(), vb.c_str(), vc.c_str(), ch.c_str(),
+                    iv.c_str(), p.c_str(), th.c_str(), n.c_str());
+      return std::string(b);
+    };
+    out += "\n" + line_of("verdict", "metric", "baseline", "candidate", "change", "95% interval",
+                          "p (adj)", "threshold", "n");
+    for (const MetricResult* mp : shown) {
+      const MetricResult& m = *mp;
       const std::string n = std::to_string(m.n_baseline) + "/" + std::to_string(m.n_candidate);
-      std::snprintf(
-          b, sizeof b, "%-12s %-50s %13s %13s %9s %20s %8s %9s %7s\n", verdict_label(m.d.verdict),
-          clean_text(cut(m.id, 50)).c_str(), value_text(m.unit, m.d.baseline_median).c_str(),
-          value_text(m.unit, m.d.candidate_median).c_str(), change_text(m).c_str(),
-          interval_text(m).c_str(), p_text(m).c_str(), threshold_text(m).c_str(), n.c_str());
-      // Colour the verdict column only (the padding stays aligned).
-      std::string line = b;
-      const std::string word = verdict_label(m.d.verdict);
-      line = paint(m.d.verdict, word) + line.substr(word.size());
+      const std::string word = row_label(m);
+      std::string line = line_of(word, fit_id(m.id, width), value_text(m.unit, m.d.baseline_median),
+                                 value_text(m.unit, m.d.candidate_median), change_text(m),
+                                 interval_text(m), p_text(m), threshold_text(m), n);
+      // Colour the verdict column only (the padding stays aligned); a consequence is not green.
+      if (m.consequence_of.empty()) line = paint(m.d.verdict, word) + line.substr(word.size());
       out += line;
       if (m.d.verdict != Verdict::unchanged) {
-        out += "             " + clean_text(m.d.why) + "\n";
-        if (!m.detail.empty()) out += "             " + clean_text(m.detail) + "\n";
+        out += "                " + clean_text(m.d.why) + "\n";
+        if (!m.detail.empty()) out += "                " + clean_text(m.detail) + "\n";
       }
     }
     if (unchanged_left > 0)
@@ -285,8 +355,10 @@ std::string compare_text(const Comparison& c, bool color) {
   if (!c.budgets.empty()) {
     out += "\nbudgets:\n";
     for (const BudgetResult& b : c.budgets) {
-      out += std::string("  ") + (b.ok ? "ok     " : paint(Verdict::regression, "BROKEN ")) +
-             clean_text(b.budget.text) + ": " + clean_text(b.why) + "\n";
+      const std::string state = !b.checked ? "not checked "
+                                : b.ok     ? "ok          "
+                                           : paint(Verdict::regression, "BROKEN      ");
+      out += "  " + state + clean_text(b.budget.text) + ": " + clean_text(b.why) + "\n";
     }
   }
   auto listing = [&](const char* what, const std::vector<std::string>& v) {
@@ -304,9 +376,9 @@ std::string compare_text(const Comparison& c, bool color) {
 
 std::string compare_markdown(const Comparison& c, size_t limit) {
   const std::string v = c.verdict();
-  const char* mark = v == "regression"     ? ":x:"
-                     : v == "inconclusive" ? ":warning:"
-                                           : ":white_check_mark:";
+  const char* mark = v == "regression"                               ? ":x:"
+                     : v == "inconclusive" || v == "not_significant" ? ":warning:"
+                                                                     : ":white_check_mark:";
   std::string head =
       std::string("**c3scope compare** ") + mark + " " + md(c.headline(), 2000) + "\n\n";
   if (c.has_baseline) {
@@ -331,14 +403,13 @@ std::string compare_markdown(const Comparison& c, size_t limit) {
       "| verdict | metric | baseline | candidate | change | 95% interval | p (adj.) | threshold |\n"
       "|---|---|---:|---:|---:|---|---:|---:|\n";
   auto row = [&](const MetricResult& m) {
-    return "| " + std::string(verdict_label(m.d.verdict)) + " | " + md(m.id) + " | " +
+    return "| " + row_label(m) + " | " + md(m.id) + " | " +
            value_text(m.unit, m.d.baseline_median) + " | " +
            value_text(m.unit, m.d.candidate_median) + " | " + change_text(m) + " | " +
            interval_text(m) + " | " + p_text(m) + " | " + threshold_text(m) + " |\n";
   };
   std::string body;
-  auto section = [&](const char* title, Verdict which) {
-    const auto rows = with(c, which);
+  auto section = [&](const char* title, const std::vector<const MetricResult*>& rows) {
     if (rows.empty()) return;
     body += std::string("#### ") + title + "\n\n" + header;
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(std::max(1, c.top)); ++i)
@@ -355,15 +426,21 @@ std::string compare_markdown(const Comparison& c, size_t limit) {
     }
     body += "\n";
   };
-  section("Regressions", Verdict::regression);
-  section("Improvements", Verdict::improvement);
+  // Budgets first: a broken one fails the build whatever the statistics say.
   if (!c.budgets.empty()) {
     body += "#### Budgets\n\n| | budget | value |\n|---|---|---|\n";
-    for (const BudgetResult& b : c.budgets)
-      body += std::string("| ") + (b.ok ? "ok" : "**broken**") + " | " + md(b.budget.text) + " | " +
-              md(b.why, 300) + " |\n";
+    for (const BudgetResult& b : c.budgets) {
+      const std::string state = budget_state(b);
+      body += "| " + (state == "broken" ? "**broken**" : state) + " | " + md(b.budget.text) +
+              " | " + md(b.why, 300) + " |\n";
+    }
     body += "\n";
   }
+  section("Regressions", with(c, Verdict::regression));
+  section("Not significant (the interval excludes no change; the corrected test does not reject)",
+          with(c, Verdict::not_significant));
+  section("Improvements", with(c, Verdict::improvement));
+  section("Derived ratios that moved with a regression (not improvements)", consequences(c));
   // The collapsed details fill what is left, row by row.
   const std::string tail = "\n</details>\n";
   std::string out = head + body;
@@ -411,14 +488,15 @@ std::string compare_junit(const Comparison& c) {
     ++tests;
     cases += "    <testcase name=\"" + xml(m.id) + "\" classname=\"c3scope.compare." +
              xml(m.group) + "\" time=\"0\">\n";
-    const std::string numbers =
-        m.id + ": " + verdict_name(m.d.verdict) + "; baseline " +
-        value_text(m.unit, m.d.baseline_median) + ", candidate " +
-        value_text(m.unit, m.d.candidate_median) + ", change " + change_text(m) + ", interval " +
-        interval_text(m) + ", p " + (m.d.tested ? fmt("%.3g", m.d.p) : std::string("-")) +
-        " (adjusted " + p_text(m) + "), threshold " + threshold_text(m) + ", samples " +
-        std::to_string(m.n_baseline) + "/" + std::to_string(m.n_candidate) + "; " + m.d.why +
-        (m.detail.empty() ? "" : "; " + m.detail);
+    std::string numbers =
+        m.id + ": " + row_label(m) + "; baseline " + value_text(m.unit, m.d.baseline_median) +
+        ", candidate " + value_text(m.unit, m.d.candidate_median) + ", change " + change_text(m) +
+        ", interval " + interval_text(m) + ", p " +
+        (m.d.tested ? fmt("%.3g", m.d.p) : std::string("-")) + " (adjusted " + p_text(m) +
+        "), threshold " + threshold_text(m) + ", samples " + std::to_string(m.n_baseline) + "/" +
+        std::to_string(m.n_candidate) + "; " + m.d.why + (m.detail.empty() ? "" : "; " + m.detail);
+    if (!m.consequence_of.empty())
+      numbers += "; not an improvement: it follows from " + m.consequence_of;
     if (m.d.verdict == Verdict::regression) {
       ++failures;
       cases += "      <failure type=\"regression\" message=\"" + xml(m.id + " " + change_text(m)) +
@@ -432,13 +510,16 @@ std::string compare_junit(const Comparison& c) {
     cases += "    </testcase>\n";
   }
   std::string budget_cases;
-  int budget_failures = 0;
+  int budget_failures = 0, budget_skipped = 0;
   for (const BudgetResult& b : c.budgets) {
     budget_cases += "    <testcase name=\"" + xml(b.budget.text) +
                     "\" classname=\"c3scope.compare.budget\" time=\"0\">\n";
     const std::string text =
         "budget '" + b.budget.text + "' (line " + std::to_string(b.budget.line) + "): " + b.why;
-    if (!b.ok) {
+    if (!b.checked) {
+      ++budget_skipped;
+      budget_cases += "      <skipped message=\"" + xml(text) + "\"/>\n";
+    } else if (!b.ok) {
       ++budget_failures;
       budget_cases += "      <failure type=\"budget\" message=\"" + xml(text) + "\">" + xml(text) +
                       "</failure>\n";
@@ -451,7 +532,8 @@ std::string compare_junit(const Comparison& c) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"c3scope compare\" tests=\"" + std::to_string(all_tests) +
          "\" failures=\"" + std::to_string(failures + budget_failures) +
-         "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\" time=\"0\">\n";
+         "\" errors=\"0\" skipped=\"" + std::to_string(skipped + budget_skipped) +
+         "\" time=\"0\">\n";
   if (c.has_baseline) {
     out += "  <testsuite name=\"c3scope compare: metrics\" tests=\"" + std::to_string(tests) +
            "\" failures=\"" + std::to_string(failures) + "\" errors=\"0\" skipped=\"" +
@@ -466,7 +548,8 @@ std::string compare_junit(const Comparison& c) {
   if (!c.budgets.empty()) {
     out += "  <testsuite name=\"c3scope compare: budgets\" tests=\"" +
            std::to_string(c.budgets.size()) + "\" failures=\"" + std::to_string(budget_failures) +
-           "\" errors=\"0\" skipped=\"0\" time=\"0\">\n" + budget_cases + "  </testsuite>\n";
+           "\" errors=\"0\" skipped=\"" + std::to_string(budget_skipped) + "\" time=\"0\">\n" +
+           budget_cases + "  </testsuite>\n";
   }
   out += "</testsuites>\n";
   return out;
@@ -504,24 +587,27 @@ std::string compare_json(const Comparison& c) {
   ojson ms = ojson::array();
   for (const MetricResult& m : c.metrics) {
     const bool has_interval = !(m.d.lo == 0 && m.d.hi == 0);
-    ms.push_back({{"id", m.id},
-                  {"metric", m.base},
-                  {"group", m.group},
-                  {"unit", m.unit},
-                  {"up_is_worse", m.up_is_worse},
-                  {"absolute", m.absolute},
-                  {"verdict", verdict_name(m.d.verdict)},
-                  {"baseline", m.d.baseline_median},
-                  {"candidate", m.d.candidate_median},
-                  {"change", std::isfinite(m.d.change) ? ojson(m.d.change) : ojson(nullptr)},
-                  {"interval", has_interval ? ojson({m.d.lo, m.d.hi}) : ojson(nullptr)},
-                  {"tested", m.d.tested},
-                  {"p", m.d.tested ? ojson(m.d.p) : ojson(nullptr)},
-                  {"p_adjusted", m.d.tested ? ojson(m.d.p_adjusted) : ojson(nullptr)},
-                  {"threshold", m.d.threshold},
-                  {"samples", {m.n_baseline, m.n_candidate}},
-                  {"why", m.d.why},
-                  {"detail", m.detail}});
+    ms.push_back(
+        {{"id", m.id},
+         {"metric", m.base},
+         {"group", m.group},
+         {"unit", m.unit},
+         {"up_is_worse", m.up_is_worse},
+         {"absolute", m.absolute},
+         {"verdict", verdict_name(m.d.verdict)},
+         {"baseline", m.d.baseline_median},
+         {"candidate", m.d.candidate_median},
+         {"change", std::isfinite(m.d.change) ? ojson(m.d.change) : ojson(nullptr)},
+         {"interval", has_interval ? ojson({m.d.lo, m.d.hi}) : ojson(nullptr)},
+         {"tested", m.d.tested},
+         {"p", m.d.tested ? ojson(m.d.p) : ojson(nullptr)},
+         {"p_adjusted", m.d.tested ? ojson(m.d.p_adjusted) : ojson(nullptr)},
+         {"threshold", m.d.threshold},
+         {"samples", {m.n_baseline, m.n_candidate}},
+         {"why", m.d.why},
+         {"detail", m.detail},
+         {"derived", m.derived},
+         {"consequence_of", m.consequence_of.empty() ? ojson(nullptr) : ojson(m.consequence_of)}});
   }
   j["metrics"] = std::move(ms);
   ojson bs = ojson::array();
@@ -532,6 +618,7 @@ std::string compare_json(const Comparison& c) {
                   {"metric", b.metric_id.empty() ? ojson(nullptr) : ojson(b.metric_id)},
                   {"value", b.metric_id.empty() ? ojson(nullptr) : ojson(b.value)},
                   {"ok", b.ok},
+                  {"checked", b.checked},
                   {"why", b.why}});
   }
   j["budgets"] = std::move(bs);

@@ -42,6 +42,14 @@ double median_of(const std::vector<double>& v) {
   return exact_median(v);
 }
 
+// True when both sides hold samples and every one of them is the same value.
+bool one_value(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return false;
+  const double v = a.front();
+  auto same = [v](double x) { return x == v; };
+  return std::all_of(a.begin(), a.end(), same) && std::all_of(b.begin(), b.end(), same);
+}
+
 }  // namespace
 
 MannWhitney mann_whitney(const std::vector<double>& x, const std::vector<double>& y) {
@@ -119,6 +127,8 @@ const char* verdict_name(Verdict v) {
       return "improvement";
     case Verdict::unchanged:
       return "unchanged";
+    case Verdict::not_significant:
+      return "not_significant";
     case Verdict::inconclusive:
       return "inconclusive";
   }
@@ -126,7 +136,17 @@ const char* verdict_name(Verdict v) {
 }
 
 const char* verdict_label(Verdict v) {
-  return v == Verdict::regression ? "REGRESSION" : verdict_name(v);
+  switch (v) {
+    case Verdict::regression:
+      return "REGRESSION";
+    case Verdict::not_significant:
+      return "not significant";
+    case Verdict::improvement:
+    case Verdict::unchanged:
+    case Verdict::inconclusive:
+      return verdict_name(v);
+  }
+  return "?";
 }
 
 namespace {
@@ -203,6 +223,14 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
               " candidate, need " + std::to_string(o.min_samples) + " a side";
       continue;
     }
+    if (one_value(m.baseline, m.candidate)) {
+      // Not a test: no ordering of equal values can differ, and counting it in the correction
+      // would only raise every other metric's adjusted p-value.
+      d.constant = true;
+      d.verdict = Verdict::unchanged;
+      d.why = "the same value in all " + std::to_string(nb + nc) + " samples of both runs";
+      continue;
+    }
     const auto interval = slowdown_interval(Distribution::from_values(m.baseline),
                                             Distribution::from_values(m.candidate), o.level);
     d.lo = interval.first;
@@ -230,7 +258,13 @@ std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const De
     d.why = b;
     const bool tiny = std::abs(d.candidate_median - d.baseline_median) <= m.min_delta;
     if (tiny && significant) d.why += ", a difference within the floor";
-    d.verdict = significant ? by_threshold(d.change, m, tiny) : Verdict::unchanged;
+    // Not rejected, yet the interval leaves out "no change": say so rather than "unchanged".
+    const bool excludes_zero = !tiny && (d.lo > 0 || d.hi < 0);
+    d.verdict = significant     ? by_threshold(d.change, m, tiny)
+                : excludes_zero ? Verdict::not_significant
+                                : Verdict::unchanged;
+    if (d.verdict == Verdict::not_significant)
+      d.why += "; the interval excludes no change but the corrected test does not reject it";
   }
   return out;
 }

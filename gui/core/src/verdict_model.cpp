@@ -27,6 +27,7 @@ QColor verdict_color(Verdict v) {
     case Verdict::improvement:
       return {46, 160, 67};
     case Verdict::inconclusive:
+    case Verdict::not_significant:  // a change the test could not confirm: look, but not red
       return {200, 135, 0};
     case Verdict::unchanged:
       return {};
@@ -103,10 +104,11 @@ QVariant VerdictModel::extra(int row, int role) const {
 
 QString comparison_summary(const analyzer::Comparison& c) {
   const QString v = qs(c.verdict());
-  const Verdict kind = v == "regression"     ? Verdict::regression
-                       : v == "improvement"  ? Verdict::improvement
-                       : v == "inconclusive" ? Verdict::inconclusive
-                                             : Verdict::unchanged;
+  const Verdict kind = v == "regression"        ? Verdict::regression
+                       : v == "improvement"     ? Verdict::improvement
+                       : v == "inconclusive"    ? Verdict::inconclusive
+                       : v == "not_significant" ? Verdict::not_significant
+                                                : Verdict::unchanged;
   const QColor color = verdict_color(kind);
   QString s = QString("<b><span style=\"color:%1\">%2</span></b>")
                   .arg(color.isValid() ? color.name() : QStringLiteral("inherit"),

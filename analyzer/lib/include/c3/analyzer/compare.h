@@ -74,6 +74,16 @@ struct MetricResult {
   int64_t n_baseline = 0, n_candidate = 0;
   Decision d;
   std::string detail;  // what else explains it (e.g. the straggler)
+  // A ratio computed from other metrics (overlap %, interference and c3bench slowdowns, fraction
+  // of ideal): it moves when they move, so its "improvement" may only mirror a regression.
+  bool derived = false;
+  // For a derived metric that improved while a primary metric of the same scope (the job, a
+  // rank, a c3bench case) regressed: that metric's id. Such a change is a consequence of the
+  // regression, not an improvement: it is not counted or listed as one.
+  std::string consequence_of;
+  // A not-significant change beyond the threshold the bad way: a regression the test could not
+  // confirm.
+  bool possible_regression() const;
   // How far the change goes the bad way, relative to the threshold (for ranking): > 1 is beyond.
   double severity() const;
 };
@@ -83,6 +93,10 @@ struct BudgetResult {
   std::string metric_id;  // the metric it was checked on; empty when none matched
   double value = 0;       // the candidate's median, in the budget's unit
   bool ok = false;
+  // False when the candidate has no such metric (a c3bench JSON result has no overlap, a run
+  // without communication has no overlap %): the budget is reported as not checked, with the
+  // reason, and breaks nothing (docs/compare.md "Budgets").
+  bool checked = true;
   std::string why;
 };
 
@@ -114,13 +128,18 @@ struct Comparison {
   int top = 20;
 
   int regressions() const;
-  int improvements() const;
+  int improvements() const;  // without the derived metrics that mirror a regression
   int inconclusive() const;
+  int not_significant() const;
+  int consequences() const;  // derived metrics that "improved" because of a regression
   int budgets_broken() const;
+  int budgets_unchecked() const;
   // 0 no regression, 1 a regression or a broken budget, 3 inconclusive: the runs are not
   // comparable, or the job's step time could not be decided (too few steps).
   int exit_code() const;
-  // "regression", "improvement", "unchanged", "inconclusive" (of the whole comparison).
+  // "regression", "inconclusive", "not_significant" (no regression, but a change beyond its
+  // threshold the bad way that the test could not confirm), "improvement", "unchanged" (of the
+  // whole comparison, in that order).
   std::string verdict() const;
   // One line: the verdict and the worst metrics.
   std::string headline() const;

@@ -32,9 +32,14 @@ MannWhitney mann_whitney(const std::vector<double>& x, const std::vector<double>
 // rate at which that test would be rejected), capped at 1.
 std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 
-enum class Verdict { regression, improvement, unchanged, inconclusive };
+// not_significant: the test did not reject, but the change's interval excludes no change (a
+// shift the samples suggest and the corrected test cannot confirm): neither a regression nor
+// "unchanged".
+enum class Verdict { regression, improvement, unchanged, not_significant, inconclusive };
+// For JSON: "regression", "improvement", "unchanged", "not_significant", "inconclusive".
 const char* verdict_name(Verdict v);
-// As reports show it: "REGRESSION" in capitals, so that it stands out; the others by name.
+// As reports show it: "REGRESSION" in capitals, so that it stands out; "not significant"; the
+// others by name.
 const char* verdict_label(Verdict v);
 
 // One metric of a comparison.
@@ -70,12 +75,16 @@ struct Decision {
                           // candidate - baseline for an absolute metric
   double lo = 0, hi = 0;  // its interval (both 0 when there is none)
   double p = 1, p_adjusted = 1;
-  bool tested = false;  // took part in the test (and its correction)
+  bool tested = false;    // took part in the test (and its correction)
+  bool constant = false;  // every sample on both sides is the same value: nothing to test
   double threshold = 0;
   std::string why;  // one line: what decided it
 };
 
-// Decides every metric; the correction runs over the metrics that were tested.
+// Decides every metric; the correction runs over the metrics that were tested. A metric whose
+// samples are all one value on both sides (0 ns of compute in a CPU-only run) is not a test: it
+// is "unchanged" and stays out of the Benjamini-Hochberg correction, where it would only dilute
+// the metrics that can change.
 std::vector<Decision> decide(const std::vector<MetricSamples>& metrics, const DecideOptions& o);
 
 }  // namespace c3::analyzer
