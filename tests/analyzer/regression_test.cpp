@@ -48,8 +48,8 @@ double enumerated_p(const std::vector<double>& x, const std::vector<double>& y) 
 
 // 30 samples 100, 101, ..., 129 plus `by`: no ties across two such samples unless `by` is whole.
 std::vector<double> shifted(double by) {
-  std::vector<double> v;
-  for (int i = 0; i < 30; ++i) v.push_back(100 + i + by);
+  std::vector<double> v(30);
+  for (int i = 0; i < 30; ++i) v[static_cast<size_t>(i)] = 100 + i + by;
   return v;
 }
 

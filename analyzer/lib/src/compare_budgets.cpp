@@ -368,7 +368,9 @@ std::vector<BudgetResult> check_limits(const std::vector<Metric>& metrics, const
       vt = budget_value_text(*dim, bu, v, true);
       lt = budget_value_text(*dim, bu, limit, true);
     }
-    br.why = hit->id + " median " + vt + (br.ok ? " is " : " is not ") + bu.op + " " + lt;
+    br.why = hit->id;
+    br.why.append(" median ").append(vt).append(br.ok ? " is " : " is not ");
+    br.why.append(bu.op).append(" ").append(lt);
     if (hit->total) br.why += " (a whole-run value)";
     out.push_back(std::move(br));
   }

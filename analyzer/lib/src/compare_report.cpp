@@ -191,7 +191,7 @@ std::string row_label(const MetricResult& m) {
 // A metric id for a column of `width` bytes: long ids lose their middle, so the selector's end
 // (a case's "[chunks=4]", a rank) stays readable.
 std::string fit_id(const std::string& id, size_t width) {
-  const std::string s = clean_text(id);
+  std::string s = clean_text(id);
   if (s.size() <= width) return s;
   const size_t tail = width / 2, head = width - tail - 3;
   size_t a = head, b = s.size() - tail;
