@@ -175,12 +175,12 @@ Action add_info(CLI::App& app) {
       try {
         for (const analyzer::Input& in : analyzer::resolve_inputs({f})) {
           if (in.format == analyzer::InputFormat::summary) {
-            std::cout << in.path << ": a c3scope summary (read it with 'c3scope analyze')\n";
+            std::cout << tx(in.path) << ": a c3scope summary (read it with 'c3scope analyze')\n";
             continue;
           }
           const analyzer::TraceFiles tf = analyzer::convert_inputs({in}, {});
           if (in.format != analyzer::InputFormat::c3scope)
-            std::cout << in.path << ": " << analyzer::input_format_name(in.format) << "\n";
+            std::cout << tx(in.path) << ": " << analyzer::input_format_name(in.format) << "\n";
           auto r = tracedb::Reader::open(tf.files.front());
           print_info(*r, std::cout);
         }
