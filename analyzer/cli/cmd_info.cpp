@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "c3/analyzer/open.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/schema.h"
 #include "commands.h"
@@ -13,32 +14,49 @@
 namespace c3::cli {
 namespace {
 
+// Every text from the trace is shown through tracedb::printable: a host name or command line with
+// escape sequences or newlines in it cannot retitle the terminal or print fake lines.
+std::string tx(const std::string& s) {
+  return tracedb::printable(s);
+}
+
 void print_info(const tracedb::Reader& r, std::ostream& out) {
   const auto& meta = r.meta();
   auto m = [&](const char* k) {
     auto it = meta.find(k);
-    return it == meta.end() ? std::string("?") : it->second;
+    return it == meta.end() ? std::string("?") : tx(it->second);
   };
-  out << r.path() << "\n";
+  out << tx(r.path()) << "\n";
   out << "  schema v" << r.schema_version() << ", written by c3scope " << m("c3scope_version")
       << " (" << m("source") << ") at " << m("created_at");
   if (meta.count("source_file")) out << " from " << m("source_file");
   out << "\n";
 
+  // c3bench's simulated node (docs/sim-model.md): its virtual clock names the trace clock, its
+  // devices are "Simulated ..." (the facts analyze's is_simulated reads).
+  bool simulated = false;
+  std::string simulated_clock;
   auto procs = r.query(
-      "SELECT id, pid, host, rank, local_rank, world_size, command_line, start_ns, end_ns "
-      "FROM process ORDER BY id");
+      "SELECT id, pid, host, rank, local_rank, world_size, command_line, start_ns, end_ns, "
+      "trace_clock FROM process ORDER BY id");
   while (procs.step()) {
     out << "  process " << procs.i64(1) << " on "
-        << (procs.text(2).empty() ? std::string("(host unknown)") : procs.text(2));
+        << (procs.text(2).empty() ? std::string("(host unknown)") : tx(procs.text(2)));
     if (auto rank = procs.opt_i64(3)) {
       out << ", rank " << *rank;
-      if (auto ws = procs.opt_i64(5)) out << "/" << *ws;
+      const auto ws = procs.opt_i64(5);
+      out << (ws && *ws > 0 ? "/" + std::to_string(*ws) : std::string(" (world size unknown)"));
     }
     if (auto lr = procs.opt_i64(4)) out << ", local rank " << *lr;
-    out << ": " << procs.text(6) << "\n";
+    out << ": "
+        << (procs.text(6).empty() ? std::string("(command line unknown)") : tx(procs.text(6)))
+        << "\n";
     if (auto end = procs.opt_i64(8)) {
       out << "    traced for " << format_duration(*end - procs.i64(7)) << "\n";
+    }
+    if (procs.text(9).starts_with("simulated node")) {
+      simulated = true;
+      simulated_clock = procs.text(9);
     }
   }
 
@@ -46,11 +64,23 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
       "SELECT device_id, name, sm_count, cc_major, cc_minor, memory_bytes, "
       "memory_bandwidth_bytes_per_s, pci_bus_id FROM device ORDER BY process_id, device_id");
   while (devs.step()) {
-    out << "  device " << devs.i64(0) << ": " << devs.text(1) << ", " << devs.i64(2) << " SMs, cc "
-        << devs.i64(3) << "." << devs.i64(4) << ", " << format_bytes(devs.i64(5));
-    if (auto bw = devs.opt_i64(6)) out << ", " << format_bytes(*bw) << "/s";
-    if (auto bus = devs.opt_text(7)) out << ", PCI " << *bus;
+    // Imported traces may lack what the collector records: 0 is "unknown", not a value.
+    const std::string name = devs.text(1);
+    simulated = simulated || name.starts_with("Simulated ");
+    out << "  device " << devs.i64(0) << ": " << (name.empty() ? "(name unknown)" : tx(name))
+        << ", " << (devs.i64(2) > 0 ? std::to_string(devs.i64(2)) + " SMs" : "SMs unknown")
+        << ", cc "
+        << (devs.i64(3) > 0 ? std::to_string(devs.i64(3)) + "." + std::to_string(devs.i64(4))
+                            : std::string("unknown"))
+        << ", " << (devs.i64(5) > 0 ? format_bytes(devs.i64(5)) : "memory unknown");
+    if (auto bw = devs.opt_i64(6); bw && *bw > 0) out << ", " << format_bytes(*bw) << "/s";
+    if (auto bus = devs.opt_text(7)) out << ", PCI " << tx(*bus);
     out << "\n";
+  }
+  if (simulated) {
+    out << "  SIMULATED: recorded on c3bench's simulated node"
+        << (simulated_clock.empty() ? "" : " (trace clock: " + tx(simulated_clock) + ")")
+        << ": its GPU activity is the model's prediction, not a measurement\n";
   }
 
   out << "  rows:";
@@ -68,7 +98,7 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
       "FROM bench_run r LEFT JOIN bench_result b ON b.run_id = r.id GROUP BY r.id ORDER BY r.id");
   while (bench.step()) {
     out << "  c3bench run " << bench.i64(0) << ": " << bench.i64(4) << " cases (" << bench.i64(5)
-        << " run) on the " << bench.text(1) << " backend, " << bench.text(3)
+        << " run) on the " << tx(bench.text(1)) << " backend, " << tx(bench.text(3))
         << (bench.i64(2) ? " -- simulated: predictions, not measurements" : "") << "\n";
   }
 
@@ -95,11 +125,21 @@ void print_info(const tracedb::Reader& r, std::ostream& out) {
   auto stats = r.query("SELECT name, value, detail FROM stats ORDER BY name");
   std::ostringstream counters;
   while (stats.step()) {
-    const std::string name = stats.text(0);
+    const std::string name = tx(stats.text(0));
     const int64_t v = stats.i64(1);
     if (name == "cupti_status") {
       out << "  CUPTI: " << (v ? "recording" : "not recording");
-      if (auto d = stats.opt_text(2)) out << " (" << *d << ")";
+      const auto d = stats.opt_text(2);
+      if (d && !d->empty()) {
+        out << " (" << tx(*d) << ")";
+      } else if (!v) {
+        // The collector starts CUPTI when the process initializes CUDA, and records why it
+        // could not; no reason means it was never started (docs/schema.md, stats).
+        out << (m("clean_close") == "1"
+                    ? " (the process never initialized CUDA, so there was no GPU activity to "
+                      "record)"
+                    : " (the process had not initialized CUDA by the last commit)");
+      }
       out << "\n";
       continue;
     }
@@ -135,12 +175,12 @@ Action add_info(CLI::App& app) {
       try {
         for (const analyzer::Input& in : analyzer::resolve_inputs({f})) {
           if (in.format == analyzer::InputFormat::summary) {
-            std::cout << in.path << ": a c3scope summary (read it with 'c3scope analyze')\n";
+            std::cout << tx(in.path) << ": a c3scope summary (read it with 'c3scope analyze')\n";
             continue;
           }
           const analyzer::TraceFiles tf = analyzer::convert_inputs({in}, {});
           if (in.format != analyzer::InputFormat::c3scope)
-            std::cout << in.path << ": " << analyzer::input_format_name(in.format) << "\n";
+            std::cout << tx(in.path) << ": " << analyzer::input_format_name(in.format) << "\n";
           auto r = tracedb::Reader::open(tf.files.front());
           print_info(*r, std::cout);
         }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -17,22 +18,63 @@ namespace c3::tracedb {
 namespace fs = std::filesystem;
 
 std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
+  auto byte = [&](unsigned char u) {
+    out += "\\x";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+  };
+  for (size_t i = 0; i < text.size();) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (u < 0x80) {
+      if (u == '\n') {
+        out += "\\n";
+      } else if (u == '\t') {
+        out += "\\t";
+      } else if (u < 0x20 || u == 0x7f) {
+        byte(u);  // ESC among them: no escape sequence reaches the terminal
+      } else {
+        out += static_cast<char>(u);
+      }
+      ++i;
+      continue;
     }
+    // A UTF-8 sequence: kept when well formed (no overlong form, surrogate or code point past
+    // U+10FFFF), unless it encodes a C1 control (U+0080-U+009F, which terminals obey as ESC
+    // sequences) or a character that reorders or breaks the line as shown (bidirectional
+    // controls, the Trojan Source characters; line and paragraph separators); any other byte
+    // above 0x7f is escaped alone.
+    const size_t len = u >= 0xc2 && u <= 0xdf   ? 2
+                       : u >= 0xe0 && u <= 0xef ? 3
+                       : u >= 0xf0 && u <= 0xf4 ? 4
+                                                : 0;
+    uint32_t cp = len == 2 ? u & 0x1fu : len == 3 ? u & 0x0fu : u & 0x07u;
+    bool ok = len > 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      ok = (c & 0xc0) == 0x80;
+      cp = cp << 6 | (c & 0x3fu);
+    }
+    ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+         !(cp >= 0xd800 && cp <= 0xdfff);
+    if (!ok) {
+      byte(u);
+      ++i;
+      continue;
+    }
+    const bool hidden = (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+                        cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+                        (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+    if (hidden) {
+      char b[16];
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned>(cp));
+      out += b;
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
   }
   return out;
 }

@@ -122,7 +122,9 @@ const CounterDesc kCounters[] = {
     {"cupti_invalid_records", "Records with impossible fields (end before start), skipped"},
     {"cupti_status",
      "1 when CUPTI is recording GPU activity, 0 otherwise; detail names the CUPTI library used "
-     "or says why none is (no GPU, no CUPTI, another tool owns it, CUDA never initialized)"},
+     "or says why none is (no GPU, no CUPTI, another tool owns it); 0 without a detail: the "
+     "process never initialized CUDA (the collector starts CUPTI then), which `c3scope info` "
+     "says"},
     {"nvtx_events", "NVTX calls recorded (ranges, marks, names)"},
     {"nvtx_unclosed_ranges", "Ranges still open at the end (written with closed = 0)"},
     {"nvtx_unmatched_ends", "Pops or range ends with no matching push or start"},

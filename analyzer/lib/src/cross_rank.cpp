@@ -276,10 +276,34 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
   return out;
 }
 
+int64_t arrival_tolerance_ns(const RankCollectives& calls) {
+  bool any = false;
+  for (const CollectiveRecord& r : calls.records) {
+    if (r.gpu_start < 0) continue;
+    if (r.gpu_start % 1000 != 0) return 0;
+    any = true;
+  }
+  return any ? 1000 : 0;
+}
+
+std::vector<int> rank_order(const std::vector<Process>& processes) {
+  std::vector<int> order(processes.size());
+  for (size_t p = 0; p < order.size(); ++p) order[p] = static_cast<int>(p);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto& ra = processes[static_cast<size_t>(a)].rank;
+    const auto& rb = processes[static_cast<size_t>(b)].rank;
+    if (ra.has_value() != rb.has_value()) return ra.has_value();
+    return ra && *ra < *rb;
+  });
+  return order;
+}
+
 CrossRank cross_rank(const std::vector<Process>& processes,
                      const std::vector<const RankCollectives*>& calls) {
   CrossRank out;
   std::vector<RankWait> waits(processes.size());
+  std::vector<int64_t> tolerance(calls.size());
+  for (size_t p = 0; p < calls.size(); ++p) tolerance[p] = arrival_tolerance_ns(*calls[p]);
   std::vector<std::pair<int, int64_t>> start;  // (process, latest start), process order
   const Comms comms = comms_of(calls);
   for_each_group(calls, comms, [&](const std::string& comm, int64_t seq, const Group& g) {
@@ -313,14 +337,25 @@ CrossRank cross_rank(const std::vector<Process>& processes,
     m.op = std::move(op);
     m.ranks = static_cast<int>(start.size());
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int last = -1;
     for (const auto& [p, s] : start) {
       lo = std::min(lo, s);
       if (s > hi) {
         hi = s;
-        m.straggler = p;
+        last = p;
       }
     }
     m.skew_ns = saturated_sub(hi, lo);
+    // The last one is a straggler only when no other process arrived with it (within the
+    // resolution of the two processes' clocks).
+    bool tie = false;
+    for (const auto& [p, s] : start) {
+      if (p == last) continue;
+      const int64_t tol =
+          std::max(tolerance[static_cast<size_t>(p)], tolerance[static_cast<size_t>(last)]);
+      tie = tie || saturated_sub(hi, s) <= tol;
+    }
+    m.straggler = tie ? -1 : last;
     for (const auto& [p, s] : start) {
       RankWait& w = waits[static_cast<size_t>(p)];
       w.process = p;
@@ -330,13 +365,18 @@ CrossRank cross_rank(const std::vector<Process>& processes,
         w.wait_ns = INT64_MAX;
       }
     }
-    ++waits[static_cast<size_t>(m.straggler)].straggler_count;
+    if (m.straggler >= 0) {
+      ++waits[static_cast<size_t>(m.straggler)].straggler_count;
+    } else {
+      ++out.tied;
+    }
     out.collectives.push_back(std::move(m));
   });
-  for (const RankWait& w : waits) {
-    if (w.matched > 0) out.ranks.push_back(w);
+  for (const int p : rank_order(processes)) {
+    if (waits[static_cast<size_t>(p)].matched > 0)
+      out.ranks.push_back(waits[static_cast<size_t>(p)]);
   }
-  std::sort(out.ranks.begin(), out.ranks.end(), [](const RankWait& x, const RankWait& y) {
+  std::stable_sort(out.ranks.begin(), out.ranks.end(), [](const RankWait& x, const RankWait& y) {
     if (x.straggler_count != y.straggler_count) return x.straggler_count > y.straggler_count;
     return x.wait_ns < y.wait_ns;
   });

@@ -14,6 +14,7 @@
 #include "build.h"
 #include "c3/analyzer/cache.h"
 #include "c3/analyzer/load.h"
+#include "c3/common/strings.h"
 #include "c3/importer/importer.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
@@ -129,7 +130,10 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
       for (const auto& e : fs::directory_iterator(p, ec)) {
         if (e.is_regular_file(ec)) names.push_back(e.path().string());
       }
-      std::sort(names.begin(), names.end());
+      // Natural order: rank2.json before rank10.json (the CSV rows follow the input order).
+      std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+        return common::natural_less(a, b);
+      });
       size_t found = 0;
       for (const std::string& f : names) {
         // Leftovers of an interrupted write are not inputs.

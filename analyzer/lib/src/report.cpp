@@ -13,9 +13,33 @@
 #include "c3/analyzer/names.h"
 #include "c3/analyzer/summary.h"
 #include "c3/common/units.h"
+#include "c3/tracedb/output_file.h"
 
 namespace c3::analyzer {
 namespace {
+
+// Text from a trace (names, hosts, labels) as the terminal may show it: control characters,
+// escape sequences, invalid UTF-8 and bidirectional overrides escaped (tracedb::printable).
+std::string tx(const std::string& s) {
+  return tracedb::printable(s);
+}
+
+// A process's label for text output.
+std::string label_of(const Report& r, int p) {
+  return tx(r.process_info[static_cast<size_t>(p)].label());
+}
+
+// An overlap % (or another share) that has no denominator is null in JSON, not 0: "0% hidden"
+// would read "all exposed".
+nlohmann::json ratio(bool defined, double v) {
+  return defined ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// A size, bandwidth or count that is 0 when unknown: null in JSON.
+template <class T>
+nlohmann::json known(T v) {
+  return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 std::string ms(int64_t ns) {
   char b[32];
@@ -36,13 +60,21 @@ std::string gbps(double bytes_per_s) {
   return b;
 }
 
-// "64M", "3000B"; "?" when unknown.
+// "64M", "3000B"; "unknown" when unknown.
 std::string size_label(int64_t b) {
-  return b > 0 ? common::format_bytes(b, common::BytesStyle::compact_b) : "?";
+  return b > 0 ? common::format_bytes(b, common::BytesStyle::compact_b) : "unknown";
 }
 
 std::string duration(double ns) {
   return common::format_duration(ns, common::DurationStyle::report);
+}
+
+// Report::order, or index order for a report the reduce did not make.
+std::vector<int> order_of(const Report& r) {
+  if (r.order.size() == r.process_info.size()) return r.order;
+  std::vector<int> o(r.process_info.size());
+  for (size_t p = 0; p < o.size(); ++p) o[p] = static_cast<int>(p);
+  return o;
 }
 
 nlohmann::json breakdown_json(const Breakdown& b) {
@@ -58,7 +90,7 @@ nlohmann::json breakdown_json(const Breakdown& b) {
   j["memory_ns"] = b.memory();
   j["other_ns"] = b.time[static_cast<size_t>(Class::other)];
   j["overlap_ns"] = b.overlap;
-  j["overlap_pct"] = b.overlap_pct;
+  j["overlap_pct"] = ratio(b.comm() > 0, b.overlap_pct);
   j["exposed_comm_ns"] = b.exposed_comm;
   j["exposed_memcpy_ns"] = b.exposed_memcpy;
   j["exposed_other_ns"] = b.exposed_other;
@@ -93,8 +125,8 @@ std::vector<std::string> interference_names(const std::vector<const Interference
     const size_t shape = out[i].rfind(" <<<");
     const size_t tail = shape == std::string::npos ? 0 : out[i].size() - shape;
     const size_t room = tail < 46 ? 52 - tail : 6;
-    out[i] = elide_middle(out[i].substr(0, out[i].size() - tail), room) +
-             out[i].substr(out[i].size() - tail);
+    out[i] = tx(elide_middle(out[i].substr(0, out[i].size() - tail), room) +
+                out[i].substr(out[i].size() - tail));
     if (rows[i]->peer_wait == InterferenceRow::PeerWait::collective) out[i] += " *";
   }
   return out;
@@ -179,10 +211,10 @@ void print_interference(FILE* out, const Report& r) {
       std::fprintf(out,
                    lost ? "%-58.58s %9s %9s %7s %7s %6s %6s  %-11s%s\n"
                         : "%-58.58s %9s %9s %7s %7s %6s %6s  %s%s\n",
-                   b.label.c_str(), p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
+                   tx(b.label).c_str(), p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
                    x(b.ideal_speedup).c_str(), x(b.realized_speedup).c_str(),
                    x(b.fraction_of_ideal).c_str(), x(b.realized_over_ideal).c_str(),
-                   b.scenario.c_str(), lost ? " !frac<0" : "");
+                   tx(b.scenario).c_str(), lost ? " !frac<0" : "");
     }
     // The columns in words (docs/c3bench.md), so that the table reads without the docs.
     std::fprintf(out,
@@ -212,17 +244,17 @@ void print_contention(FILE* out, const Report& r) {
                  "  %s device %d: SM oversubscribed %s ms (%" PRId64
                  " kernels with known SM demand, %" PRId64
                  " unknown); same-direction copies together %s ms\n",
-                 r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.device,
-                 ms(c.oversubscribed_ns).c_str(), c.kernels_with_demand, c.kernels_unknown,
-                 ms(c.copy_overlap_ns).c_str());
+                 label_of(r, c.process).c_str(), c.device, ms(c.oversubscribed_ns).c_str(),
+                 c.kernels_with_demand, c.kernels_unknown, ms(c.copy_overlap_ns).c_str());
     for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
-      std::fprintf(out, "    oversubscribed with %s: %s\n",
-                   elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60).c_str(),
-                   duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
+      std::fprintf(
+          out, "    oversubscribed with %s: %s\n",
+          tx(elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60)).c_str(),
+          duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
     }
     for (const auto& [dir, share] : c.copy_bandwidth_share) {
       std::fprintf(out, "    %s copies: median %.1f%% of the device's memory bandwidth\n",
-                   dir.c_str(), 100 * share);
+                   tx(dir).c_str(), 100 * share);
     }
     if (c.queued_kernels > 0) {
       std::fprintf(out,
@@ -250,16 +282,21 @@ void print_cross_rank(FILE* out, const Report& r) {
                    skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]))
           .c_str(),
       duration(static_cast<double>(skews.back())).c_str());
+  if (r.cross.tied > 0) {
+    std::fprintf(out,
+                 "  %" PRId64
+                 " collective(s) without a straggler: the latest ranks arrived together (equal "
+                 "starts; within 1 us where a trace has whole microseconds)\n",
+                 r.cross.tied);
+  }
   std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
   for (const auto& w : r.cross.ranks) {
-    std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n",
-                 r.process_info[static_cast<size_t>(w.process)].label().c_str(), w.matched,
-                 ms(w.wait_ns).c_str(), w.straggler_count);
+    std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n", label_of(r, w.process).c_str(),
+                 w.matched, ms(w.wait_ns).c_str(), w.straggler_count);
   }
   for (const auto& c : r.clocks) {
     if (c.how == "reference") continue;
-    std::fprintf(out, "  clock of %s: %s%s\n",
-                 r.process_info[static_cast<size_t>(c.process)].label().c_str(), c.how.c_str(),
+    std::fprintf(out, "  clock of %s: %s%s\n", label_of(r, c.process).c_str(), tx(c.how).c_str(),
                  c.matched ? (", offset " + duration(static_cast<double>(c.offset_ns)) + " from " +
                               std::to_string(c.matched) + " collectives")
                                  .c_str()
@@ -283,15 +320,15 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
   std::fprintf(out,
                "\nSteps (%s): %zu; step time (longest rank) median %.3f ms, p90 %.3f ms, min %.3f "
                "ms, max %.3f ms\n",
-               r.step_source.c_str(), n, med / 1e6, p90 / 1e6, static_cast<double>(t.front()) / 1e6,
-               static_cast<double>(t.back()) / 1e6);
+               tx(r.step_source).c_str(), n, med / 1e6, p90 / 1e6,
+               static_cast<double>(t.front()) / 1e6, static_cast<double>(t.back()) / 1e6);
   if (!po.steps) return;
   std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
                "step ms", "compute", "exp-comm", "exp-mem", "idle", "overlap%");
   for (const JobStep& j : r.job_steps) {
     const Breakdown& b = j.mean;
     std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %9s\n", j.index,
-                 j.name.c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
+                 tx(j.name).c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
                  ms(b.exposed_comm).c_str(), ms(b.exposed_memcpy).c_str(), ms(b.idle).c_str(),
                  b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-");
   }
@@ -299,6 +336,36 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
 }
 
 }  // namespace
+
+bool is_simulated(const Process& p, const std::vector<Device>& devices,
+                  const std::vector<BenchResult>& bench) {
+  if (p.trace_clock.starts_with("simulated node")) return true;
+  for (const Device& d : devices) {
+    if (d.name.starts_with("Simulated ")) return true;
+  }
+  for (const BenchResult& b : bench) {
+    if (b.simulated) return true;
+  }
+  return false;
+}
+
+void order_by_rank(Report& r) {
+  r.order = rank_order(r.process_info);
+  std::vector<size_t> pos(r.process_info.size(), 0);
+  for (size_t i = 0; i < r.order.size(); ++i) pos[static_cast<size_t>(r.order[i])] = i;
+  // Stable: within a process, each list keeps its order (devices by ordinal, ranges by time).
+  auto by_rank = [&](auto& v) {
+    std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+      return pos[static_cast<size_t>(a.process)] < pos[static_cast<size_t>(b.process)];
+    });
+  };
+  by_rank(r.processes);
+  by_rank(r.devices);
+  by_rank(r.ranges);
+  by_rank(r.contention);
+  by_rank(r.bench);
+  by_rank(r.clocks);
+}
 
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
   load_kernel_shapes(t);
@@ -336,9 +403,23 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                "c3scope analyze: %zu trace(s), %zu process(es), %" PRId64 " kernels, %" PRId64
                " memcpy, %" PRId64 " memset\n",
                r.inputs.size(), r.process_info.size(), r.kernels, r.memcpys, r.memsets);
+  if (r.overall.simulated) {
+    std::string who;
+    size_t n = 0;
+    for (const ScopeReport& s : r.processes) {
+      if (!s.simulated) continue;
+      if (++n <= 4) who += (who.empty() ? "" : ", ") + label_of(r, s.process);
+    }
+    if (n > 4) who += " and " + std::to_string(n - 4) + " more";
+    std::fprintf(out,
+                 "SIMULATED: %s ran on c3bench's simulated node; every number of %s is a "
+                 "prediction of its model, not a measurement\n",
+                 n == r.processes.size() ? "every process" : who.c_str(),
+                 n == r.processes.size() ? "this report" : "theirs");
+  }
   if (r.skipped > 0) {
     std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", r.skipped,
-                 r.first_skipped.c_str());
+                 tx(r.first_skipped).c_str());
   }
   if (r.kernels + r.memcpys + r.memsets == 0) {
     std::fprintf(out,
@@ -366,8 +447,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                  ms(b.exposed_memcpy).c_str(), b.activities);
   };
   for (const ScopeReport& s : r.processes) {
-    const std::string label = r.process_info[static_cast<size_t>(s.process)].label();
-    row(label, "all", s.b);
+    row(label_of(r, s.process), "all", s.b);
     size_t n = 0;
     for (const ScopeReport& d : r.devices) n += d.process == s.process;
     if (n > 1) {
@@ -397,9 +477,10 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                  "overlap%", "algbw GB/s", "busbw GB/s");
     for (const auto& g : r.collectives) {
       const std::string size =
-          g.bucket_lo > 0 ? size_label(g.bucket_lo) + ".." + size_label(g.bucket_hi) : "?";
-      std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", g.op.c_str(),
-                   size.c_str(), g.count, ms(g.total_ns).c_str(), pct(g.mean_overlap_pct).c_str(),
+          g.bucket_lo > 0 ? size_label(g.bucket_lo) + ".." + size_label(g.bucket_hi) : "unknown";
+      std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", tx(g.op).c_str(),
+                   size.c_str(), g.count, ms(g.total_ns).c_str(),
+                   g.total_ns > 0 ? pct(g.mean_overlap_pct).c_str() : "-",
                    gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
     }
   }
@@ -413,9 +494,9 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                  "idle", "compute", "comm", "overlap%", "exposed-comm");
     for (const RangeReport& g : r.ranges) {
       std::fprintf(out, "%-22s %-28.28s %11s %11s %11s %11s %9s %11s\n",
-                   r.process_info[static_cast<size_t>(g.process)].label().c_str(), g.name.c_str(),
-                   ms(g.end - g.start).c_str(), ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(),
-                   ms(g.b.comm()).c_str(), g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
+                   label_of(r, g.process).c_str(), tx(g.name).c_str(), ms(g.end - g.start).c_str(),
+                   ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(), ms(g.b.comm()).c_str(),
+                   g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
                    ms(g.b.exposed_comm).c_str());
     }
   }
@@ -425,6 +506,7 @@ std::string to_json(const Report& r) {
   nlohmann::json j;
   j["schema"] = "c3scope-analyze/1";
   j["inputs"] = r.inputs;
+  j["simulated"] = r.overall.simulated;
   j["counts"] = {{"processes", r.process_info.size()},
                  {"kernels", r.kernels},
                  {"memcpy", r.memcpys},
@@ -435,6 +517,7 @@ std::string to_json(const Report& r) {
     nlohmann::json p = process_json(r, s.process);
     nlohmann::json b = breakdown_json(s.b);
     p.update(b);
+    p["simulated"] = s.simulated;
     nlohmann::json devs = nlohmann::json::array();
     for (const ScopeReport& d : r.devices) {
       if (d.process != s.process) continue;
@@ -450,13 +533,13 @@ std::string to_json(const Report& r) {
   nlohmann::json colls = nlohmann::json::array();
   for (const auto& g : r.collectives) {
     colls.push_back({{"op", g.op},
-                     {"size_min_bytes", g.bucket_lo},
-                     {"size_max_bytes", g.bucket_hi},
+                     {"size_min_bytes", known(g.bucket_lo)},
+                     {"size_max_bytes", known(g.bucket_hi)},
                      {"count", g.count},
                      {"total_ns", g.total_ns},
-                     {"mean_overlap_pct", g.mean_overlap_pct},
-                     {"median_algbw_bytes_per_s", g.median_algbw},
-                     {"median_busbw_bytes_per_s", g.median_busbw}});
+                     {"mean_overlap_pct", ratio(g.total_ns > 0, g.mean_overlap_pct)},
+                     {"median_algbw_bytes_per_s", known(g.median_algbw)},
+                     {"median_busbw_bytes_per_s", known(g.median_busbw)}});
   }
   j["collectives"] = std::move(colls);
   nlohmann::json ranges = nlohmann::json::array();
@@ -515,9 +598,9 @@ std::string to_json(const Report& r) {
                         {"kernels_unknown_demand", c.kernels_unknown},
                         {"copy_overlap_ns", c.copy_overlap_ns},
                         {"queued_kernels", c.queued_kernels},
-                        {"launch_queue_median_ns", c.queue_median_ns},
-                        {"launch_queue_p95_ns", c.queue_p95_ns},
-                        {"launch_queue_max_ns", c.queue_max_ns}};
+                        {"launch_queue_median_ns", ratio(c.queued_kernels > 0, c.queue_median_ns)},
+                        {"launch_queue_p95_ns", ratio(c.queued_kernels > 0, c.queue_p95_ns)},
+                        {"launch_queue_max_ns", ratio(c.queued_kernels > 0, c.queue_max_ns)}};
     nlohmann::json inv = nlohmann::json::array();
     for (const auto& [n, ns] : c.oversubscribed_kernels) inv.push_back({{"kernel", n}, {"ns", ns}});
     o["oversubscribed_kernels"] = std::move(inv);
@@ -533,6 +616,7 @@ std::string to_json(const Report& r) {
   nlohmann::json xr;
   xr["matched"] = r.cross.collectives.size();
   xr["unmatched"] = r.cross.unmatched;
+  xr["tied"] = r.cross.tied;
   nlohmann::json waits = nlohmann::json::array();
   for (const auto& w : r.cross.ranks) {
     nlohmann::json o = process_json(r, w.process);
@@ -549,7 +633,8 @@ std::string to_json(const Report& r) {
                      {"op", m.op},
                      {"ranks", m.ranks},
                      {"arrival_skew_ns", m.skew_ns},
-                     {"straggler", process_json(r, m.straggler)["label"]}});
+                     {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
+                                                    : nlohmann::json(nullptr)}});
   }
   xr["collectives"] = std::move(skews);
   nlohmann::json clocks = nlohmann::json::array();
@@ -564,7 +649,9 @@ std::string to_json(const Report& r) {
   nlohmann::json steps;
   steps["source"] = r.step_source;
   nlohmann::json per_rank = nlohmann::json::array();
-  for (size_t p = 0; p < r.steps.size(); ++p) {
+  for (const int pi : order_of(r)) {
+    const auto p = static_cast<size_t>(pi);
+    if (p >= r.steps.size()) continue;
     for (const StepSample& st : r.steps[p]) {
       nlohmann::json o = breakdown_json(st.b);
       o["rank"] = process_json(r, static_cast<int>(p))["rank"];
@@ -596,8 +683,10 @@ std::string to_json(const Report& r) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() != "schema") out[it.key()] = it.value();  // (another json type: a copy)
   }
-  // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal.
-  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal. All but
+  // ASCII is written as \uXXXX: the library escapes control characters, and this the C1
+  // controls and bidirectional overrides too, so the file is inert in a terminal (cat, less).
+  return out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string collectives_csv_header() {
@@ -611,8 +700,12 @@ std::string collectives_csv(const Trace& t, const Report& r) {
 
 std::string collectives_csv_rows(const Trace& t, const std::vector<CommOverlap>& rows) {
   std::ostringstream o;
-  auto quote = [](const std::string& s) {
+  // Text fields: quoted, control characters and bidirectional overrides escaped (a file shown
+  // in a terminal), and a leading = + - @ made literal for spreadsheets (OWASP "CSV injection").
+  auto quote = [](const std::string& raw) {
+    const std::string s = tracedb::printable(raw);
     std::string q = "\"";
+    if (!s.empty() && std::string_view("=+-@").find(s.front()) != std::string_view::npos) q += '\'';
     for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
@@ -626,22 +719,31 @@ std::string collectives_csv_rows(const Trace& t, const std::vector<CommOverlap>&
     if (a.collective[i] >= 0) {
       const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
       nranks = col.nranks;
-      bytes = nccl_tests_size(op, col.bytes, nranks);
+      // S and the bus factor of AllGather, ReduceScatter, AllReduce, AllToAll need the rank
+      // count: without it they are unknown, not the per-rank size or a factor of 1.
+      const bool per_rank = nccl_tests_size(op, 1, 2) != 1;
+      bytes = nranks > 0 || !per_rank ? nccl_tests_size(op, col.bytes, nranks) : 0;
     }
     double alg = 0, bus = 0;
     if (bytes > 0 && c.duration > 0) {
       alg = static_cast<double>(bytes) / (static_cast<double>(c.duration) * 1e-9);
-      bus = alg * busbw_factor(op, nranks);
+      bus = nranks > 0 || busbw_factor(op, 2) == 1.0 ? alg * busbw_factor(op, nranks) : 0;
     }
-    char num[64];
-    std::snprintf(num, sizeof num, "%.3f", c.pct());
+    // Unknown values (no communication time, no size, no rank count) are empty, not 0.
+    char num[64] = "";
+    if (c.duration > 0) std::snprintf(num, sizeof num, "%.3f", c.pct());
+    auto count = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
     o << (p.rank ? std::to_string(*p.rank) : "") << ',' << p.pid << ',' << a.device[i] << ','
-      << a.stream[i] << ',' << op << ','
+      << a.stream[i] << ',' << quote(op) << ','
       << quote(a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : "") << ',' << a.start[i]
-      << ',' << c.duration << ',' << c.overlapped << ',' << num << ',' << bytes << ',' << nranks
-      << ',';
-    std::snprintf(num, sizeof num, "%.0f,%.0f", alg, bus);
-    o << num << '\n';
+      << ',' << c.duration << ',' << c.overlapped << ',' << num << ',' << count(bytes) << ','
+      << count(nranks) << ',';
+    auto rate = [](double v) {
+      char b[64] = "";
+      if (v > 0) std::snprintf(b, sizeof b, "%.0f", v);
+      return std::string(b);
+    };
+    o << rate(alg) << ',' << rate(bus) << '\n';
   }
   return o.str();
 }

@@ -207,6 +207,8 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     ScopeReport sr;
     sr.process = pi;
     sr.b = s.total;
+    sr.simulated = is_simulated(s.process, s.devices, s.bench);
+    r.overall.simulated = r.overall.simulated || sr.simulated;
     r.overall.b.add(s.total);
     r.processes.push_back(sr);
     for (const auto& [dev, b] : s.per_device) {
@@ -275,6 +277,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   r.interference = interference_rows(merged, o.interference);
   if (align) r.clocks = align_clocks(processes, calls);
   r.cross = cross_rank(processes, calls);
+  order_by_rank(r);
   return r;
 }
 

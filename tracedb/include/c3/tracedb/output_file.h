@@ -42,8 +42,10 @@ enum class OutputKind {
 // A symbolic link is followed: its target is what gets written.
 OutputKind check_output(const std::string& flag, const std::string& path, const OutputRules& rules);
 
-// The one-line text of a path for messages: control characters (a newline in a file name) are
-// escaped so an error stays on one line.
+// The one-line text of a path, name or message from untrusted input, safe to show in a terminal:
+// control characters (a newline in a file name, ESC, C1 controls) become \n, \t or \xNN, bytes
+// that are not UTF-8 \xNN, and bidirectional controls (U+202E ...) and line separators \uNNNN;
+// other UTF-8 text is kept.
 std::string printable(std::string_view text);
 
 // Why `path` cannot be read as an input file ("" when it can): not there, a folder, or a FIFO,

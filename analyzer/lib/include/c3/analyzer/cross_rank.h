@@ -56,7 +56,9 @@ struct MatchedCollective {
   std::string op;
   int ranks = 0;        // processes that recorded it
   int64_t skew_ns = 0;  // latest start - earliest start (aligned)
-  int straggler = -1;   // process that arrived last
+  // The process that arrived last; -1 when the latest arrivals tie (arrival_tolerance_ns): no
+  // rank was late.
+  int straggler = -1;
 };
 struct RankWait {
   int process = 0;
@@ -66,9 +68,21 @@ struct RankWait {
 };
 struct CrossRank {
   std::vector<MatchedCollective> collectives;
-  std::vector<RankWait> ranks;  // sorted: most often the straggler first
-  int64_t unmatched = 0;        // collectives seen by one process only
+  // Sorted: most often the straggler first, then the least wait, then rank order (rank_order).
+  std::vector<RankWait> ranks;
+  int64_t unmatched = 0;  // collectives seen by one process only
+  int64_t tied = 0;       // matched collectives without a straggler (the latest arrivals tie)
 };
+// How far apart two arrivals of a process may be and still tie: 1000 ns when every collective
+// start time it recorded is a whole microsecond (a PyTorch profiler trace without fractional
+// timestamps: arrivals 1 us apart may have been at the same time), else 0 (nanosecond clocks:
+// only equal starts tie). A collective whose latest arrival is within the larger tolerance of its
+// processes of another process's arrival has no straggler.
+int64_t arrival_tolerance_ns(const RankCollectives& calls);
+
+// Process indices in rank order: by rank number (rank 2 before rank 10), processes without a rank
+// after those with one, equal keys in index (input) order. Reports list processes so.
+std::vector<int> rank_order(const std::vector<Process>& processes);
 // Collectives matched by communicator + sequence number (imported traces: process group +
 // order), with each process's Process::offset_ns applied. A k-way merge of the processes'
 // sorted records: no memory per record.

@@ -33,7 +33,16 @@ struct ScopeReport {
   int process = -1;  // Trace::processes index; -1 overall
   int device = -1;   // -1: every device of the process
   Breakdown b;
+  // The scope's GPU activity came from c3bench's simulated node (is_simulated): its numbers are
+  // the model's predictions, not measurements. Overall: any process's did.
+  bool simulated = false;
 };
+
+// Whether a process ran on c3bench's simulated node (docs/sim-model.md): its trace clock is the
+// node's virtual clock ("simulated node virtual clock ..."), a device is named "Simulated ...",
+// or its c3bench results say so (bench_run.simulated). Facts every trace and summary carries.
+bool is_simulated(const Process& p, const std::vector<Device>& devices,
+                  const std::vector<BenchResult>& bench);
 
 struct RangeReport {
   int process = 0;
@@ -67,6 +76,9 @@ struct Report {
   std::string first_skipped;
   std::vector<BenchResult> bench;
   int64_t kernels = 0, memcpys = 0, memsets = 0;
+  // Every per-process list below is in rank order (rank_order: rank 2 before rank 10); the
+  // process indices are still those of process_info (and of the trace).
+  std::vector<int> order;              // process_info indices in rank order
   std::vector<ScopeReport> processes;  // one per process
   std::vector<ScopeReport> devices;    // one per (process, device)
   ScopeReport overall;
@@ -79,7 +91,7 @@ struct Report {
   std::vector<ClockOffset> clocks;
   CrossRank cross;
   std::string step_source;                     // how steps were found; empty: no steps
-  std::vector<std::vector<StepSample>> steps;  // per process
+  std::vector<std::vector<StepSample>> steps;  // per process (process_info index)
   std::vector<JobStep> job_steps;              // by index
 };
 
@@ -98,6 +110,10 @@ Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOp
 // std::logic_error while kernel shapes are pending (Trace::pending_shapes).
 Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
                        const AnalyzeOptions& o);
+
+// Puts the report's per-process lists (processes, devices, ranges, contention, c3bench results,
+// clock offsets) in rank order and sets Report::order; the reduce calls it.
+void order_by_rank(Report& r);
 
 void print_text(FILE* out, const Report& r, const PrintOptions& po = {});
 std::string to_json(const Report& r);
