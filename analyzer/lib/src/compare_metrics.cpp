@@ -11,6 +11,7 @@
 #include <set>
 
 #include "c3/analyzer/classify.h"
+#include "c3/analyzer/cross_rank.h"
 #include "c3/analyzer/interference.h"
 
 namespace c3::analyzer {
@@ -109,6 +110,8 @@ Arrivals arrivals(const JobRun& run, const Report& r) {
     if (o.process >= 0 && static_cast<size_t>(o.process) < n)
       offset[static_cast<size_t>(o.process)] = o.offset_ns;
   }
+  std::vector<int64_t> tolerance(n, 0);
+  for (size_t p = 0; p < n; ++p) tolerance[p] = arrival_tolerance_ns(run.ranks[p].calls);
   // (communicator, sequence) -> earliest start per rank.
   std::map<std::pair<std::string, int64_t>, std::vector<std::pair<int, int64_t>>> calls;
   for (size_t p = 0; p < n; ++p) {
@@ -135,16 +138,21 @@ Arrivals arrivals(const JobRun& run, const Report& r) {
     a.skew.push_back(static_cast<double>(hi - lo));
     for (const auto& [p, s] : v)
       a.wait[static_cast<size_t>(p)].push_back(static_cast<double>(hi - s));
-    // The rank that arrived last, when one did: ranks that arrive together (a tie, common at
-    // Kineto's 1 us resolution) have no straggler.
-    int late = -1, at_hi = 0;
+    // The rank that arrived last, when one did: ranks that arrive together have no straggler,
+    // with the same tolerance as analyze's cross-rank table (arrival_tolerance_ns: 1 us between
+    // whole-microsecond clocks, as Kineto's, else equal starts only).
+    int late = -1;
     for (const auto& [p, s] : v) {
-      if (s == hi) {
-        late = p;
-        ++at_hi;
-      }
+      if (s == hi && late < 0) late = p;
     }
-    if (at_hi == 1) ++a.last[static_cast<size_t>(late)];
+    bool tie = false;
+    for (const auto& [p, s] : v) {
+      if (p == late) continue;
+      const int64_t tol =
+          std::max(tolerance[static_cast<size_t>(p)], tolerance[static_cast<size_t>(late)]);
+      tie = tie || hi - s <= tol;
+    }
+    if (!tie) ++a.last[static_cast<size_t>(late)];
   }
   return a;
 }
