@@ -203,7 +203,7 @@ TEST(OutputsCli, AFolderIsReadForTracesAndAFileOnce) {
 TEST(OutputsCli, ASignalDuringAConversionLeavesNoTemporary) {
   TempDir dir;
   const std::string big = dir.path() + "/big.json";
-  write_kineto(big, 300000);  // about 45 MB: a conversion long enough to be caught in
+  write_kineto(big, 100000);  // about 15 MB: a conversion long enough to be caught in
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"info", big}, {"export", big, "-o", dir.path() + "/x.json"}}) {
     const std::string tmp = dir.path() + "/tmp-" + args[0];
