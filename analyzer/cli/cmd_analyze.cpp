@@ -68,16 +68,18 @@ Action add_analyze(CLI::App& app) {
   return [o] {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
+    std::vector<std::string> notes;
     try {
       apply_trace_flags(o->trace, po);
       // Bad patterns are found before any input is read.
       if (!o->range.empty()) analyzer::Pattern::compile(o->range, "--range");
       if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
-      inputs = analyzer::resolve_inputs(o->inputs);
+      inputs = analyzer::resolve_inputs(o->inputs, &notes);
     } catch (const std::exception& e) {
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
     }
+    for (const std::string& n : notes) error_line("analyze: warning: " + n);
     po.open.salvage = o->salvage;
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
     // partial outputs are removed on the way out. Installed before any output is opened, so no
@@ -89,14 +91,13 @@ Action add_analyze(CLI::App& app) {
     rules.inputs = o->inputs;
     for (const auto& in : inputs) rules.inputs.push_back(in.path);
     if (!o->trace.rules.empty()) rules.inputs.push_back(o->trace.rules);
-    std::unique_ptr<tracedb::OutputFile> json_out, summary_out, csv;
-    for (auto [flag, path, out] :
-         {std::tuple{"--json", &o->json, &json_out},
-          std::tuple{"--summary", &o->summary, &summary_out}, std::tuple{"--csv", &o->csv, &csv}}) {
-      if (path->empty()) continue;
-      *out = open_output("analyze", flag, *path, rules);
-      if (!*out) return kExitUsage;
-    }
+    // Refused together when two name one file; committed together at the end.
+    std::unique_ptr<tracedb::OutputSet> outputs = open_outputs(
+        "analyze", {{"--json", o->json}, {"--summary", o->summary}, {"--csv", o->csv}}, rules);
+    if (!outputs) return kExitUsage;
+    tracedb::OutputFile* json_out = outputs->file("--json");
+    tracedb::OutputFile* summary_out = outputs->file("--summary");
+    tracedb::OutputFile* csv = outputs->file("--csv");
     po.analyze.range = o->range;
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;
@@ -110,7 +111,7 @@ Action add_analyze(CLI::App& app) {
     }
     if (csv) {
       csv->write(analyzer::collectives_csv_header());
-      po.csv = [&csv](const std::string& rows) { csv->write(rows); };
+      po.csv = [csv](const std::string& rows) { csv->write(rows); };
     }
     std::vector<analyzer::RankSummary> summaries;
     try {
@@ -150,20 +151,10 @@ Action add_analyze(CLI::App& app) {
     analyzer::PrintOptions print;
     print.steps = o->steps;
     // The text report only when no output file is standard output (--json /dev/stdout | jq).
-    bool file_on_stdout = false;
-    for (const auto* out : {&json_out, &summary_out, &csv})
-      file_on_stdout = file_on_stdout || (*out && (*out)->to_stdout());
-    if (!file_on_stdout) analyzer::print_text(stdout, r, print);
-    int rc = kExitOk;
-    if (json_out) {
-      json_out->write(analyzer::to_json(r));
-      if (!commit_output("analyze", *json_out)) rc = kExitUsage;
-    }
-    if (csv && !commit_output("analyze", *csv)) rc = kExitUsage;
-    if (summary_out) {
-      summary_out->write(summary_text);
-      if (!commit_output("analyze", *summary_out)) rc = kExitUsage;
-    }
+    if (!outputs->to_stdout()) analyzer::print_text(stdout, r, print);
+    if (json_out) json_out->write(analyzer::to_json(r));
+    if (summary_out) summary_out->write(summary_text);
+    const int rc = commit_outputs("analyze", *outputs) ? kExitOk : kExitUsage;
     return rc;
   };
 }

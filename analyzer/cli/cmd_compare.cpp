@@ -175,16 +175,13 @@ Action add_compare(CLI::App& app) {
       } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
       }
     }
-    std::vector<std::unique_ptr<tracedb::OutputFile>> outs;
-    tracedb::OutputFile *md = nullptr, *junit = nullptr, *json = nullptr;
-    for (auto [flag, path, slot] :
-         {std::tuple{"--md", &o->md, &md}, std::tuple{"--junit", &o->junit, &junit},
-          std::tuple{"--json", &o->json, &json}}) {
-      if (path->empty()) continue;
-      outs.push_back(open_output("compare", flag, *path, rules));
-      if (!outs.back()) return kExitUsage;
-      *slot = outs.back().get();
-    }
+    // Refused together when two name one file; committed together at the end.
+    std::unique_ptr<tracedb::OutputSet> outputs = open_outputs(
+        "compare", {{"--md", o->md}, {"--junit", o->junit}, {"--json", o->json}}, rules);
+    if (!outputs) return kExitUsage;
+    tracedb::OutputFile* md = outputs->file("--md");
+    tracedb::OutputFile* junit = outputs->file("--junit");
+    tracedb::OutputFile* json = outputs->file("--json");
     std::unique_ptr<analyzer::JobRun> baseline;
     analyzer::JobRun candidate;
     try {
@@ -228,15 +225,16 @@ Action add_compare(CLI::App& app) {
       return 130;
     }
     const bool color = ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
-    const std::string text = analyzer::compare_text(c, color);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    // The text report only when no output file is standard output (--json /dev/stdout | jq).
+    if (!outputs->to_stdout()) {
+      const std::string text = analyzer::compare_text(c, color);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
     int rc = c.exit_code();
     if (md != nullptr) md->write(analyzer::compare_markdown(c));
     if (junit != nullptr) junit->write(analyzer::compare_junit(c));
     if (json != nullptr) json->write(analyzer::compare_json(c));
-    for (auto& out : outs) {
-      if (!commit_output("compare", *out)) rc = kExitUsage;
-    }
+    if (!commit_outputs("compare", *outputs)) rc = kExitUsage;
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
       error_line("compare: cannot write the report to standard output");
       rc = kExitUsage;

@@ -34,23 +34,39 @@ Action add_export(CLI::App& app) {
       error_line("export: --format '" + *format + "': expected perfetto");
       return kExitUsage;
     }
+    // Errors name the files the user gave, never their temporary conversions.
+    analyzer::TraceFiles tf;
+    auto named = [&tf](std::string msg) {
+      for (size_t i = 0; tf.temp && i < tf.files.size(); ++i) {
+        if (tf.files[i] == tf.origins[i]) continue;
+        for (size_t at = msg.find(tf.files[i]); at != std::string::npos;
+             at = msg.find(tf.files[i], at)) {
+          msg.replace(at, tf.files[i].size(), tf.origins[i] + " (converted)");
+          at += tf.origins[i].size();
+        }
+      }
+      return msg;
+    };
     try {
       // Opened as analyze opens it (analyzer/open.h): a PyTorch or Nsight file is converted
       // into a temporary trace first.
-      const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs(*in);
+      // A signal removes the output's temporary and the conversions' (tracedb/output_file.h).
+      tracedb::install_output_cleanup();
+      std::vector<std::string> notes;
+      const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs(*in, &notes);
+      for (const std::string& n : notes) error_line("export: warning: " + n);
       if (inputs.empty()) {
         error_line("export: no traces in the given paths");
         return kExitUsage;
       }
       // The output is checked (never an input, an existing file only with --force) before the
-      // conversion's work; a signal removes the temporary (tracedb/output_file.h).
+      // conversion's work.
       tracedb::OutputRules rules;
       rules.force = *force;
       rules.inputs = *in;
       for (const analyzer::Input& i : inputs) rules.inputs.push_back(i.path);
-      tracedb::install_output_cleanup();
       tracedb::OutputFile file("-o", *out, rules);
-      const analyzer::TraceFiles tf = analyzer::convert_inputs(inputs, {});
+      tf = analyzer::convert_inputs(inputs, {});
       std::vector<exporter::ExportInput> exports;
       for (const std::string& t : tf.files) exports.push_back({t, {}});
       // Processes in all: several (files, or one file holding several ranks) are aligned.
@@ -81,11 +97,8 @@ Action add_export(CLI::App& app) {
       said << "wrote " << *out << ": " << tf.files.size() << " trace(s), " << st.gpu_events
            << " GPU events, " << st.cpu_events << " host events, " << st.flows
            << " flow arrows (open it in ui.perfetto.dev)\n";
-    } catch (const tracedb::ReadError& e) {
-      error_line(std::string("export: ") + e.what());
-      return kExitUsage;
     } catch (const std::exception& e) {
-      error_line(std::string("export: ") + e.what());
+      error_line("export: " + named(e.what()));
       return kExitUsage;
     }
     return kExitOk;

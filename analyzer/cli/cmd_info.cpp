@@ -20,13 +20,14 @@ std::string tx(const std::string& s) {
   return tracedb::printable(s);
 }
 
-void print_info(const tracedb::Reader& r, std::ostream& out) {
+// `header`: the first line, naming what the user gave (never a temporary conversion).
+void print_info(const tracedb::Reader& r, const std::string& header, std::ostream& out) {
   const auto& meta = r.meta();
   auto m = [&](const char* k) {
     auto it = meta.find(k);
     return it == meta.end() ? std::string("?") : tx(it->second);
   };
-  out << tx(r.path()) << "\n";
+  out << tx(header) << "\n";
   out << "  schema v" << r.schema_version() << ", written by c3scope " << m("c3scope_version")
       << " (" << m("source") << ") at " << m("created_at");
   if (meta.count("source_file")) out << " from " << m("source_file");
@@ -169,20 +170,27 @@ Action add_info(CLI::App& app) {
       ->required();
   return [files] {
     int rc = kExitOk;
+    // A signal removes the temporary conversions (analyzer/open.h's TempDir).
+    tracedb::install_output_cleanup();
     // Opened as analyze opens them (analyzer/open.h): PyTorch and Nsight files are converted
     // into a temporary trace first, so info shows what the analyzer reads.
     for (const auto& f : *files) {
       try {
-        for (const analyzer::Input& in : analyzer::resolve_inputs({f})) {
+        std::vector<std::string> notes;
+        const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs({f}, &notes);
+        for (const std::string& n : notes) error_line("info: warning: " + n);
+        for (const analyzer::Input& in : inputs) {
           if (in.format == analyzer::InputFormat::summary) {
             std::cout << tx(in.path) << ": a c3scope summary (read it with 'c3scope analyze')\n";
             continue;
           }
           const analyzer::TraceFiles tf = analyzer::convert_inputs({in}, {});
+          // The user's file, never the temporary conversion (gone when this returns).
+          std::string header = in.path;
           if (in.format != analyzer::InputFormat::c3scope)
-            std::cout << tx(in.path) << ": " << analyzer::input_format_name(in.format) << "\n";
+            header += std::string(": ") + analyzer::input_format_name(in.format);
           auto r = tracedb::Reader::open(tf.files.front());
-          print_info(*r, std::cout);
+          print_info(*r, header, std::cout);
         }
       } catch (const std::exception& e) {
         error_line(std::string("info: ") + e.what());

@@ -72,10 +72,18 @@ int run(const RecordOptions& o) {
         "C3SCOPE_COLLECTOR to its path)");
     return kExitUsage;
   }
-  // -o DIR (existing, or ending in '/', or without a .sqlite name) or -o FILE.
+  // -o DIR (existing, or ending in '/', or without a .sqlite name) or -o FILE. Without -o, an
+  // exported C3SCOPE_OUTPUT stands (flag > environment > default; README, docs/collector.md).
   fs::path out_dir = ".";
   std::string pattern;
-  if (o.output.empty()) {
+  const char* env_output = std::getenv("C3SCOPE_OUTPUT");
+  const bool output_from_env = o.output.empty() && env_output != nullptr && *env_output != '\0';
+  if (output_from_env) {
+    // The collector expands it; the traces are looked for in its folder.
+    pattern = env_output;
+    out_dir = pattern.back() == '/' ? fs::path(pattern) : fs::path(pattern).parent_path();
+    if (out_dir.empty()) out_dir = ".";
+  } else if (o.output.empty()) {
     pattern = "c3scope-%h-%p.sqlite";
   } else {
     std::error_code ec;
@@ -104,13 +112,18 @@ int run(const RecordOptions& o) {
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
-  setenv("C3SCOPE_OUTPUT", pattern.c_str(), 1);
+  if (!output_from_env) setenv("C3SCOPE_OUTPUT", pattern.c_str(), 1);
   if (o.cuda_api) setenv("C3SCOPE_CUDA_API", "1", 1);
   if (o.launch_latency) setenv("C3SCOPE_LAUNCH_LATENCY", "1", 1);
   if (o.flush_ms > 0) setenv("C3SCOPE_FLUSH_MS", std::to_string(o.flush_ms).c_str(), 1);
   if (o.buffer_mb > 0) setenv("C3SCOPE_BUFFER_MB", std::to_string(o.buffer_mb).c_str(), 1);
-  // The collector's own end-of-run line would repeat the list printed below.
-  setenv("C3SCOPE_LOG", o.log.empty() ? "warn" : o.log.c_str(), 1);
+  // --log, else an exported C3SCOPE_LOG, else warn: the collector's own end-of-run line (info)
+  // would repeat the list printed below.
+  if (!o.log.empty()) {
+    setenv("C3SCOPE_LOG", o.log.c_str(), 1);
+  } else if (const char* env_log = std::getenv("C3SCOPE_LOG"); env_log == nullptr || !*env_log) {
+    setenv("C3SCOPE_LOG", "warn", 1);
+  }
 
   // Report the exec failure through a pipe so "command not found" is one clear line.
   int err_pipe[2];

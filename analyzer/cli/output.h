@@ -41,6 +41,32 @@ inline std::unique_ptr<tracedb::OutputFile> open_output(const std::string& comma
   }
 }
 
+// Opens the outputs of a command as one unit (tracedb::OutputSet: two flags naming one file are
+// refused; all are moved into place together) before any work: prints the error line and
+// returns null when one is refused.
+inline std::unique_ptr<tracedb::OutputSet> open_outputs(
+    const std::string& command, const std::vector<tracedb::OutputSpec>& specs,
+    const tracedb::OutputRules& rules) {
+  try {
+    return std::make_unique<tracedb::OutputSet>(specs, rules);
+  } catch (const tracedb::OutputError& e) {
+    error_line(command + ": " + e.what());
+    return nullptr;
+  }
+}
+
+// Moves every finished output into place, or none: prints the one error line (the first
+// problem) and returns false when one fails.
+inline bool commit_outputs(const std::string& command, tracedb::OutputSet& outputs) {
+  try {
+    outputs.commit();
+    return true;
+  } catch (const tracedb::OutputError& e) {
+    error_line(command + ": " + e.what());
+    return false;
+  }
+}
+
 // Moves a finished output into place; prints the error line and returns false when it fails.
 inline bool commit_output(const std::string& command, tracedb::OutputFile& out) {
   try {

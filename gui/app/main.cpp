@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "c3/analyzer/open.h"
 #include "c3/gui/document.h"
 #include "details.h"
 #include "main_window.h"
@@ -247,6 +248,9 @@ int main(int argc, char** argv) {
   }
   if (qgetenv("QT_QPA_PLATFORM") == "offscreen") qInstallMessageHandler(quiet_offscreen_notes);
   QApplication app(argc, argv);
+  // Ctrl-C, SIGTERM or SIGHUP while a PyTorch or Nsight file is converted (or open) removes its
+  // temporary conversion ($TMPDIR/c3scope-open-*).
+  c3::analyzer::remove_temporaries_on_signals();
   if (cli.isSet(dark)) {
     QApplication::setStyle(QStyleFactory::create("Fusion"));
     QApplication::setPalette(dark_palette());

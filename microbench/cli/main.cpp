@@ -138,21 +138,21 @@ int run(int argc, char** argv) {
     return 0;
   }
 
-  // Output paths are checked before anything runs: a long sweep must not end in an error.
+  // Outputs are opened (as temporaries, checked against the policy and against each other)
+  // before anything runs: a long sweep must not end in an error about a path. Only the lead
+  // rank commits them; on the other ranks they are checked and removed.
   c3::tracedb::OutputRules rules;
   rules.force = o.force;
+  c3::tracedb::install_output_cleanup();
+  std::unique_ptr<c3::tracedb::OutputSet> outputs;
   try {
-    if (!o.json.empty()) c3::tracedb::check_output("--json", o.json, rules);
-    if (!o.db.empty()) {
-      c3::tracedb::OutputRules db_rules = rules;
-      db_rules.database = true;
-      c3::tracedb::check_output("--db", o.db, db_rules);
-    }
+    outputs = std::make_unique<c3::tracedb::OutputSet>(
+        std::vector<c3::tracedb::OutputSpec>{{"--json", o.json, false}, {"--db", o.db, true}},
+        rules);
   } catch (const c3::tracedb::OutputError& e) {
     error_line(e.what());
     return kExitUsage;
   }
-  c3::tracedb::install_output_cleanup();
 
   Plan plan;
   try {
@@ -207,7 +207,7 @@ int run(int argc, char** argv) {
   }
 
   // --json /dev/stdout (| jq): the table and the notes go to stderr, so stdout is the JSON alone.
-  const bool json_on_stdout = !o.json.empty() && c3::tracedb::is_stdout(o.json);
+  const bool json_on_stdout = outputs->to_stdout();
   FILE* said = json_on_stdout ? stderr : stdout;
   TablePrinter table(said, info);
   if (lead) {
@@ -230,31 +230,26 @@ int run(int argc, char** argv) {
   if (lead) table.footer(results);
 
   int rc = 0;
-  if (lead && !o.json.empty()) {
-    const std::string doc = to_json(info, results);
+  if (lead && (!o.json.empty() || !o.db.empty())) {
+    // Both or neither: one error line, and no output path changed when one fails.
     try {
-      c3::tracedb::OutputFile out("--json", o.json, rules);
-      out.write(doc);
-      out.commit();
-      std::fprintf(said, "# results written to %s\n", o.json.c_str());
+      if (auto* json = outputs->file("--json")) json->write(to_json(info, results));
+      if (auto* db = outputs->database("--db")) write_db(*db, info, results);
+      outputs->commit();
+      if (!o.json.empty()) std::fprintf(said, "# results written to %s\n", o.json.c_str());
+      if (!o.db.empty()) {
+        std::fprintf(said, "# results written to %s (tables bench_run, bench_result)\n",
+                     o.db.c_str());
+      }
     } catch (const c3::tracedb::OutputError& e) {
       error_line(e.what());
       rc = kExitUsage;  // an output not written: 2, as every c3scope tool (docs/outputs.md)
-    }
-  }
-  if (lead && !o.db.empty()) {
-    try {
-      write_db(o.db, info, results, rules);
-      std::fprintf(said, "# results written to %s (tables bench_run, bench_result)\n",
-                   o.db.c_str());
-    } catch (const c3::tracedb::OutputError& e) {
-      error_line(e.what());
-      rc = kExitUsage;
     } catch (const std::exception& e) {
-      error_line(std::string("--db: ") + e.what());
+      error_line(std::string("--db ") + c3::tracedb::printable(o.db) + ": " + e.what());
       rc = kExitUsage;
     }
   }
+  outputs.reset();  // on the other ranks: the temporaries go
   // Under `c3scope record`: the results go into this process's own trace too.
   const AppendResult a = append_to_trace(info, results);
   if (a.recorded && !a.appended) {

@@ -2,7 +2,10 @@
 // doubles; the rows in the trace are checked exactly.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -280,4 +283,32 @@ TEST(Recording, NcclLinkingCanBeTurnedOff) {
   EXPECT_NE(
       text(*t, "SELECT detail FROM stats WHERE name = 'cupti_status'").find("C3SCOPE_NCCL_LINK=0"),
       std::string::npos);
+}
+
+// `c3scope record` replaced the C3SCOPE_OUTPUT and C3SCOPE_LOG the user exported: flag >
+// environment > default.
+TEST(Recording, CliKeepsTheUsersEnvironmentWithoutFlags) {
+  TempDir dir;
+  auto env_of = [&](const std::vector<std::string>& flags,
+                    const std::map<std::string, std::string>& env) {
+    std::vector<std::string> args = {c3scope_path(), "record"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--", "/usr/bin/env"});
+    RunOptions o = with_env(env);
+    o.inject = Inject::none;
+    return "\n" + run(args, dir.path(), o).out;
+  };
+  const std::string mine = dir.path() + "/mine/%p.sqlite";
+  std::string out = env_of({}, {{"C3SCOPE_OUTPUT", mine}, {"C3SCOPE_LOG", "quiet"}});
+  EXPECT_NE(out.find("\nC3SCOPE_OUTPUT=" + mine + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nC3SCOPE_LOG=quiet\n"), std::string::npos) << out;
+  out = env_of({"-o", dir.path() + "/flag/", "--log", "debug"},
+               {{"C3SCOPE_OUTPUT", mine}, {"C3SCOPE_LOG", "quiet"}});
+  EXPECT_NE(out.find("\nC3SCOPE_OUTPUT=" + dir.path() + "/flag/c3scope-%h-%p.sqlite\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nC3SCOPE_LOG=debug\n"), std::string::npos) << out;
+  out = env_of({}, {});
+  EXPECT_NE(out.find("\nC3SCOPE_OUTPUT=c3scope-%h-%p.sqlite\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nC3SCOPE_LOG=warn\n"), std::string::npos) << out;
 }

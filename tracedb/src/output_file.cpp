@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -88,6 +91,7 @@ constexpr size_t kSlots = 32;
 constexpr size_t kPathMax = 4096;
 struct Slot {
   std::atomic<int> state{0};
+  std::atomic<bool> folder{false};
   std::array<char, kPathMax> path{};
 };
 std::array<Slot, kSlots> g_slots;
@@ -117,11 +121,46 @@ void unlink_with_suffix(const char* path, const char* suffix) {
   ::unlink(buf.data());
 }
 
+// Removes the files in a folder, then the folder (async-signal-safe: getdents64, unlinkat,
+// rmdir). Another thread may still be creating a file there (a conversion in progress): the
+// folder is scanned again until rmdir succeeds, after which nothing can be created in it.
+void remove_folder(const char* path) {
+  for (int round = 0; round < 64; ++round) {
+    const int dfd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dfd < 0) return;
+    alignas(8) std::array<char, 4096> buf{};
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, dfd, buf.data(), buf.size());
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        struct Dirent64 {
+          uint64_t ino;
+          int64_t off;
+          unsigned short reclen;
+          unsigned char type;
+          char name[1];
+        };
+        const auto* d = reinterpret_cast<const Dirent64*>(buf.data() + off);
+        const char* name = buf.data() + off + offsetof(Dirent64, name);
+        if (!(name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))))
+          ::unlinkat(dfd, name, 0);
+        off += d->reclen;
+      }
+    }
+    ::close(dfd);
+    if (::rmdir(path) == 0 || errno != ENOTEMPTY) return;
+  }
+}
+
 void remove_temporaries() {
+  // Files first, then folders (a registered file may lie in a registered folder).
   for (auto& s : g_slots) {
-    if (s.state.load() != 2) continue;
+    if (s.state.load() != 2 || s.folder.load()) continue;
     for (const char* suffix : {"", "-journal", "-wal", "-shm"})
       unlink_with_suffix(s.path.data(), suffix);
+  }
+  for (auto& s : g_slots) {
+    if (s.state.load() == 2 && s.folder.load()) remove_folder(s.path.data());
   }
 }
 
@@ -248,12 +287,13 @@ std::string input_file_problem(const std::string& path) {
   return "is a device or a socket, not a file";
 }
 
-void register_temporary(const std::string& path) {
+void register_temporary(const std::string& path, bool folder) {
   if (path.size() >= kPathMax) return;
   for (auto& s : g_slots) {
     int free = 0;
     if (!s.state.compare_exchange_strong(free, 1)) continue;
     std::memcpy(s.path.data(), path.c_str(), path.size() + 1);
+    s.folder.store(folder);
     s.state.store(2);
     return;
   }
@@ -359,18 +399,28 @@ OutputKind check_output(const std::string& flag, const std::string& path,
                     ": is a block device or a socket; name a file, a character device or a pipe");
 }
 
+// ---- Output ------------------------------------------------------------------------------------
+
+void Output::move() {
+  if (kind_ != OutputKind::in_place) move_into_place(flag_, path_, tmp_, target_, kind_);
+  if (!tmp_.empty()) forget_temporary(tmp_);
+  committed_ = true;
+}
+
 // ---- OutputFile --------------------------------------------------------------------------------
 
 OutputFile::OutputFile(std::string flag, std::string path, const OutputRules& rules)
-    : flag_(std::move(flag)), path_(std::move(path)) {
+    : Output(std::move(flag), std::move(path)) {
   kind_ = check_output(flag_, path_, rules);
-  target_ = resolve_target(flag_, path_);
   if (kind_ == OutputKind::in_place) {
     // No O_CREAT, no O_TRUNC: a device or pipe is written as it is (a pipe waits for a reader,
-    // as any program writing to it would).
-    const int stream = std_stream_of(target_);
+    // as any program writing to it would). Opened by the name given, never by a resolved one:
+    // /dev/stdout, /dev/fd/N and a shell's >(...) are links to a pipe ("pipe:[N]") that no path
+    // names.
+    target_ = path_;
+    const int stream = std_stream_of(path_);
     const int fd = stream >= 0 ? ::fcntl(stream, F_DUPFD_CLOEXEC, 0)
-                               : ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+                               : ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
     to_stdout_ = stream == STDOUT_FILENO;
     if (fd < 0) {
       const int err = errno;
@@ -383,6 +433,7 @@ OutputFile::OutputFile(std::string flag, std::string path, const OutputRules& ru
     }
     return;
   }
+  target_ = resolve_target(flag_, path_);
   for (int attempt = 0; attempt < 100; ++attempt) {
     tmp_ = temp_name(target_);
     const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -409,9 +460,14 @@ OutputFile::OutputFile(std::string flag, std::string path, const OutputRules& ru
 
 OutputFile::~OutputFile() {
   if (f_ != nullptr) std::fclose(f_);
-  if (!committed_ && !tmp_.empty()) {
+  if (!committed_) drop();
+}
+
+void OutputFile::drop() {
+  if (!tmp_.empty()) {
     ::unlink(tmp_.c_str());
     forget_temporary(tmp_);
+    tmp_.clear();
   }
 }
 
@@ -423,8 +479,8 @@ void OutputFile::write(std::string_view bytes) {
   }
 }
 
-void OutputFile::commit() {
-  if (committed_ || f_ == nullptr) return;
+void OutputFile::finish() {
+  if (finished_ || f_ == nullptr) return;
   errno = 0;
   const bool flush_failed = std::fflush(f_) != 0;
   int err = err_ != 0 ? err_ : errno;
@@ -433,35 +489,29 @@ void OutputFile::commit() {
   f_ = nullptr;
   const bool close_failed = std::fclose(f) != 0;
   if (!failed && close_failed) err = errno;
-  auto drop = [&] {
-    if (!tmp_.empty()) {
-      ::unlink(tmp_.c_str());
-      forget_temporary(tmp_);
-      tmp_.clear();
-    }
-  };
   if (failed || close_failed) {
     drop();
     write_error(flag_, path_, err == 0 ? EIO : err, kind_ == OutputKind::in_place);
   }
-  if (kind_ == OutputKind::in_place) {
-    committed_ = true;
-    return;
-  }
+  finished_ = true;
+}
+
+void OutputFile::commit() {
+  if (committed_) return;
+  finish();
+  if (!finished_) return;  // never opened
   try {
-    move_into_place(flag_, path_, tmp_, target_, kind_);
+    move();
   } catch (...) {
     drop();
     throw;
   }
-  forget_temporary(tmp_);
-  committed_ = true;
 }
 
 // ---- OutputPath --------------------------------------------------------------------------------
 
 OutputPath::OutputPath(std::string flag, std::string path, OutputRules rules)
-    : flag_(std::move(flag)), path_(std::move(path)) {
+    : Output(std::move(flag), std::move(path)) {
   rules.database = true;
   kind_ = check_output(flag_, path_, rules);
   target_ = resolve_target(flag_, path_);
@@ -474,14 +524,15 @@ OutputPath::OutputPath(std::string flag, std::string path, OutputRules rules)
 }
 
 OutputPath::~OutputPath() {
-  if (!committed_) {
-    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) ::unlink((tmp_ + suffix).c_str());
-  }
+  if (!committed_) drop();
   forget_temporary(tmp_);
 }
 
-void OutputPath::commit() {
-  if (committed_) return;
+void OutputPath::drop() {
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) ::unlink((tmp_ + suffix).c_str());
+}
+
+void OutputPath::finish() {
   // The writer closed the database out of WAL mode: a -wal or -journal left beside it holds
   // committed pages that the file alone lacks (a checkpoint that failed on a full disk).
   for (const char* suffix : {"-wal", "-journal"}) {
@@ -492,8 +543,167 @@ void OutputPath::commit() {
                         "disk?); nothing was written");
     }
   }
-  move_into_place(flag_, path_, tmp_, target_, kind_);
-  committed_ = true;
+}
+
+void OutputPath::commit() {
+  if (committed_) return;
+  finish();
+  move();
+}
+
+// ---- OutputSet ---------------------------------------------------------------------------------
+
+namespace {
+
+// What a path names, to tell whether two outputs are one file.
+struct Identity {
+  bool exists = false, device = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string resolved;  // where it does not exist yet: the absolute path, links resolved
+};
+
+Identity identity_of(const std::string& path) {
+  Identity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.device = S_ISCHR(st.st_mode);
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    return id;
+  }
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  id.resolved = ec ? path : p.lexically_normal().string();
+  return id;
+}
+
+}  // namespace
+
+void check_distinct(const std::vector<OutputSpec>& specs) {
+  std::vector<std::pair<const OutputSpec*, Identity>> seen;
+  for (const OutputSpec& s : specs) {
+    if (s.path.empty()) continue;
+    const Identity id = identity_of(s.path);
+    for (const auto& [other, oid] : seen) {
+      const bool same = id.exists
+                            ? (oid.exists && !id.device && id.dev == oid.dev && id.ino == oid.ino)
+                            : (!oid.exists && id.resolved == oid.resolved);
+      if (same) {
+        throw OutputError(where(other->flag, other->path) + " and " + where(s.flag, s.path) +
+                          " name the same file (one would replace the other); give each output "
+                          "a name of its own");
+      }
+    }
+    seen.emplace_back(&s, id);
+  }
+}
+
+OutputSet::OutputSet(const std::vector<OutputSpec>& specs, const OutputRules& rules) {
+  check_distinct(specs);
+  for (const OutputSpec& s : specs) {
+    if (s.path.empty()) continue;
+    if (s.database) {
+      outs_.push_back(std::make_unique<OutputPath>(s.flag, s.path, rules));
+    } else {
+      outs_.push_back(std::make_unique<OutputFile>(s.flag, s.path, rules));
+    }
+  }
+}
+
+OutputSet::~OutputSet() = default;
+
+OutputFile* OutputSet::file(std::string_view flag) {
+  for (auto& o : outs_) {
+    if (o->flag() == flag) return dynamic_cast<OutputFile*>(o.get());
+  }
+  return nullptr;
+}
+
+OutputPath* OutputSet::database(std::string_view flag) {
+  for (auto& o : outs_) {
+    if (o->flag() == flag) return dynamic_cast<OutputPath*>(o.get());
+  }
+  return nullptr;
+}
+
+bool OutputSet::to_stdout() const {
+  return std::any_of(outs_.begin(), outs_.end(), [](const auto& o) {
+    const auto* f = dynamic_cast<const OutputFile*>(o.get());
+    return f != nullptr && f->to_stdout();
+  });
+}
+
+void OutputSet::commit() {
+  // 1. Every output complete (flushed, closed, checked) before any is moved.
+  for (auto& o : outs_) {
+    try {
+      o->finish();
+    } catch (...) {
+      for (auto& d : outs_) d->drop();
+      throw;
+    }
+  }
+  // 2. Moved into place one by one; an existing file that one replaces is kept under a hidden
+  // link (registered for the signal cleanup) until all are in place, so a later failure can put
+  // it back.
+  struct Moved {
+    Output* out;
+    std::string backup;  // the replaced file's link, empty when nothing was replaced
+    struct stat st {};   // the new file, to remove only that when undoing a create
+  };
+  std::vector<Moved> moved;
+  auto undo = [&] {
+    for (auto it = moved.rbegin(); it != moved.rend(); ++it) {
+      const std::string& target = it->out->target_;
+      if (!it->backup.empty()) {
+        ::rename(it->backup.c_str(), target.c_str());
+      } else if (it->out->kind_ == OutputKind::create) {
+        struct stat now {};
+        if (::lstat(target.c_str(), &now) == 0 && now.st_dev == it->st.st_dev &&
+            now.st_ino == it->st.st_ino)
+          ::unlink(target.c_str());
+      }
+      if (!it->backup.empty()) forget_temporary(it->backup);
+    }
+  };
+  for (auto& o : outs_) {
+    if (o->kind_ == OutputKind::in_place) {
+      o->committed_ = true;
+      continue;
+    }
+    Moved m{o.get(), {}, {}};
+    ::stat(o->tmp_.c_str(), &m.st);
+    if (o->kind_ == OutputKind::replace && outs_.size() > 1) {
+      const std::string backup = temp_name(o->target_);
+      if (::link(o->target_.c_str(), backup.c_str()) == 0) {
+        register_temporary(backup);
+        m.backup = backup;
+      }
+      // (No hard links on this file system: replaced without a way back; docs/outputs.md.)
+    }
+    try {
+      o->move();
+    } catch (...) {
+      if (!m.backup.empty()) {
+        ::unlink(m.backup.c_str());
+        forget_temporary(m.backup);
+      }
+      undo();
+      for (auto& d : outs_) {
+        if (d->kind_ != OutputKind::in_place) d->committed_ = false;
+        d->drop();
+      }
+      throw;
+    }
+    moved.push_back(std::move(m));
+  }
+  for (const Moved& m : moved) {
+    if (m.backup.empty()) continue;
+    ::unlink(m.backup.c_str());
+    forget_temporary(m.backup);
+  }
 }
 
 }  // namespace c3::tracedb

@@ -1,15 +1,18 @@
 #include "c3/analyzer/open.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "build.h"
 #include "c3/analyzer/cache.h"
@@ -55,7 +58,25 @@ std::string tail_of(const std::string& path, size_t n) {
   return out;
 }
 
-enum class Sniff { trace, summary, report, other };
+enum class Sniff { trace, summary, report, exported, other };
+
+// c3scope's Perfetto export (export/perfetto.cpp) begins {"displayTimeUnit": "ns",
+// "traceEvents": [ (a PyTorch profiler trace begins with schemaVersion or deviceProperties;
+// its displayTimeUnit, "ms", comes last).
+bool is_c3scope_export(std::string_view head) {
+  size_t i = 0;
+  auto ws = [&] {
+    while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  };
+  auto take = [&](std::string_view token) {
+    ws();
+    if (head.substr(i, token.size()) != token) return false;
+    i += token.size();
+    return true;
+  };
+  return take("{") && take("\"displayTimeUnit\"") && take(":") && take("\"ns\"") && take(",") &&
+         take("\"traceEvents\"");
+}
 
 // `why` gets what the file looked like when it is not an input.
 Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool strict_json) {
@@ -97,12 +118,43 @@ Sniff sniff(const std::string& path, InputFormat* format, std::string* why, bool
     *why = "a c3scope report, not a trace (save summaries with 'c3scope analyze --summary')";
     return Sniff::report;
   }
+  if (strict_json && is_c3scope_export(first)) {
+    *why = "a c3scope Perfetto export, not a trace";
+    return Sniff::exported;
+  }
   if (strict_json && !kineto_like) {
     *why = "JSON without traceEvents";
     return Sniff::other;
   }
   *format = InputFormat::kineto;
   return Sniff::trace;
+}
+
+// An error of a conversion, about the file the user gave: the importer names its output (the
+// temporary trace, as "-o PATH"), which the user never named. A message that names neither
+// the temporary nor -o (the input's own damage) is kept as it is.
+std::string about_input(const std::string& msg, const std::string& input, const std::string& db,
+                        const std::string& temp_dir) {
+  const std::string shown_db = tracedb::printable(db);
+  const std::string shown_dir = tracedb::printable(temp_dir);
+  if (msg.find(shown_dir) == std::string::npos && msg.find(db) == std::string::npos &&
+      msg.find(temp_dir) == std::string::npos)
+    return msg;
+  std::string why = msg;
+  for (const std::string& prefix : {"-o " + shown_db + ": ", "-o " + db + ": "}) {
+    if (why.starts_with(prefix)) why = why.substr(prefix.size());
+  }
+  // Whatever still names the temporary names it as what it is.
+  for (const std::string& name : {shown_db, db, shown_dir, temp_dir}) {
+    for (size_t at = why.find(name); !name.empty() && at != std::string::npos;
+         at = why.find(name, at)) {
+      why.replace(at, name.size(), "the temporary trace");
+      at += std::string_view("the temporary trace").size();
+    }
+  }
+  const std::string folder = temp_dir.substr(0, temp_dir.rfind('/'));
+  return "'" + tracedb::printable(input) + "': cannot convert it for reading (into a temporary " +
+         "trace in " + tracedb::printable(folder.empty() ? "/" : folder) + ", $TMPDIR): " + why;
 }
 
 }  // namespace
@@ -121,8 +173,25 @@ const char* input_format_name(InputFormat f) {
   return "?";
 }
 
-std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
+std::vector<Input> resolve_inputs(const std::vector<std::string>& paths,
+                                  std::vector<std::string>* notes) {
   std::vector<Input> out;
+  // What was read already, by device and inode: a file given twice is read once.
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  auto add = [&](const Input& in) {
+    struct stat st {};
+    if (::stat(in.path.c_str(), &st) == 0) {
+      const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, in.path);
+      if (!fresh) {
+        if (notes) {
+          notes->push_back("'" + tracedb::printable(in.path) + "' is the same file as '" +
+                           tracedb::printable(it->second) + "': read once");
+        }
+        return;
+      }
+    }
+    out.push_back(in);
+  };
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -134,7 +203,8 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
       std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
         return common::natural_less(a, b);
       });
-      size_t found = 0;
+      std::vector<Input> traces, summaries;
+      size_t outputs = 0;  // c3scope's own outputs: reports and exports
       for (const std::string& f : names) {
         // Leftovers of an interrupted write are not inputs.
         if (f.find(".partial") != std::string::npos ||
@@ -144,16 +214,25 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
         Input in{f};
         std::string why;
         const Sniff s = sniff(f, &in.format, &why, /*strict_json=*/true);
-        if (s == Sniff::trace || s == Sniff::summary) {
-          out.push_back(in);
-          ++found;
-        }
+        if (s == Sniff::trace) traces.push_back(in);
+        if (s == Sniff::summary) summaries.push_back(in);
+        if (s == Sniff::report || s == Sniff::exported) ++outputs;
       }
-      if (found == 0) {
+      // A folder of traces is read for its traces: a summary, report or export written there
+      // (analyze F --summary F/s.json) is c3scope's output about them, not more of them.
+      const std::vector<Input>& read = traces.empty() ? summaries : traces;
+      const size_t skipped = outputs + (traces.empty() ? 0 : summaries.size());
+      if (read.empty()) {
         throw std::invalid_argument("'" + p +
                                     "' is a folder without traces (c3scope, PyTorch profiler "
                                     "or Nsight Systems files) or summaries");
       }
+      if (skipped > 0 && notes) {
+        notes->push_back("'" + tracedb::printable(p) + "': " + std::to_string(skipped) +
+                         " c3scope output(s) in the folder skipped (summaries, reports or "
+                         "exports are not traces; name a summary to read it)");
+      }
+      for (const Input& in : read) add(in);
     } else if (fs::exists(p, ec)) {
       if (const std::string why = tracedb::input_file_problem(p); !why.empty())
         throw std::invalid_argument("'" + tracedb::printable(p) + "' " + why);
@@ -165,12 +244,16 @@ std::vector<Input> resolve_inputs(const std::vector<std::string>& paths) {
         msg += why;
         throw std::invalid_argument(msg);
       }
-      out.push_back(in);
+      add(in);
     } else {
       throw std::invalid_argument("'" + p + "' does not exist");
     }
   }
   return out;
+}
+
+void remove_temporaries_on_signals() {
+  tracedb::install_output_cleanup();
 }
 
 TempDir::TempDir() {
@@ -182,11 +265,15 @@ TempDir::TempDir() {
                              " (set TMPDIR to a writable folder)");
   }
   path_ = tmpl;
+  // A signal (Ctrl-C during a long conversion) removes it too, where the command installed the
+  // cleanup (tracedb::install_output_cleanup: every c3scope command and the GUI do).
+  tracedb::register_temporary(path_, /*folder=*/true);
 }
 
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+  tracedb::forget_temporary(path_);
 }
 
 TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o) {
@@ -228,8 +315,12 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
                      "importing " + name);
         }
       });
-    } catch (const tracedb::ReadError& e) {
-      throw std::runtime_error(e.what());
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(about_input(e.what(), in.path, db, out.temp->path()));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(about_input(e.what(), in.path, db, out.temp->path()));
     }
     if (st.malformed > 0 && out.malformed == 0) out.first_malformed = st.first_malformed;
     out.malformed += st.malformed;
@@ -317,7 +408,20 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
     }
     if (!r.from_cache) r.trace = load_sources(sources, lo);
   } catch (const tracedb::ReadError& e) {
-    throw std::runtime_error(e.what());
+    // A conversion that cannot be read back is named by the file the user gave.
+    std::string msg = e.what();
+    for (size_t i = 0; r.files.temp && i < r.files.files.size(); ++i) {
+      const std::string& tmp = r.files.files[i];
+      if (tmp == r.files.origins[i]) continue;
+      for (const std::string& name : {tracedb::printable(tmp), tmp}) {
+        for (size_t at = msg.find(name); at != std::string::npos; at = msg.find(name, at)) {
+          const std::string shown = tracedb::printable(r.files.origins[i]) + " (converted)";
+          msg.replace(at, name.size(), shown);
+          at += shown.size();
+        }
+      }
+    }
+    throw std::runtime_error(msg);
   }
   // Input events the importers could not use, after the rows the load skipped: the
   // conversions' first, then the files read directly (each group in input order).

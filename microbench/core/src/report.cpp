@@ -304,14 +304,17 @@ void write_db(const std::string& path, const RunInfo& info, const std::vector<Re
   // Written under a temporary name and moved into place when complete: the path holds the whole
   // run or nothing; an existing file only with --force (tracedb/output_file.h).
   tracedb::OutputPath target("--db", path, rules);
+  write_db(target, info, results);
+  target.commit();
+}
+
+void write_db(tracedb::OutputPath& target, const RunInfo& info,
+              const std::vector<Result>& results) {
   tracedb::WriterOptions wo;
   wo.source = "c3bench";
-  {
-    auto w = tracedb::Writer::create(target.temp(), wo);
-    write_tables(*w, info, results);
-    w->close();
-  }
-  target.commit();
+  auto w = tracedb::Writer::create(target.temp(), wo);
+  write_tables(*w, info, results);
+  w->close();
 }
 
 namespace {

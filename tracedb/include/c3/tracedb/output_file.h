@@ -3,8 +3,11 @@
 //   - an output never names one of the command's inputs (compared by device and inode);
 //   - an existing regular file is replaced only with --force, as `nsys --force-overwrite`;
 //   - a folder, a block device or a socket is refused; a character device, a pipe or the
-//     command's standard output is written in place (never renamed over), or refused where the
-//     output must be a database;
+//     command's standard output (also through /dev/stdout, /dev/fd/N or a shell's >(...), links
+//     to a pipe that no path names) is written in place (never renamed over), or refused where
+//     the output must be a database;
+//   - several outputs of one command are one unit (OutputSet): two naming one file are refused,
+//     and none is moved into place unless all are complete;
 //   - bytes go to a short hidden temporary name in the output's folder and are moved into place
 //     only when complete, so a failed or interrupted run leaves nothing half-written, and a
 //     long output name still fits the file system's 255-byte limit;
@@ -13,6 +16,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -52,14 +56,37 @@ std::string printable(std::string_view text);
 // device or socket (opening a FIFO would wait for a writer forever; a device never ends).
 std::string input_file_problem(const std::string& path);
 
+// What OutputFile and OutputPath share: the flag and path the user gave, what is written there
+// and how (OutputSet commits several as one unit).
+class Output {
+ public:
+  virtual ~Output() = default;
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  const std::string& flag() const { return flag_; }
+  const std::string& path() const { return path_; }
+  OutputKind kind() const { return kind_; }
+
+ protected:
+  Output(std::string flag, std::string path) : flag_(std::move(flag)), path_(std::move(path)) {}
+  // Makes the bytes at the temporary (or the device) complete; throws OutputError (the
+  // temporary is removed first).
+  virtual void finish() = 0;
+  // Removes the temporary (and what goes with it).
+  virtual void drop() = 0;
+  void move();  // into place (after finish()); throws OutputError
+  std::string flag_, path_, target_, tmp_;
+  OutputKind kind_ = OutputKind::create;
+  bool committed_ = false;
+  friend class OutputSet;
+};
+
 // An output file (text or binary) written through a temporary.
-class OutputFile {
+class OutputFile : public Output {
  public:
   // Checks the path and opens the temporary (or the device); throws OutputError.
   OutputFile(std::string flag, std::string path, const OutputRules& rules);
-  ~OutputFile();  // an uncommitted temporary is removed
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() override;  // an uncommitted temporary is removed
 
   // Appends bytes. A write error (full disk, a file size limit) is remembered and reported by
   // commit(), so callers need not check every call.
@@ -68,38 +95,73 @@ class OutputFile {
   // Flushes, checks for write errors and moves the file into place; throws OutputError (the
   // temporary is removed first).
   void commit();
-  const std::string& path() const { return path_; }
   // The output is the command's standard output (/dev/stdout, or a name of what it is
   // redirected to): status lines belong on stderr then.
   bool to_stdout() const { return to_stdout_; }
 
  private:
-  std::string flag_, path_, target_, tmp_;
-  OutputKind kind_ = OutputKind::create;
+  void finish() override;
+  void drop() override;
   bool to_stdout_ = false;
+  bool finished_ = false;
   FILE* f_ = nullptr;
   int err_ = 0;  // errno of the first failed write
-  bool committed_ = false;
 };
 
 // A database output: the caller creates the database at temp() and calls commit(), which moves
 // it (and nothing else) into place. The temporary's journal files go with it on failure.
-class OutputPath {
+class OutputPath : public Output {
  public:
   OutputPath(std::string flag, std::string path, OutputRules rules);  // throws OutputError
-  ~OutputPath();
-  OutputPath(const OutputPath&) = delete;
-  OutputPath& operator=(const OutputPath&) = delete;
+  ~OutputPath() override;
 
   const std::string& temp() const { return tmp_; }
   void commit();  // throws OutputError
-  const std::string& path() const { return path_; }
 
  private:
-  std::string flag_, path_, target_, tmp_;
-  OutputKind kind_ = OutputKind::create;
-  bool committed_ = false;
+  void finish() override;
+  void drop() override;
 };
+
+// What a command's outputs are: the flag ("--json") and the path given (empty: not given), and
+// whether it is a database.
+struct OutputSpec {
+  std::string flag, path;
+  bool database = false;
+};
+
+// The outputs of one command, written as one unit: refused together before any work when two
+// flags name the same file (one would silently replace the other), and moved into place only
+// when every one of them is complete; when one fails, every output path is left as it was
+// (an existing file replaced with --force is kept under a hidden link until all are in place,
+// and put back). A device or pipe written in place has received its bytes as they were
+// written and cannot be taken back. Errors: OutputError, the first problem only.
+class OutputSet {
+ public:
+  // Checks that no two outputs name the same file, then opens each (check_output's rules);
+  // throws OutputError. Specs with an empty path are skipped.
+  OutputSet(const std::vector<OutputSpec>& specs, const OutputRules& rules);
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+
+  // The output opened for `flag`, null when that flag named no path.
+  OutputFile* file(std::string_view flag);
+  OutputPath* database(std::string_view flag);
+  // Any output is the command's standard output (its text report then stays off stdout).
+  bool to_stdout() const;
+  // Completes every output, then moves them all into place; on a failure nothing is moved
+  // (what was moved is moved back) and OutputError says the first problem.
+  void commit();
+
+ private:
+  std::vector<std::unique_ptr<Output>> outs_;
+};
+
+// Throws OutputError naming both flags when two of `specs` (empty paths skipped) name the same
+// file: the same device and inode where it exists (through any link or relative path), the
+// same resolved path where it does not yet. A character device (/dev/null) may be named twice.
+void check_distinct(const std::vector<OutputSpec>& specs);
 
 // Whether `path` names the command's standard output (/dev/stdout, or the file or pipe it is
 // redirected to): a command that writes a file there keeps its own messages off stdout.
@@ -112,8 +174,10 @@ bool is_stdout(const std::string& path);
 std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel = nullptr);
 
 // Registers / forgets a temporary path for that cleanup (OutputFile and OutputPath do this; so
-// may other code that writes temporaries, e.g. a conversion's scratch trace).
-void register_temporary(const std::string& path);
+// may other code that writes temporaries, e.g. a conversion's scratch trace). A `folder` (the
+// temporary folder of the conversions that open a PyTorch or Nsight file) is removed with the
+// files in it (one level).
+void register_temporary(const std::string& path, bool folder = false);
 void forget_temporary(const std::string& path);
 
 }  // namespace c3::tracedb

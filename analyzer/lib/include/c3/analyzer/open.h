@@ -53,13 +53,19 @@ struct OpenOptions {
   int64_t cache_min_bytes = int64_t{48} << 20;
 };
 
-// Expands folders (their regular files that are traces or summaries, by content, sorted by
-// name) and detects each file's format by content, not by name. Throws std::invalid_argument
-// naming a path that does not exist, a file that is neither a trace nor a summary (with what it
-// looked like), or a folder holding none.
-std::vector<Input> resolve_inputs(const std::vector<std::string>& paths);
+// Expands folders and detects each file's format by content, not by name. A folder gives its
+// regular files that are traces, sorted by name; c3scope's own outputs there (summaries,
+// reports, Perfetto exports: written next to the traces by an earlier run) are not traces and
+// are skipped, with one note per folder; a folder holding no trace gives its summaries (a
+// folder of summaries). A file given twice (by two names, through a link, or inside a folder
+// also given) is read once, with a note. `notes` (when given) gets those one-line notes.
+// Throws std::invalid_argument naming a path that does not exist, a file that is neither a
+// trace nor a summary (with what it looked like), or a folder holding none.
+std::vector<Input> resolve_inputs(const std::vector<std::string>& paths,
+                                  std::vector<std::string>* notes = nullptr);
 
-// A folder of temporary conversions, removed with its last owner.
+// A folder of temporary conversions, removed with its last owner, and by a signal where
+// tracedb::install_output_cleanup() is installed (registered as a temporary).
 class TempDir {
  public:
   TempDir();  // throws std::runtime_error when no temporary folder can be made
@@ -71,6 +77,11 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Makes SIGINT, SIGTERM and SIGHUP remove the temporary conversions (and every other registered
+// temporary) before the process dies of the signal (tracedb::install_output_cleanup): for
+// programs that open traces without writing outputs of their own (the GUI).
+void remove_temporaries_on_signals();
 
 // c3scope trace databases for inputs: each c3scope trace as it is, each PyTorch or Nsight file
 // converted (importer) into `temp`. Summaries are refused (std::invalid_argument: they hold no

@@ -73,5 +73,8 @@ AppendResult append_to_trace(const RunInfo& info, const std::vector<Result>& res
 // tracedb::OutputError.
 void write_db(const std::string& path, const RunInfo& info, const std::vector<Result>& results,
               const tracedb::OutputRules& rules = {});
+// Writes the run into an output opened before the work (its temporary); the caller commits it
+// (with the command's other outputs: tracedb::OutputSet). Throws tracedb::WriteError.
+void write_db(tracedb::OutputPath& target, const RunInfo& info, const std::vector<Result>& results);
 
 }  // namespace c3::bench
