@@ -54,7 +54,9 @@ Format detect(const std::string& path, std::string* why) {
     return Format::kineto;  // gzip: Kineto traces are saved as .json.gz
   }
   if (n == 16 && std::memcmp(head, "SQLite format 3", 16) == 0) return Format::nsys;
-  for (std::streamsize i = 0; i < n; ++i) {
+  // JSON may start with a UTF-8 byte order mark (editors on Windows write one).
+  const std::streamsize from = n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  for (std::streamsize i = from; i < n; ++i) {
     const char c = head[i];
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     if (c == '{') return Format::kineto;

@@ -464,6 +464,8 @@ bool JsonStream::run(const std::string& array_key,
     *error = why + " at byte " + std::to_string(bytes_read());
     return false;
   };
+  // A UTF-8 byte order mark before the JSON is skipped, as JSON parsers may (RFC 8259, 8.1).
+  if (need(3) && buf_.compare(pos_, 3, "\xEF\xBB\xBF") == 0) pos_ += 3;
   if (!skip_ws()) return fail("empty input");
   if (buf_[pos_] != '{') return fail("not a JSON object");
   ++pos_;
