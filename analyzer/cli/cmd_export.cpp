@@ -97,6 +97,12 @@ Action add_export(CLI::App& app) {
       said << "wrote " << *out << ": " << tf.files.size() << " trace(s), " << st.gpu_events
            << " GPU events, " << st.cpu_events << " host events, " << st.flows
            << " flow arrows (open it in ui.perfetto.dev)\n";
+      if (st.cpu_ops_not_kept > 0) {
+        said << "note: " << st.cpu_ops_not_kept
+             << " PyTorch CPU op(s) (cpu_op, python_function) are not in the export: c3scope's "
+                "trace has no table for CPU ops, so the import dropped them (user annotations, "
+                "ProfilerStep#N ranges and CUDA API calls are kept)\n";
+      }
     } catch (const std::exception& e) {
       error_line("export: " + named(e.what()));
       return kExitUsage;

@@ -77,14 +77,28 @@ Action add_import(CLI::App& app) {
     if (st.rounded) std::cout << "timestamps rounded to whole microseconds (--hta-rounding)\n";
     if (!st.salvaged.empty()) std::cout << "warning: --salvage: " << st.salvaged << "\n";
     if (st.malformed > 0) {
+      // Each event once: under its reason (import_malformed_<reason>), or as a row rejected
+      // for its times (import_rejected_<table>, below).
+      std::string by;
+      for (const auto& [reason, n] : st.malformed_by)
+        by += (by.empty() ? "" : ", ") + std::to_string(n) + " " + reason;
+      int64_t rejected = 0;
+      for (const auto& [table, n] : st.rejected) rejected += n;
+      if (rejected > 0)
+        by += (by.empty() ? "" : ", ") + std::to_string(rejected) + " with impossible times";
       std::cout << "warning: " << st.malformed
-                << " malformed event(s) skipped (counted in stats as "
-                << "import_malformed); the first: " << st.first_malformed << "\n";
+                << " malformed event(s) skipped (stats import_malformed): " << by
+                << "; the first: " << st.first_malformed << "\n";
     }
     for (const auto& [table, n] : st.rejected) {
-      std::cout << "warning: " << n << " " << table
+      std::cout << "warning: of those, " << n << " " << table
                 << " row(s) with impossible times rejected (stats import_rejected_" << table
                 << "); the first: " << st.first_rejected.at(table) << "\n";
+    }
+    if (st.cpu_ops_not_kept > 0) {
+      std::cout << "note: " << st.cpu_ops_not_kept
+                << " PyTorch CPU op(s) (cpu_op, python_function) not kept: the trace has no table "
+                   "for them (stats import_cpu_ops_not_kept)\n";
     }
     return kExitOk;
   };

@@ -1,10 +1,13 @@
 // c3scope info: what a trace holds: processes, devices, rows per table, time span, drops and
 // warnings.
+#include <climits>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "c3/analyzer/open.h"
+#include "c3/analyzer/report.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/schema.h"
@@ -125,9 +128,20 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
   }
   auto stats = r.query("SELECT name, value, detail FROM stats ORDER BY name");
   std::ostringstream counters;
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   while (stats.step()) {
     const std::string name = tx(stats.text(0));
     const int64_t v = stats.i64(1);
+    if (name.starts_with("import_cpu_collectives_")) {  // their own line, as analyze says it
+      const std::string d = stats.opt_text(2).value_or("");
+      const size_t colon = d.find(':');
+      if (colon != std::string::npos && d.size() <= 129 && v > 0) {
+        int64_t& n = cpu_collectives[{tracedb::printable(d.substr(0, colon)),
+                                      tracedb::printable(d.substr(colon + 1))}];
+        if (__builtin_add_overflow(n, v, &n)) n = INT64_MAX;
+      }
+      continue;
+    }
     if (name == "cupti_status") {
       out << "  CUPTI: " << (v ? "recording" : "not recording");
       const auto d = stats.opt_text(2);
@@ -157,6 +171,8 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
     }
   }
   if (!counters.str().empty()) out << "  counters:" << counters.str() << "\n";
+  for (const auto& line : analyzer::cpu_collective_lines(cpu_collectives))
+    out << "  " << line << "\n";
   for (const auto& w : warnings) out << "  warning: " << w << "\n";
 }
 

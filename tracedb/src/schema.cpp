@@ -146,10 +146,22 @@ const CounterDesc kCounters[] = {
     {"import_malformed",
      "Imported traces: events that could not be used (bad JSON, a missing field); detail is the "
      "first, with its position"},
+    {"import_malformed_<reason>",
+     "Imported traces: the malformed events that are not rejected rows, per reason (not_json, "
+     "not_object, no_ph, no_cat, no_ts, no_dur, times, cut), each event under one; detail is "
+     "the first"},
     {"import_rejected_<table>",
      "Imported traces: rows of <table> (kernel, memcpy, memset, api_call, nvtx_range, ...) "
      "rejected for impossible times (a start before 0, an end before the start, a time past 2^62 "
-     "ns); detail is the first, naming the file and the record"},
+     "ns), counted in import_malformed too; detail is the first, naming the file and the record"},
+    {"import_cpu_ops_not_kept",
+     "Imported PyTorch traces: CPU ops (cpu_op and python_function events, but ProfilerStep#N, "
+     "kept as ranges) that no table holds, so analyze, the GUI and export do not show them"},
+    {"import_cpu_collectives_<backend>_<op>",
+     "Imported PyTorch traces: collectives of a process group that runs them on host threads "
+     "(gloo, mpi, ucc: the <backend>:<op> annotation of each call; without one, the "
+     "record_param_comms ops of a process with no NCCL collective, backend 'unnamed'); detail is "
+     "'<backend>:<op>'. Seen, not analysed: the metrics cover GPU collectives (NCCL kernels)"},
     {"import_salvaged",
      "Imported traces, import --salvage: 1 when a damaged or truncated gzip was cut at the "
      "damage; detail says where and how much was kept"},

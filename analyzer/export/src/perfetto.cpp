@@ -468,6 +468,15 @@ void Emitter::nvtx() {
   }
 }
 
+// What the import of a PyTorch trace left out: its CPU ops (no table holds them).
+int64_t cpu_ops_not_kept(const tracedb::Reader& r) {
+  if (!r.has_table("stats")) return 0;
+  auto q = r.query(
+      "SELECT IFNULL(MAX(value), 0) FROM stats WHERE name = 'import_cpu_ops_not_kept' AND value > "
+      "0");
+  return q.step() ? q.i64(0) : 0;
+}
+
 }  // namespace
 
 ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) {
@@ -490,6 +499,8 @@ ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::Out
     const Flows flows = collect_flows(*r);
     const Tracks tracks = collect_tracks(*r, base, pids);
     Emitter(*r, in, names, tracks, flows, o, st).all();
+    st.cpu_ops_not_kept = wrap(static_cast<uint64_t>(st.cpu_ops_not_kept) +
+                               static_cast<uint64_t>(cpu_ops_not_kept(*r)));
     base += tracks.rows + 1;
   }
   o.raw("\n]}\n");

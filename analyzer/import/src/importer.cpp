@@ -54,7 +54,9 @@ Format detect(const std::string& path, std::string* why) {
     return Format::kineto;  // gzip: Kineto traces are saved as .json.gz
   }
   if (n == 16 && std::memcmp(head, "SQLite format 3", 16) == 0) return Format::nsys;
-  for (std::streamsize i = 0; i < n; ++i) {
+  // JSON may start with a UTF-8 byte order mark (editors on Windows write one).
+  const std::streamsize from = n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  for (std::streamsize i = from; i < n; ++i) {
     const char c = head[i];
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     if (c == '{') return Format::kineto;
@@ -78,15 +80,26 @@ void Stats::add(const Stats& o) {
   rounded = rounded || o.rounded;
   if (malformed == 0 && o.malformed > 0) first_malformed = o.first_malformed;
   malformed += o.malformed;
+  for (const auto& [reason, n] : o.malformed_by) {
+    if (malformed_by[reason] == 0) first_malformed_by[reason] = o.first_malformed_by.at(reason);
+    malformed_by[reason] += n;
+  }
   for (const auto& [table, n] : o.rejected) {
     if (rejected[table] == 0) first_rejected[table] = o.first_rejected.at(table);
     rejected[table] += n;
   }
+  cpu_ops_not_kept += o.cpu_ops_not_kept;
+  for (const auto& [key, n] : o.cpu_collectives) cpu_collectives[key] += n;
   if (!o.salvaged.empty()) salvaged += (salvaged.empty() ? "" : "; ") + o.salvaged;
 }
 
 void Stats::bad(const std::string& where) {
   if (malformed++ == 0) first_malformed = where;
+}
+
+void Stats::bad(const std::string& reason, const std::string& where) {
+  bad(where);
+  if (malformed_by[reason]++ == 0) first_malformed_by[reason] = where;
 }
 
 void Stats::reject(const std::string& table, const std::string& where) {
@@ -152,8 +165,21 @@ Stats import_files(const std::vector<std::string>& inputs, const std::string& ou
     w->set_stat(std::nullopt, "import_events", total.events);
     w->set_stat(std::nullopt, "import_malformed", total.malformed,
                 total.malformed ? std::optional<std::string>(total.first_malformed) : std::nullopt);
+    for (const auto& [reason, n] : total.malformed_by) {
+      w->set_stat(std::nullopt, "import_malformed_" + reason, n,
+                  total.first_malformed_by.at(reason));
+    }
     for (const auto& [table, n] : total.rejected)
       w->set_stat(std::nullopt, "import_rejected_" + table, n, total.first_rejected.at(table));
+    if (total.cpu_ops_not_kept > 0) {
+      w->set_stat(std::nullopt, "import_cpu_ops_not_kept", total.cpu_ops_not_kept,
+                  std::string("PyTorch cpu_op and python_function events: the trace has no table "
+                              "for CPU ops"));
+    }
+    for (const auto& [key, n] : total.cpu_collectives) {
+      w->set_stat(std::nullopt, "import_cpu_collectives_" + key.first + "_" + key.second, n,
+                  key.first + ":" + key.second);
+    }
     if (!total.salvaged.empty()) w->set_stat(std::nullopt, "import_salvaged", 1, total.salvaged);
     try {
       w->close();

@@ -1,6 +1,9 @@
 #include "json_stream.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -100,22 +103,34 @@ size_t find_structural(const char* b, size_t i, size_t n) {
 }
 }  // namespace
 
+// zlib's inflate state and the input read ahead of it.
+struct JsonStream::Inflate {
+  z_stream z{};
+  bool ready = false;     // inflateInit2 done
+  bool started = false;   // the first bytes were read (gzip or plain is known)
+  bool in_member = true;  // inside a gzip member; false after one ended
+  bool eof = false;
+  std::string in = std::string(size_t{64} << 10, '\0');
+  ~Inflate() {
+    if (ready) inflateEnd(&z);
+  }
+};
+
 JsonStream::JsonStream(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     throw std::invalid_argument("'" + path + "': " + std::strerror(errno));
   }
   file_size_ = static_cast<int64_t>(st.st_size);
-  gz_ = gzopen(path.c_str(), "rb");
-  if (gz_ == nullptr) throw std::invalid_argument("'" + path + "': cannot open");
-  // 32 KiB: reads of kPiece (twice that) then inflate straight into the chunk; a larger buffer
-  // would have zlib inflate ahead into its own, and lose all of that at a damaged stream.
-  gzbuffer(gz_, 32 * 1024);
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw std::invalid_argument("'" + path + "': cannot open: " + std::strerror(errno));
   path_ = path;
   try {
+    z_ = new Inflate;
     reader_ = std::thread([this] { read_ahead(); });
   } catch (...) {  // no thread: nothing to read with (the destructor does not run)
-    gzclose(gz_);
+    delete z_;
+    ::close(fd_);
     throw;
   }
 }
@@ -127,19 +142,93 @@ JsonStream::~JsonStream() {
   }
   room_.notify_all();
   if (reader_.joinable()) reader_.join();
-  if (gz_) gzclose(gz_);
+  delete z_;
+  if (fd_ >= 0) ::close(fd_);
 }
 
 int64_t JsonStream::compressed_read() const {
   return compressed_read_.load(std::memory_order_relaxed);
 }
 
+// The input is read in pieces of Inflate::in's size and inflated straight into the chunk, so
+// every byte inflated before damage is handed out: a damaged trailer (a wrong CRC or length after
+// data that inflated whole) loses nothing, damaged deflate data only what follows it. (gzread()
+// returned nothing of a read that ended at damage: --salvage lost up to one read's worth.)
+bool JsonStream::read_more(std::string& chunk, size_t& have, std::string& damage) {
+  Inflate& s = *z_;
+  z_stream& z = s.z;
+  for (;;) {
+    if (z.avail_in == 0 && !s.eof) {
+      ssize_t n = 0;
+      do {
+        n = ::read(fd_, s.in.data(), s.in.size());
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) {
+        damage = std::strerror(errno);
+        return false;
+      }
+      if (n == 0) s.eof = true;
+      file_read_ += n;
+      z.next_in = reinterpret_cast<Bytef*>(s.in.data());
+      z.avail_in = static_cast<uInt>(n);
+      if (!s.started && n > 0) {
+        s.started = true;
+        gzip_ = n >= 2 && static_cast<unsigned char>(s.in[0]) == 0x1f &&
+                static_cast<unsigned char>(s.in[1]) == 0x8b;
+        if (gzip_) {
+          if (inflateInit2(&z, 15 + 16) != Z_OK) {
+            damage = "out of memory";
+            return false;
+          }
+          s.ready = true;
+        }
+      }
+    }
+    if (!gzip_) {  // plain text: copied as it is
+      if (z.avail_in == 0) return false;
+      const size_t n = std::min(static_cast<size_t>(z.avail_in), chunk.size() - have);
+      std::memcpy(chunk.data() + have, z.next_in, n);
+      have += n;
+      z.next_in += n;
+      z.avail_in -= static_cast<uInt>(n);
+      return true;
+    }
+    if (!s.in_member) {
+      // Another gzip member may follow (zcat reads them all); anything else after the stream
+      // is ignored, as gzip does.
+      if (z.avail_in == 0) {
+        if (s.eof) return false;
+        continue;
+      }
+      if (*z.next_in != 0x1f) return false;
+      inflateReset(&z);
+      s.in_member = true;
+    }
+    if (z.avail_in == 0 && s.eof) {
+      damage = "the compressed stream ends early (truncated)";
+      return false;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(chunk.data() + have);
+    z.avail_out = static_cast<uInt>(chunk.size() - have);
+    const int rc = inflate(&z, Z_NO_FLUSH);
+    have = chunk.size() - z.avail_out;
+    if (rc == Z_STREAM_END) {
+      s.in_member = false;
+      return true;
+    }
+    if (rc == Z_OK) return true;
+    if (rc == Z_BUF_ERROR) continue;  // no progress without more input
+    const std::string msg = z.msg != nullptr ? z.msg : "compressed data error";
+    damage = rc == Z_MEM_ERROR ? "out of memory" : msg;
+    // inflate checks the trailer once every byte of the member was inflated and handed out.
+    trailer_only_ =
+        rc == Z_DATA_ERROR && (msg == "incorrect data check" || msg == "incorrect length check");
+    return false;
+  }
+}
+
 void JsonStream::read_ahead() {
   constexpr size_t kAhead = 4;
-  // gzread() returns nothing of a call that ends in a damaged stream (a bad CRC or length in the
-  // trailer, corrupt deflate data), so a chunk is filled by small reads: at most one of them is
-  // lost at the damage, which --salvage can then keep everything before.
-  constexpr size_t kPiece = size_t{64} << 10;
   for (;;) {
     std::string chunk;
     size_t have = 0;
@@ -148,34 +237,21 @@ void JsonStream::read_ahead() {
     try {
       chunk.resize(kChunk);
       while (have < kChunk) {
-        const int n = gzread(gz_, chunk.data() + have,
-                             static_cast<unsigned>(std::min(kPiece, kChunk - have)));
-        if (n > 0) {
-          have += static_cast<size_t>(n);
-          continue;
+        if (!read_more(chunk, have, damage)) {
+          end = true;
+          break;
         }
-        end = true;
-        int code = Z_OK;
-        const char* msg = gzerror(gz_, &code);
-        // A stream cut short ends in Z_BUF_ERROR ("unexpected end of file") with no -1.
-        if (n < 0 || code == Z_BUF_ERROR || code == Z_DATA_ERROR || code == Z_ERRNO) {
-          damage = code == Z_ERRNO ? std::string(std::strerror(errno))
-                                   : std::string(msg != nullptr ? msg : "unknown zlib error");
-          // zlib's message starts with the path, which the caller's message names already.
-          if (damage.starts_with(path_ + ": ")) damage.erase(0, path_.size() + 2);
-          if (code == Z_BUF_ERROR) damage = "the compressed stream ends early (truncated)";
-        }
-        break;
       }
     } catch (...) {  // no memory for a chunk: the input ends here, as at a read error
       end = true;
       damage = "out of memory";
     }
-    compressed_read_.store(static_cast<int64_t>(gzoffset(gz_)), std::memory_order_relaxed);
+    const int64_t offset = file_read_ - static_cast<int64_t>(z_->z.avail_in);
+    compressed_read_.store(offset, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mu_);
     if (!damage.empty()) {
       input_error_ = damage;
-      input_error_at_ = static_cast<int64_t>(gzoffset(gz_));
+      input_error_at_ = offset;
     }
     if (have > 0) {
       chunk.resize(have);
@@ -186,6 +262,7 @@ void JsonStream::read_ahead() {
       } catch (...) {  // no memory for the queue: the input ends here, as at a read error
         end = true;
         if (input_error_.empty()) input_error_ = "out of memory";
+        trailer_only_ = false;
       }
     }
     if (end) {
@@ -387,6 +464,8 @@ bool JsonStream::run(const std::string& array_key,
     *error = why + " at byte " + std::to_string(bytes_read());
     return false;
   };
+  // A UTF-8 byte order mark before the JSON is skipped, as JSON parsers may (RFC 8259, 8.1).
+  if (need(3) && buf_.compare(pos_, 3, "\xEF\xBB\xBF") == 0) pos_ += 3;
   if (!skip_ws()) return fail("empty input");
   if (buf_[pos_] != '{') return fail("not a JSON object");
   ++pos_;

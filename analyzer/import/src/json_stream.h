@@ -1,13 +1,11 @@
 // A streaming splitter for one large JSON object whose big member is an array of small objects
 // (Chrome trace format: {"traceEvents": [ {...}, {...} ], "deviceProperties": [...], ...}).
-// It reads the input in chunks (gzip or plain, through zlib, decompressed on a thread of its own
-// a few chunks ahead of the parse) and hands out each top-level
+// It reads the input in chunks (gzip or plain; gzip through zlib's inflate, decompressed on a
+// thread of its own a few chunks ahead of the parse) and hands out each top-level
 // member's value text, and each element of the streamed array separately, so memory stays
 // bounded by one element plus one chunk, whatever the file's size. Values are parsed by the
 // caller (simdjson), in place: kPadding readable bytes follow each element in the buffer.
 #pragma once
-
-#include <zlib.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -47,8 +45,12 @@ class JsonStream {
   // Why the input stopped before its end ("" when it did not): a damaged or truncated gzip
   // stream, a read error. Sets *compressed_offset to the compressed byte where it was found.
   // Call once run() returned: it first reads what is left of the input (so a gzip trailer
-  // after the end of the JSON is checked too) and drops it.
+  // after the end of the JSON is checked too) and drops it. Every byte inflated before the
+  // damage was handed out.
   std::string input_error(int64_t* compressed_offset = nullptr);
+  // After input_error(): the damage is in a gzip trailer only (its CRC or length is wrong) and
+  // the compressed data before it inflated completely.
+  bool trailer_only() const { return trailer_only_; }
 
  private:
   bool fill();                    // appends a chunk; false at end of input
@@ -61,8 +63,15 @@ class JsonStream {
   void compact();
 
   void read_ahead();  // the decompressing thread
+  // Fills `chunk` from `have` with the next bytes of the input (inflated for gzip). Returns
+  // false at the end of the input, with `damage` set when it ended at damage.
+  bool read_more(std::string& chunk, size_t& have, std::string& damage);
 
-  gzFile gz_ = nullptr;
+  int fd_ = -1;
+  bool gzip_ = false;
+  struct Inflate;  // zlib's stream state (json_stream.cpp)
+  Inflate* z_ = nullptr;
+  int64_t file_read_ = 0;  // bytes read from the file
   std::string path_;
   int64_t file_size_ = 0;
   // Chunks decompressed ahead (at most kAhead), handed from the reading thread to fill().
@@ -72,6 +81,7 @@ class JsonStream {
   bool input_done_ = false, stop_ = false;
   std::string input_error_;  // under mu_
   int64_t input_error_at_ = 0;
+  bool trailer_only_ = false;  // under mu_ until input_done_
   std::atomic<int64_t> compressed_read_{0};
   std::thread reader_;
   std::string buf_;

@@ -23,23 +23,33 @@ void check_input(JsonStream& js, bool whole, const std::string& error, const std
   int64_t damage_at = 0;
   if (const std::string damage = js.input_error(&damage_at); !damage.empty()) {
     // A damaged compressed stream drops what follows the damage: an error unless --salvage, and
-    // then a warning saying how much was kept.
+    // then a warning saying how much was kept. Data that inflated to its end but does not match
+    // the trailer's CRC or length loses nothing (a damaged trailer, or damaged data that still
+    // inflates, whose unreadable events are counted): the same, and said so.
+    const bool trailer = js.trailer_only() && whole;
     const std::string what = "'" + path + "': damaged compressed data at byte " +
                              std::to_string(damage_at) + " of " +
-                             std::to_string(js.compressed_size()) + ": " + damage;
+                             std::to_string(js.compressed_size()) + ": " + damage +
+                             (trailer ? " (the data inflated to its end but does not match "
+                                        "the CRC or length in the gzip trailer: the trailer or "
+                                        "the data is damaged)"
+                                      : "");
     if (!options.salvage) {
-      throw std::invalid_argument(what +
-                                  "; nothing imported ('gzip -t' checks it; --salvage "
-                                  "keeps the events before the damage)");
+      throw std::invalid_argument(
+          what + "; nothing imported ('gzip -t' checks it; --salvage keeps " +
+          (trailer ? "every event, counting those the damage made unreadable"
+                   : "the events before the damage") +
+          ")");
     }
-    st.salvaged = what + "; kept " + std::to_string(parser.index() + 1) + " events (" +
-                  std::to_string(js.bytes_read()) + " bytes of JSON) before it";
-    if (!whole) parser.bad(js.bytes_read(), "the data ends at the damage (" + error + ")");
+    const std::string events = std::to_string(parser.index() + 1) + " events (" +
+                               std::to_string(js.bytes_read()) + " bytes of JSON)";
+    st.salvaged = what + (trailer ? "; kept all " + events : "; kept " + events + " before it");
+    if (!whole) parser.cut(js.bytes_read(), "the data ends at the damage (" + error + ")");
   } else if (!whole) {
     if (parser.index() < 0)
       throw std::invalid_argument("'" + path + "' is not a Chrome-trace JSON object: " + error);
     // A truncated file: keep what was read, and say so.
-    parser.bad(js.bytes_read(), "the file ends early (" + error + ")");
+    parser.cut(js.bytes_read(), "the file ends early (" + error + ")");
   }
   if (!js.array_seen()) {
     throw std::invalid_argument("'" + path + "' has no traceEvents: not a PyTorch profiler trace");

@@ -110,6 +110,26 @@ void round_like_hta(int64_t& s, int64_t& e) {
   e = std::max(s2, e2);
 }
 
+// A name fit to be part of a counter's name: letters, digits and '_', 1 to 64 of them (the ops
+// of c10d: all_reduce, broadcast, _allgather_base, ...); a hostile name is not counted as one.
+// Distinct ops counted per process; more (a hostile file naming millions) count as "other".
+constexpr size_t kMaxOps = 64;
+
+template <class Map, class Key>
+void count_op(Map& m, Key key, Key other) {
+  auto it = m.find(key);
+  if (it == m.end() && m.size() >= kMaxOps) it = m.try_emplace(std::move(other), 0).first;
+  if (it == m.end()) it = m.try_emplace(std::move(key), 0).first;
+  ++it->second;
+}
+
+bool op_word(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
 }  // namespace
 
 std::string Parser::where(int64_t at, const std::string& why) const {
@@ -117,8 +137,15 @@ std::string Parser::where(int64_t at, const std::string& why) const {
          why;
 }
 
-void Parser::bad(int64_t at, const std::string& why) {
-  st_.bad(where(at, why));
+void Parser::bad(int64_t at, const char* reason, const std::string& why) {
+  st_.bad(reason, where(at, why));
+}
+
+void Parser::cut(int64_t at, const std::string& why) {
+  // The event the input ends in: counted as an event read, and as unusable.
+  ++index_;
+  ++st_.events;
+  bad(at, "cut", why);
 }
 
 void Parser::member(std::string_view key, std::string_view value) {
@@ -183,13 +210,25 @@ void Parser::event(std::string_view text, int64_t at) {
   const simdjson::padded_string_view view(text.data(), text.size(),
                                           text.size() + JsonStream::kPadding);
   if (const char* why = read_event(events_, view, &e); why != nullptr) {
-    bad(at, why);
+    bad(at, is(why, "not an object") ? "not_object" : "not_json", why);
+    return;
+  }
+  // Every event has a phase; without one (a {} event, or a ph that is not a string) it cannot
+  // be read as anything, and is counted rather than passed over.
+  if (e.ph.empty()) {
+    bad(at, "no_ph", "an event without a string ph");
     return;
   }
   if (!is(e.ph, "X")) return;  // metadata, flows, instants: nothing the tables hold
+  if (e.cat.empty()) {
+    bad(at, "no_cat", "an 'X' event without a string cat");
+    return;
+  }
   const auto [kind, table] = classify(e.cat, e.name);
   int64_t start = 0, end = 0;
   if (!times(e, table, at, &start, &end)) return;
+  if (kind == Kind::range || kind == Kind::cpu) cpu_collective(e);
+  if (kind == Kind::cpu) ++st_.cpu_ops_not_kept;
   int64_t pid = 0, tid = 0;
   e.pid.integer(&pid);
   e.tid.integer(&tid);
@@ -245,16 +284,16 @@ bool Parser::times(const Event& e, const char* table, int64_t at, int64_t* start
     if (table != nullptr) {
       st_.reject(table, where(at, reason));
     } else {
-      bad(at, reason);
+      bad(at, "times", reason);
     }
     return false;
   };
   if (!e.ts.is_number()) {
-    bad(at, "'X' event without a numeric ts");
+    bad(at, "no_ts", "'X' event without a numeric ts");
     return false;
   }
   if (!e.dur.is_number()) {
-    bad(at, "'X' event without a numeric dur");
+    bad(at, "no_dur", "'X' event without a numeric dur");
     return false;
   }
   int64_t dur = 0;
@@ -325,7 +364,33 @@ void Parser::range(const Event& e, int64_t tid, int64_t start, int64_t end) {
   ++st_.ranges;
 }
 
+// A process group whose collectives run on host threads names its ops "<backend>:<op>" in the
+// user annotation of each call (gloo:all_reduce, mpi:broadcast, ...): counted per (backend, op).
+// The record_param_comms op of each call names the collective too ("Collective name") but not
+// the backend: counted aside, and used in finish() only when nothing else names them.
+void Parser::cpu_collective(const Event& e) {
+  const size_t colon = e.name.find(':');
+  if (colon != std::string_view::npos && colon + 1 < e.name.size()) {
+    const std::string_view backend = e.name.substr(0, colon), op = e.name.substr(colon + 1);
+    if (is(backend, "nccl")) {
+      nccl_annotations_ = true;
+    } else if ((is(backend, "gloo") || is(backend, "mpi") || is(backend, "ucc")) && op_word(op)) {
+      count_op(st_.cpu_collectives, std::pair{std::string(backend), std::string(op)},
+               std::pair{std::string(backend), std::string("other")});
+      return;
+    }
+  }
+  if (is(e.cat, "cpu_op") && is(e.name, "record_param_comms") && e.has_args &&
+      op_word(e.args.collective_name))
+    count_op(param_comms_, std::string(e.args.collective_name), std::string("other"));
+}
+
 void Parser::finish() {
+  // Collectives that no annotation names the backend of, in a process that ran no NCCL
+  // collective: CPU-side too, of a backend the trace does not say.
+  if (st_.cpu_collectives.empty() && p_.colls.empty() && !nccl_annotations_) {
+    for (const auto& [op, n] : param_comms_) st_.cpu_collectives[{"unnamed", op}] += n;
+  }
   if (options_.hta_rounding && p_.fractional) {
     for (auto& k : p_.kernels) round_like_hta(k.start_ns, k.end_ns);
     for (auto& m : p_.memcpys) round_like_hta(m.start_ns, m.end_ns);

@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,8 +100,10 @@ class Parser {
   // One element of traceEvents, at byte `at` of the JSON, with JsonStream::kPadding readable
   // bytes after it.
   void event(std::string_view text, int64_t at);
-  // Counts the current event as unusable.
-  void bad(int64_t at, const std::string& why);
+  // Counts the current event as unusable, under `reason` (Stats::malformed_by).
+  void bad(int64_t at, const char* reason, const std::string& why);
+  // Counts the event the input ends in (cut by the end of the file or damage) as unusable.
+  void cut(int64_t at, const std::string& why);
   int64_t index() const { return index_; }  // of the current event; -1 before the first
 
   // Once every event is read: HTA's rounding (when asked for and needed), and each NCCL kernel
@@ -119,6 +122,8 @@ class Parser {
   void api_call(const Event& e, int64_t tid, int64_t start, int64_t end);
   void range(const Event& e, int64_t tid, int64_t start, int64_t end);
   void link_collectives();
+  // Counts a CPU-side collective (Stats::cpu_collectives) when the range or CPU op is one.
+  void cpu_collective(const Event& e);
 
   const std::string& path_;
   const Options& options_;
@@ -127,6 +132,9 @@ class Parser {
   simdjson::dom::parser members_;
   simdjson::ondemand::parser events_;
   int64_t index_ = -1;
+  // record_param_comms ops per collective name; whether any nccl:<op> annotation was seen.
+  std::map<std::string, int64_t> param_comms_;
+  bool nccl_annotations_ = false;
 };
 
 }  // namespace c3::importer::kineto

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -155,6 +156,36 @@ std::string about_input(const std::string& msg, const std::string& input, const 
   const std::string folder = temp_dir.substr(0, temp_dir.rfind('/'));
   return "'" + tracedb::printable(input) + "': cannot convert it for reading (into a temporary " +
          "trace in " + tracedb::printable(folder.empty() ? "/" : folder) + ", $TMPDIR): " + why;
+}
+
+// A backend or op name as the importer counts them (letters, digits, '_'; 1 to 64): anything
+// else in a file's stats is not one of its counts.
+bool op_word(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+void add_cpu_collective(Trace& t, const std::string& backend, const std::string& op, int64_t n) {
+  if (!op_word(backend) || !op_word(op) || n <= 0) return;
+  int64_t& v = t.cpu_collectives[{backend, op}];
+  if (__builtin_add_overflow(v, n, &v)) v = INT64_MAX;
+}
+
+// The CPU-side collectives an import counted in a trace's stats (import_cpu_collectives_*,
+// detail "backend:op").
+void add_cpu_collectives(Trace& t, const std::string& db) {
+  auto r = tracedb::Reader::open(db);
+  if (!r->has_table("stats")) return;
+  auto q = r->query(
+      "SELECT IFNULL(detail, ''), value FROM stats WHERE name LIKE "
+      "'import\\_cpu\\_collectives\\_%' ESCAPE '\\'");
+  while (q.step()) {
+    const std::string d = q.text(0);
+    const size_t colon = d.find(':');
+    if (colon != std::string::npos)
+      add_cpu_collective(t, d.substr(0, colon), d.substr(colon + 1), q.i64(1));
+  }
 }
 
 }  // namespace
@@ -432,6 +463,16 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
   };
   add_malformed(r.files.malformed, r.files.first_malformed);
   for (const auto& st : direct_stats) add_malformed(st.malformed, st.first_malformed);
+  // CPU-side collectives the PyTorch traces name (not analysed: the report says so).
+  try {
+    for (const auto& f : r.files.files) add_cpu_collectives(r.trace, f);
+  } catch (const tracedb::ReadError& e) {
+    throw std::runtime_error(e.what());
+  }
+  for (const auto& st : direct_stats) {
+    for (const auto& [key, n] : st.cpu_collectives)
+      add_cpu_collective(r.trace, key.first, key.second, n);
+  }
   std::map<std::string, std::string> origin;
   for (size_t i = 0; i < r.files.files.size(); ++i) origin[r.files.files[i]] = r.files.origins[i];
   r.process_db.reserve(r.trace.processes.size());

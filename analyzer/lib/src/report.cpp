@@ -426,6 +426,8 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                  "no GPU activity: the trace(s) hold no kernels, copies or sets (a CPU-only "
                  "profile?), so compute, communication and overlap below are 0\n");
   }
+  for (const std::string& line : cpu_collective_lines(r.cpu_collectives))
+    std::fprintf(out, "%s\n", line.c_str());
   if (!r.ranges.empty() || r.matching_ranges > 0) {
     std::fprintf(out,
                  "restricted to %" PRId64
@@ -502,6 +504,30 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
   }
 }
 
+std::vector<std::string> cpu_collective_lines(
+    const std::map<std::pair<std::string, std::string>, int64_t>& seen) {
+  std::vector<std::string> lines;
+  std::string backend, ops;
+  auto flush = [&] {
+    if (!backend.empty()) {
+      lines.push_back(
+          "CPU-side collectives (" +
+          (backend == "unnamed" ? std::string("backend not named in the trace") : backend) +
+          "): " + ops + " seen; not analysed: c3scope analyses GPU collectives (NCCL kernels)");
+    }
+  };
+  for (const auto& [key, n] : seen) {
+    if (key.first != backend) {
+      flush();
+      backend = key.first;
+      ops.clear();
+    }
+    ops += (ops.empty() ? "" : ", ") + std::to_string(n) + " " + key.second;
+  }
+  flush();
+  return lines;
+}
+
 std::string to_json(const Report& r) {
   nlohmann::json j;
   j["schema"] = "c3scope-analyze/1";
@@ -512,6 +538,14 @@ std::string to_json(const Report& r) {
                  {"memcpy", r.memcpys},
                  {"memset", r.memsets},
                  {"skipped_rows", r.skipped}};
+  if (!r.cpu_collectives.empty()) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [key, n] : r.cpu_collectives)
+      ops.push_back({{"backend", key.first}, {"op", key.second}, {"count", n}});
+    j["cpu_collectives"] = {{"analysed", false},
+                            {"why", "c3scope analyses GPU collectives (NCCL kernels)"},
+                            {"ops", ops}};
+  }
   nlohmann::json ranks = nlohmann::json::array();
   for (const ScopeReport& s : r.processes) {
     nlohmann::json p = process_json(r, s.process);

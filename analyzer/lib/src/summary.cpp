@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <map>
 #include <stdexcept>
 
@@ -111,6 +112,7 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     if (p == 0) {
       s.skipped = t.skipped;
       s.first_skipped = t.first_skipped;
+      s.cpu_collectives = t.cpu_collectives;
     }
     for (Device d : t.devices) {
       if (d.process != pi) continue;
@@ -204,6 +206,10 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     r.memsets += s.memsets;
     if (r.skipped == 0 && s.skipped > 0) r.first_skipped = s.first_skipped;
     r.skipped += s.skipped;
+    for (const auto& [key, n] : s.cpu_collectives) {
+      int64_t& v = r.cpu_collectives[key];
+      if (__builtin_add_overflow(v, n, &v)) v = INT64_MAX;
+    }
     ScopeReport sr;
     sr.process = pi;
     sr.b = s.total;

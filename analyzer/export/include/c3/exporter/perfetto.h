@@ -14,6 +14,9 @@ namespace c3::exporter {
 
 struct ExportStats {
   int64_t gpu_events = 0, cpu_events = 0, flows = 0;
+  // PyTorch CPU ops the imports did not keep (stats import_cpu_ops_not_kept): the trace has no
+  // table for them, so the export has none of them either.
+  int64_t cpu_ops_not_kept = 0;
 };
 
 // Chrome trace JSON for ui.perfetto.dev / chrome://tracing: process, GPU and stream tracks,

@@ -31,15 +31,29 @@ struct Stats {
   bool rounded = false;   // hta_rounding applied (the file had fractional timestamps)
   int64_t malformed = 0;  // events that could not be used, counted in stats as import_malformed
   std::string first_malformed;  // where the first one was ("file: event N at byte B: why")
+  // Those that are not rejected rows (below), per reason (each event counted once, under one
+  // reason): stats import_malformed_<reason>, the first one as its detail. Reasons: not_json,
+  // not_object, no_ph, no_cat, no_ts, no_dur, times (impossible times of an event that is no
+  // row), cut (the input ends inside the event).
+  std::map<std::string, int64_t> malformed_by;
+  std::map<std::string, std::string> first_malformed_by;
   // Of those, rows rejected for impossible times (negative, ending before they start, past
   // int64 nanoseconds), per table: stats import_rejected_<table>, the first one as its detail.
   std::map<std::string, int64_t> rejected;
   std::map<std::string, std::string> first_rejected;
+  // PyTorch CPU ops (cpu_op and python_function events; ProfilerStep#N ops are kept as ranges)
+  // that the trace has no table for: stats import_cpu_ops_not_kept, per process.
+  int64_t cpu_ops_not_kept = 0;
+  // CPU-side collectives (gloo, mpi, ucc process groups: their ops run on host threads, no NCCL
+  // kernel) seen, per (backend, op), e.g. ("gloo", "all_reduce"): stats
+  // import_cpu_collectives_<backend>_<op> per process; the analysis does not measure them.
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   // --salvage: what a damaged compressed stream kept ("" when it was whole).
   std::string salvaged;
   void add(const Stats& o);
-  // Counts one unusable event; `where` says which and why.
+  // Counts one unusable event; `where` says which and why, `reason` (a word) which kind.
   void bad(const std::string& where);
+  void bad(const std::string& reason, const std::string& where);
   // Counts one row of `table` rejected for its times; `where` names the file and the record.
   void reject(const std::string& table, const std::string& where);
 };

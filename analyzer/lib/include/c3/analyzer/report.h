@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,8 @@ struct Report {
   std::vector<Process> process_info;  // indexed like ScopeReport::process (labels, sources)
   int64_t skipped = 0;                // rows the loader could not use, with the first one
   std::string first_skipped;
+  // Trace::cpu_collectives: CPU-side collectives seen and not analysed (empty from summary files).
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   std::vector<BenchResult> bench;
   int64_t kernels = 0, memcpys = 0, memsets = 0;
   // Every per-process list below is in rank order (rank_order: rank 2 before rank 10); the
@@ -116,6 +119,11 @@ Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
 void order_by_rank(Report& r);
 
 void print_text(FILE* out, const Report& r, const PrintOptions& po = {});
+// One line per backend of CPU-side collectives seen (Report::cpu_collectives), saying that they
+// are not analysed: "CPU-side collectives (gloo): 60 all_reduce, 2 broadcast seen; not analysed:
+// ...". analyze's text report and info print them.
+std::vector<std::string> cpu_collective_lines(
+    const std::map<std::pair<std::string, std::string>, int64_t>& seen);
 std::string to_json(const Report& r);
 // One row per communication activity (the per-collective table): the header, then rows.
 std::string collectives_csv(const Trace& t, const Report& r);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct RankSummary {
   int64_t kernels = 0, memcpys = 0, memsets = 0;
   int64_t skipped = 0;  // rows the loader could not use, with the first one
   std::string first_skipped;
+  // Trace::cpu_collectives (process 0; not kept in summary files).
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   Breakdown total;                                        // the rank (inside --range windows)
   std::vector<std::pair<int16_t, Breakdown>> per_device;  // (device ordinal, breakdown)
   int64_t matching_ranges = 0;                            // --range matches

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,6 +148,10 @@ struct Trace {
   // Rows the loader could not use (e.g. end before start), with the first one's description.
   int64_t skipped = 0;
   std::string first_skipped;
+  // Collectives of process groups that run on host threads (gloo, mpi, ucc) that the imported
+  // PyTorch traces name, per (backend, op): seen, not analysed (open.h fills it in; the metrics
+  // cover GPU collectives, NCCL kernels, only).
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   // Non-empty after a deferred load until load_kernel_shapes: shapes and launch_delays are then
   // incomplete, and the metrics (analyze) refuse the trace.
   std::vector<PendingShapes> pending_shapes;

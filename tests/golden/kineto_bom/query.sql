@@ -1,0 +1,1 @@
+SELECT name, start_ns, end_ns FROM gpu_activity;

@@ -1,0 +1,1 @@
+SELECT name, value, detail FROM stats WHERE name LIKE 'import_cpu%' ORDER BY name;
