@@ -112,6 +112,28 @@ class AppTest : public QObject {
     QCOMPARE(tl.size(tl.row(c0)), tl.size(tl.row(c1)));
     for (size_t k = 0; k < tl.size(tl.row(c0)); ++k)
       QCOMPARE(tl.end(tl.row(c0), k), tl.end(tl.row(c1), k));
+    // Issue 24: with its NVTX rows open, rank 1's GPU rows were below the fold. The threads open
+    // collapsed when the rows do not fit, and every GPU's rows are in view.
+    TimelineView* v = w.timeline();
+    int gpu_rows = 0;
+    for (size_t i = 0; i < tl.rows().size(); ++i) {
+      const Row& r = tl.rows()[i];
+      if (r.thread) QVERIFY(!r.expanded);
+      if (r.kind != RowKind::overlap && r.kind != RowKind::stream) continue;
+      const int y = v->row_y(static_cast<int>(i));
+      QVERIFY(y >= 0);
+      QVERIFY2(
+          TimelineView::kHeaderHeight + y + TimelineView::kRowHeight <= v->viewport()->height(),
+          qPrintable(QString("%1 of process %2 at y %3, the view is %4 high")
+                         .arg(QString::fromStdString(r.label))
+                         .arg(r.process)
+                         .arg(y)
+                         .arg(v->viewport()->height())));
+      ++gpu_rows;
+    }
+    QCOMPARE(gpu_rows, 8);
+    for (size_t i = 0; i < tl.rows().size(); ++i)
+      doc->timeline->row(static_cast<int>(i)).expanded = true;
     // Rows: host > rank > GPU > overlap + 3 streams, NCCL row, NVTX thread with two depths.
     QStringList labels;
     for (const int r : tl.visible_rows()) labels << QString::fromStdString(tl.row(r).label);
@@ -333,9 +355,12 @@ class AppTest : public QObject {
     QVERIFY(text.contains("Top kernels"));
     QVERIFY(text.contains("sm90_xmma_gemm"));
     QVERIFY(text.contains("AllReduce"));
-    // An empty stretch (before the trace) has no communication.
+    // An empty stretch (before the trace) has no communication: its overlap is "-", not 0 %
+    // ("all exposed"; issue 24), in total and per process.
     const QString before = range_summary_html(doc, tl.first_ns() - 1000000, tl.first_ns() - 1);
-    QVERIFY(before.contains(format_pct(0)));
+    QVERIFY2(before.contains("- (no communication)") && !before.contains(format_pct(0)),
+             qPrintable(before));
+    QVERIFY2(before.contains("overlap -, "), qPrintable(before));
   }
 
   void zoomAndPan() {
@@ -383,6 +408,24 @@ class AppTest : public QObject {
     QVERIFY(w.details()->toPlainText().contains("Time range"));
     QTest::keyClick(v, Qt::Key_0);
     QVERIFY(v->window_ns() >= w0 * 0.99);
+    // Issue 24: the ruler and the status line showed negative times (the fitted window began
+    // before the trace, and panning went further). The window never starts before the trace.
+    auto status = [&] {
+      for (const QLabel* l : w.statusBar()->findChildren<QLabel*>())
+        if (l->text().startsWith("window ")) return l->text();
+      return QString();
+    };
+    const int64_t first = w.document()->timeline->first_ns();
+    QCOMPARE(v->window_start(), first);
+    QVERIFY2(!status().contains('-'), qPrintable(status()));
+    for (int i = 0; i < 5; ++i) QTest::keyClick(v, Qt::Key_W);
+    for (int i = 0; i < 40; ++i) QTest::keyClick(v, Qt::Key_A, Qt::ShiftModifier);
+    QCOMPARE(v->window_start(), first);
+    QVERIFY2(status().startsWith("window 0") && !status().contains('-'), qPrintable(status()));
+    for (const QString& label : v->ruler_labels())
+      QVERIFY2(!label.startsWith('-'), qPrintable(label));
+    for (int i = 0; i < 20; ++i) QTest::keyClick(v, Qt::Key_S, Qt::ShiftModifier);
+    QVERIFY(v->window_start() >= first);
   }
 
   // PyTorch and Nsight traces carry epoch timestamps (about 1.66e18 ns, where a double's step
@@ -469,6 +512,9 @@ class AppTest : public QObject {
     QVERIFY(prefetch >= 0);
     QVERIFY(tl.name(tl.row(steps), 0).rfind("step ", 0) == 0);
     QVERIFY(tl.name(tl.row(prefetch), 0).rfind("prefetch batch", 0) == 0);
+    for (size_t i = 0; i < tl.rows().size(); ++i)
+      w.document()->timeline->row(static_cast<int>(i)).expanded = true;
+    v->relayout();
     v->zoom_to_fit();
     const QSize size(1400, TimelineView::kHeaderHeight + v->content_height());
     QImage img(size, QImage::Format_ARGB32);
