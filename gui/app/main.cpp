@@ -88,8 +88,8 @@ const std::vector<View>& all_views() {
       {"summary", {"summary.png"}, "the Summary tab"},
       {"collectives", {"collectives.png"}, "the Collectives tab"},
       {"interference", {"interference.png"}, "the Interference tab"},
-      {"bench", {"bench.png"}, "the Microbenchmarks tab (traces with c3bench results)"},
-      {"compare", {"compare.png"}, "the Compare tab (with --compare)"},
+      {"bench", {"bench.png"}, "the Microbenchmarks tab, for traces with c3bench results"},
+      {"compare", {"compare.png"}, "the Compare tab, with --compare"},
   };
   return views;
 }

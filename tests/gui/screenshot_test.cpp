@@ -259,7 +259,7 @@ class ScreenshotTest : public QObject {
     // A file size limit (a full disk the same way): one error line, exit 2, and no picture, empty
     // or not, nor a temporary left behind.
     const QString full = dir_.filePath("full");
-    QCOMPARE((run_with(QStringList{"--screenshot", full} + job_, &out, &err, 64 * 1024)), 2);
+    QCOMPARE((run_with(QStringList{"--screenshot", full} + job_, &out, &err, 64L * 1024)), 2);
     QVERIFY2(err.count('\n') == 1 && err.contains("File too large"), qPrintable(err));
     QVERIFY2(!out.contains("wrote"), qPrintable(out));
     QCOMPARE(QDir(full).entryList(QDir::Files | QDir::Hidden), QStringList{});

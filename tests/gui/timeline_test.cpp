@@ -611,7 +611,8 @@ void TimelineTest::test_marks_row() {
   const int p = b.process("h", 0, 10);
   b.kernel("gemm", 0, 10000, p, 0, 7);
   b.range(p, 5, "step", 0, 10000, 0);
-  for (int i = 0; i < 2000; ++i) b.range(p, 5, "checkpoint " + std::to_string(i), 5 * i, 5 * i, 0);
+  for (int i = 0; i < 2000; ++i)
+    b.range(p, 5, "checkpoint " + std::to_string(i), int64_t{5} * i, int64_t{5} * i, 0);
   Timeline tl(b.done());
   const Row& thread = tl.row(tl.row(tl.row(tl.roots()[0]).children[0]).children[1]);
   QCOMPARE(labels(tl, thread.children), (std::vector<std::string>{"depth 0", "marks"}));
