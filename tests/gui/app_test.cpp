@@ -690,6 +690,11 @@ class AppTest : public QObject {
     const QString headline = w.panels()->headline_text();
     QVERIFY2(headline.contains("No GPU activity"), qPrintable(headline));
     QVERIFY2(!headline.contains("% of communication hidden"), qPrintable(headline));
+    // Issue 24: the status bar said "overlap 0.0 %" ("all exposed") and "1 processes".
+    QStringList status;
+    for (const QLabel* l : w.statusBar()->findChildren<QLabel*>()) status << l->text();
+    QVERIFY2(status.join('|').contains("in 1 process: overlap - (no communication)"),
+             qPrintable(status.join('|')));
     QCOMPARE(w.document()->trace.processes[0].host, std::string("trainer-7"));
     QCOMPARE(w.document()->timeline->row(w.document()->timeline->roots()[0]).label,
              std::string("host trainer-7"));
