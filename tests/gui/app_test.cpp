@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QImage>
 #include <QKeyEvent>
 #include <QLabel>
@@ -759,6 +760,22 @@ class AppTest : public QObject {
     QVERIFY(verdicts.rowCount() > 0);
     QCOMPARE(verdicts.comparison()->exit_code(), 3);
     QVERIFY(verdicts.comparison()->incomparable.find("world size") != std::string::npos);
+    // Issue 24: the Compare and Microbenchmarks tabs were cramped (two rows and a half of each
+    // table): chosen, they grow the panels to at least half the window, and both tables keep
+    // several rows.
+    QTest::qWait(50);
+    QVERIFY2(w.panels()->height() >= w.height() / 2,
+             qPrintable(QString("%1 of %2").arg(w.panels()->height()).arg(w.height())));
+    for (const QTableView* v : {verdict_view, totals_view}) {
+      QVERIFY2(v->height() >= 3 * v->verticalHeader()->defaultSectionSize(),
+               qPrintable(QString::number(v->height())));
+    }
+    // Both sides named by their files, not "2 traces".
+    QVERIFY(!w.panels()->compare_page()->findChildren<QLabel*>().isEmpty());
+    bool named = false;
+    for (const QLabel* l : w.panels()->compare_page()->findChildren<QLabel*>())
+      named = named || (l->text().contains("rank0.sqlite") && l->text().contains("B (candidate)"));
+    QVERIFY(named);
   }
 
   // The Compare tab decides as `c3scope compare --step` does: the same job with its last rank's
