@@ -156,7 +156,9 @@ void BenchCharts::rebuild() {
         "measurements");
   }
   if (unparsed > 0)
-    summary += QStringLiteral(". %1 label(s) not understood, left out").arg(unparsed);
+    summary += QStringLiteral(". %1 %2 not understood, left out")
+                   .arg(unparsed)
+                   .arg(unparsed == 1 ? QStringLiteral("label") : QStringLiteral("labels"));
   summary_->setText(summary + QStringLiteral("."));
   summary_->show();
   tabs_->show();

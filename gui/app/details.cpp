@@ -436,7 +436,8 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
     all.add(per[p]);
   }
   h.row(QObject::tr("overlap"),
-        format_pct(all.overlap_pct) + QObject::tr(" of communication hidden"));
+        all.comm() > 0 ? format_pct(all.overlap_pct) + QObject::tr(" of communication hidden")
+                       : QObject::tr("- (no communication)"));
   h.row(QObject::tr("exposed communication"), dur(all.exposed_comm));
   h.row(QObject::tr("compute"), dur(all.compute()));
   h.row(QObject::tr("communication"), dur(all.comm()));
@@ -444,10 +445,11 @@ QString range_summary_html(const Document& doc, int64_t t0, int64_t t1) {
   h.row(QObject::tr("idle"), dur(all.idle));
   if (t.processes.size() > 1) {
     h.section(QObject::tr("Per process"));
-    for (size_t p = 0; p < t.processes.size(); ++p) {
-      h.row(qs(t.processes[p].label()),
-            QObject::tr("overlap %1, exposed comm %2, idle %3")
-                .arg(format_pct(per[p].overlap_pct), dur(per[p].exposed_comm), dur(per[p].idle)));
+    for (const int i : rank_order(t)) {
+      const auto p = static_cast<size_t>(i);
+      h.row(qs(t.processes[p].label()), QObject::tr("overlap %1, exposed comm %2, idle %3")
+                                            .arg(format_overlap(per[p].overlap_pct, per[p].comm()),
+                                                 dur(per[p].exposed_comm), dur(per[p].idle)));
     }
   }
   // Top kernels and collectives by time inside the range.

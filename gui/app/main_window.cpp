@@ -77,6 +77,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   panels_dock->setObjectName("analysis");
   panels_dock->setWidget(panels_);
   addDockWidget(Qt::BottomDockWidgetArea, panels_dock);
+  // The microbenchmark charts and the comparison need more height than the summary: their tab
+  // grows the panels to at least half the window (issue 24: axis titles were cut, tables showed
+  // two rows and a half).
+  connect(panels_, &QTabWidget::currentChanged, this, [this, panels_dock](int) {
+    const QWidget* page = panels_->currentWidget();
+    if (page != panels_->bench_page() && page != panels_->compare_page()) return;
+    const int want = height() * 11 / 20;
+    if (panels_dock->height() < want) resizeDocks({panels_dock}, {want}, Qt::Vertical);
+  });
 
   rows_view_ = new QTreeView(this);
   rows_view_->setModel(&rows_model_);
@@ -152,8 +161,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const int64_t first = doc_ ? doc_->timeline->first_ns() : 0;
     // Both ends in one unit, with the decimals that tell them apart however deep the zoom
     // ("232.5633 ms .. 232.6098 ms", not "233 ms .. 233 ms").
-    const auto a = static_cast<double>(view_->window_start() - first);
-    const auto b = static_cast<double>(view_->window_end() - first);
+    // The view never starts before the trace (TimelineView::clamp_window): never negative.
+    const auto a = static_cast<double>(std::max<int64_t>(view_->window_start() - first, 0));
+    const auto b = static_cast<double>(std::max<int64_t>(view_->window_end() - first, 0));
     const double reach = std::max(std::fabs(a), std::fabs(b));
     const double unit = reach >= 1e9 ? 1e9 : reach >= 1e6 ? 1e6 : reach >= 1e3 ? 1e3 : 1;
     const QString name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "µs" : "ns";
@@ -533,39 +543,41 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   // The report is shared, not copied, out of the future.
   using Analyzed = Result<std::shared_ptr<analyzer::Report>>;
   auto* watcher = new QFutureWatcher<Analyzed>(this);
-  connect(
-      watcher, &QFutureWatcher<Analyzed>::finished, this,
-      [this, watcher, doc, cancel, done = std::move(done)] {
-        Analyzed report = watcher->result();
-        watcher->deleteLater();
-        // A newer document (or a closed window) makes this result moot.
-        if (*cancel || doc_ != doc) {
-          if (done) done(false);
-          return;
-        }
-        if (!report) {
-          if (!report.why().cancelled) {
+  connect(watcher, &QFutureWatcher<Analyzed>::finished, this,
+          [this, watcher, doc, cancel, done = std::move(done)] {
+            Analyzed report = watcher->result();
+            watcher->deleteLater();
+            // A newer document (or a closed window) makes this result moot.
+            if (*cancel || doc_ != doc) {
+              if (done) done(false);
+              return;
+            }
+            if (!report) {
+              if (!report.why().cancelled) {
+                busy_->hide();
+                status_->setText(tr("The analysis failed: %1").arg(report.error()));
+                show_error(tr("The analysis failed: %1").arg(report.error()));
+              }
+              if (done) done(false);
+              return;
+            }
             busy_->hide();
-            status_->setText(tr("The analysis failed: %1").arg(report.error()));
-            show_error(tr("The analysis failed: %1").arg(report.error()));
-          }
-          if (done) done(false);
-          return;
-        }
-        busy_->hide();
-        doc->report = std::move(**report);
-        doc->analyzed = true;
-        panels_->set_document(doc.get());
-        if (view_->selected_row() >= 0)
-          on_item_selected(view_->selected_row(), view_->selected_item());
-        const analyzer::Breakdown& b = doc->report.overall.b;
-        status_->setText(tr("%1 activities in %2 processes: overlap %3, exposed communication %4")
-                             .arg(doc->trace.activities.size())
-                             .arg(doc->trace.processes.size())
-                             .arg(format_pct(b.overlap_pct),
-                                  format_duration(static_cast<double>(b.exposed_comm))));
-        if (done) done(true);
-      });
+            doc->report = std::move(**report);
+            doc->analyzed = true;
+            panels_->set_document(doc.get());
+            if (view_->selected_row() >= 0)
+              on_item_selected(view_->selected_row(), view_->selected_item());
+            const analyzer::Breakdown& b = doc->report.overall.b;
+            status_->setText(
+                tr("%1 in %2: overlap %3, exposed communication %4")
+                    .arg(count(static_cast<int64_t>(doc->trace.activities.size()), "activity",
+                               "activities"),
+                         count(static_cast<int64_t>(doc->trace.processes.size()), "process",
+                               "processes"))
+                    .arg(b.comm() > 0 ? format_pct(b.overlap_pct) : tr("- (no communication)"),
+                         format_duration(static_cast<double>(b.exposed_comm))));
+            if (done) done(true);
+          });
   watcher->setFuture(QtConcurrent::run([doc, cancel]() -> Analyzed {
     Result<analyzer::Report> report = analyze_document(*doc, *cancel);
     if (!report) return report.why();
@@ -605,9 +617,10 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
   panels_->set_document(doc_.get());
   rows_model_.set(doc_->timeline.get());
   on_filter_changed();
-  status_->setText(tr("%1 activities in %2 processes")
-                       .arg(doc_->trace.activities.size())
-                       .arg(doc_->trace.processes.size()));
+  status_->setText(
+      tr("%1 in %2")
+          .arg(count(static_cast<int64_t>(doc_->trace.activities.size()), "activity", "activities"),
+               count(static_cast<int64_t>(doc_->trace.processes.size()), "process", "processes")));
 }
 
 Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int cls, int stream) {

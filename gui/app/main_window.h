@@ -42,6 +42,7 @@ class MainWindow : public QMainWindow {
   // step pattern (on a worker; `done(ok)` on the GUI thread).
   void recompare(std::function<void(bool)> done = {});
   Document* document() const { return doc_.get(); }
+  Document* other_document() const { return other_.get(); }  // B of a comparison, or nullptr
   TimelineView* timeline() const { return view_; }
   DetailsPanel* details() const { return details_; }
   AnalysisPanels* panels() const { return panels_; }

@@ -77,6 +77,12 @@ struct Pane {
 };
 
 // `first` and `second` in `split`, sharing its room `first_stretch`:`second_stretch`.
+// A table's height for its header and `rows` rows.
+int min_table_height(const QTableView* table, int rows) {
+  return table->horizontalHeader()->sizeHint().height() +
+         rows * table->verticalHeader()->defaultSectionSize() + 2 * table->frameWidth();
+}
+
 void fill_split(QSplitter* split, QWidget* first, QWidget* second, int first_stretch,
                 int second_stretch) {
   split->addWidget(first);
@@ -158,7 +164,11 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     auto* lay = new QVBoxLayout(bench_page_);
     auto* split = new QSplitter(Qt::Vertical, bench_page_);
     charts_ = new BenchCharts(split);
-    fill_split(split, charts_, make_table(&bench_, split), 3, 1);
+    // The table keeps a few rows at any dock height (the tab grows the dock when chosen: see
+    // MainWindow); a larger minimum here would make every tab, and so the dock, taller.
+    QTableView* table = make_table(&bench_, split);
+    table->setMinimumHeight(min_table_height(table, 3));
+    fill_split(split, charts_, table, 3, 2);
     lay->addWidget(split);
   }
   addTab(bench_page_, tr("Microbenchmarks"));
@@ -195,11 +205,14 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
     lay->addWidget(verdict_label_);
     auto* split = new QSplitter(Qt::Vertical, compare_page_);
     const Pane top(split);
-    top.add_table(tr("Verdicts per metric, worst first (as c3scope compare A B)"), &verdicts_);
+    QTableView* verdicts =
+        top.add_table(tr("Verdicts per metric, worst first (as c3scope compare A B)"), &verdicts_);
+    verdicts->setMinimumHeight(min_table_height(verdicts, 3));
     const Pane bottom(split);
-    bottom.add_table(tr("Whole-run totals side by side (B - A)"), &compare_);
-    fill_split(split, top.widget, bottom.widget, 4, 1);
-    split->setSizes({800, 200});
+    QTableView* totals = bottom.add_table(tr("Whole-run totals side by side (B - A)"), &compare_);
+    totals->setMinimumHeight(min_table_height(totals, 3));
+    fill_split(split, top.widget, bottom.widget, 3, 2);
+    split->setSizes({600, 400});
     lay->addWidget(split, 1);
   }
   addTab(compare_page_, tr("Compare"));
@@ -273,9 +286,11 @@ void AnalysisPanels::update_summary() {
     return;
   }
   if (!doc_->analyzed) {
-    headline_->setText(tr("Analyzing %1 GPU activities of %2 processes in the background...")
-                           .arg(doc_->trace.activities.size())
-                           .arg(doc_->trace.processes.size()));
+    headline_->setText(tr("Analyzing %1 of %2 in the background...")
+                           .arg(gui::count(static_cast<int64_t>(doc_->trace.activities.size()),
+                                           "GPU activity", "GPU activities"),
+                                gui::count(static_cast<int64_t>(doc_->trace.processes.size()),
+                                           "process", "processes")));
     return;
   }
   const analyzer::Breakdown& b = doc_->report.overall.b;
@@ -305,17 +320,24 @@ void AnalysisPanels::update_summary() {
             .arg(format_pct(b.overlap_pct), hid, format_duration(static_cast<double>(b.overlap)),
                  exp, format_duration(static_cast<double>(b.exposed_comm)));
   }
-  s += tr("<br>span %1 (summed over %2 processes) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed "
+  s += tr("<br>span %1 (summed over %2) &nbsp; idle %3 &nbsp; compute %4 &nbsp; exposed "
           "memcpy %5"
           " &nbsp; %6 kernels, %7 copies, %8 sets")
            .arg(format_duration(static_cast<double>(b.span)))
-           .arg(doc_->trace.processes.size())
+           .arg(gui::count(static_cast<int64_t>(doc_->trace.processes.size()), "process",
+                           "processes"))
            .arg(format_duration(static_cast<double>(b.idle)),
                 format_duration(static_cast<double>(b.compute())),
                 format_duration(static_cast<double>(b.exposed_memcpy)))
            .arg(doc_->report.kernels)
            .arg(doc_->report.memcpys)
            .arg(doc_->report.memsets);
+  if (is_simulated(doc_->trace)) {
+    // Issue 24: a simulated trace said so only in its GPU names and the Microbenchmarks tab.
+    s +=
+        tr("<br><b>Simulated</b>: recorded on c3bench's simulated node (GPUs named "
+           "\"Simulated ...\"); its times are predictions of the node model, not measurements");
+  }
   if (doc_->trace.skipped > 0) {
     s += tr("<br><span style='color:%1'>%2 rows could not be used (first: %3)</span>")
              .arg(exp)
@@ -366,11 +388,18 @@ void AnalysisPanels::update_bars() {
     idle->setColor(dark ? QColor(70, 70, 70) : QColor(220, 220, 220));
     QStringList cats;
     double most = 0;
-    // Bars in `unit`; ranks bottom to top in rank order.
-    for (auto it = doc_->report.processes.rbegin(); it != doc_->report.processes.rend(); ++it) {
-      const analyzer::Breakdown& b = it->b;
+    // Bars in `unit`; ranks top to bottom in rank order (as numbers: 2 before 10), so the
+    // categories go the other way.
+    std::vector<const analyzer::ScopeReport*> by_rank;
+    for (const int p : rank_order(doc_->trace)) {
+      for (const auto& s : doc_->report.processes)
+        if (s.process == p) by_rank.push_back(&s);
+    }
+    for (auto it = by_rank.rbegin(); it != by_rank.rend(); ++it) {
+      const analyzer::ScopeReport* scope = *it;
+      const analyzer::Breakdown& b = scope->b;
       cats << QString::fromStdString(
-          doc_->trace.processes[static_cast<size_t>(it->process)].label());
+          doc_->trace.processes[static_cast<size_t>(scope->process)].label());
       *compute << static_cast<double>(b.compute()) / unit;
       *exposed << static_cast<double>(b.exposed_comm) / unit;
       *copies << static_cast<double>(b.exposed_memcpy) / unit;

@@ -44,6 +44,8 @@ class AnalysisPanels : public QTabWidget {
   QString compare_step() const;
   void set_compare_step(const QString& pattern);
   const VerdictModel& verdicts() const { return verdicts_; }
+  // The comparison shown (nullptr: none).
+  std::shared_ptr<const analyzer::Comparison> comparison() const { return comparison_; }
 
  signals:
   // Double-click in the collectives table: show that activity in the timeline.

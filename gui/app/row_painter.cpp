@@ -30,13 +30,17 @@ void NameCache::clear() {
 
 namespace {
 
+// Items at least this wide (pixels) are drawn with a one-device-pixel gap at their end.
+constexpr double kSeparatorMinPx = 4;
+
 // A run of rectangles of one colour that touch (folded runs, mostly), filled as one: a
 // zoomed-out row costs a few hundred fills, not one per device pixel.
 class Runs {
  public:
   Runs(QPainter& p, double touch) : p_(p), touch_(touch) {}
   void add(const QRectF& rect, const QColor& c) {
-    if (!pending_.isNull() && c == color_ && rect.left() <= pending_.right() + touch_) {
+    if (!pending_.isNull() && c == color_ && rect.left() <= pending_.right() + touch_ &&
+        rect.top() == pending_.top() && rect.height() == pending_.height()) {
       pending_.setRight(std::max(pending_.right(), rect.right()));
     } else {
       flush();
@@ -71,11 +75,11 @@ RowPainter::RowPainter(QPainter& p, const Timeline& tl, NameCache& names, const 
       right_(frame.right) {
   const Fill hidden{hidden_color(dark_), hidden_color(dark_).darker(dark_ ? 80 : 115)},
       exposed{exposed_color(dark_), exposed_color(dark_).darker(dark_ ? 80 : 115)};
+  hidden_fill_ = hidden;
+  exposed_fill_ = exposed;
   for (unsigned bits = 0; bits < 16; ++bits) {
     const QColor c = classes_color(static_cast<uint8_t>(bits), dark_);
     class_fill_[bits] = {c, c.darker(dark_ ? 80 : 115)};
-    overlap_fill_[bits] =
-        (bits & (1u << static_cast<unsigned>(OverlapKind::exposed))) != 0 ? exposed : hidden;
   }
 }
 
@@ -96,8 +100,9 @@ void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, i
                        int64_t selected) {
   const int iy = y + 2, ih = height - 4;
   Runs runs(p_, 0.5 / dpr_);
+  Runs bottom(p_, 0.5 / dpr_);  // overlap rows: the exposed part of split columns
   const bool ranges = r.kind == RowKind::nvtx;
-  const std::array<Fill, 16>& by_class = r.kind == RowKind::overlap ? overlap_fill_ : class_fill_;
+  const std::array<Fill, 16>& by_class = class_fill_;
   const QColor nvtx = nvtx_color(r.nvtx_depth, dark_);
   const Fill depth_fill{nvtx, nvtx.darker(dark_ ? 80 : 115)};
   OwnColor own;
@@ -106,9 +111,27 @@ void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, i
     const double x1 = std::min(it.x1, body_w_ + 2) + label_w_;
     if (x1 < label_w_ || x0 > right_) continue;
     const size_t folded = it.count > 1 ? 1 : 0;  // folded blocks read as "dense"
-    const QColor c =
-        ranges ? range_fill(r, it, depth_fill, own)[folded] : by_class[it.classes & 15u][folded];
-    const QRectF rect(x0, iy, std::max(x1 - x0, 1.0 / dpr_), ih);
+    const QColor c = ranges ? range_fill(r, it, depth_fill, own)[folded]
+                     : r.kind == RowKind::overlap
+                         ? (it.hidden >= 1 ? hidden_fill_ : exposed_fill_)[folded]
+                         : by_class[it.classes & 15u][folded];
+    // An item wider than a few pixels ends a device pixel short: neighbours of one colour (back-
+    // to-back kernels, consecutive ranges) stay apart instead of merging into one bar.
+    const double gap = it.count == 1 && x1 - x0 > kSeparatorMinPx ? 1.0 / dpr_ : 0.0;
+    // Marks (instants) are ticks three pixels wide, centred on their time.
+    const QRectF rect = r.marks ? QRectF(x0 - 1, iy, 3, ih)
+                                : QRectF(x0, iy, std::max(x1 - x0 - gap, 1.0 / dpr_), ih);
+    if (r.kind == RowKind::overlap && it.hidden > 0 && it.hidden < 1) {
+      // A folded column of hidden and exposed communication: split top (hidden) and bottom
+      // (exposed) in proportion to their time, at device-pixel precision, so the row shows the
+      // share of communication hidden that the numbers beside it give.
+      const double split = std::round(ih * static_cast<double>(it.hidden) * dpr_) / dpr_;
+      const size_t f = it.count > 1 ? 1 : 0;
+      if (split > 0) runs.add(QRectF(rect.left(), iy, rect.width(), split), hidden_fill_[f]);
+      if (split < ih)
+        bottom.add(QRectF(rect.left(), iy + split, rect.width(), ih - split), exposed_fill_[f]);
+      continue;
+    }
     const bool is_selected = it.count == 1 && static_cast<int64_t>(it.first) == selected;
     const bool named = it.count == 1 && x1 - x0 > 36;
     if (!is_selected && !named) {
@@ -116,6 +139,7 @@ void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, i
       continue;
     }
     runs.flush();
+    bottom.flush();
     p_.fillRect(rect, c);
     if (is_selected) {
       p_.setBrush(Qt::NoBrush);
@@ -125,6 +149,7 @@ void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, i
     if (named) paint_name(r, it, c, x0, x1, iy, ih);
   }
   runs.flush();
+  bottom.flush();
 }
 
 void RowPainter::paint_name(const Row& r, const LodItem& it, const QColor& fill, double x0,

@@ -82,10 +82,10 @@ class RowPainter {
   double label_w_;
   double body_w_;
   double right_;
-  // By class bits: activities and collectives (the most interesting class), overlap spans
-  // (hidden or exposed communication).
+  // By class bits: activities and collectives (the most interesting class).
   std::array<Fill, 16> class_fill_;
-  std::array<Fill, 16> overlap_fill_;
+  // Overlap spans: hidden and exposed communication (folded columns split between them).
+  Fill hidden_fill_, exposed_fill_;
 };
 
 }  // namespace c3::gui

@@ -55,6 +55,12 @@ void TimelineView::set_document(Document* doc) {
   // Window times count from the trace's first timestamp (see Viewport).
   vp_.origin = doc_ != nullptr && doc_->timeline ? doc_->timeline->first_ns() : 0;
   vp_.t0 = 0;
+  // Thread groups (NVTX, annotations) open collapsed when the rows would not fit: every rank's
+  // GPU rows are then in view at the window's size (issue 24).
+  if (doc_ != nullptr && doc_->timeline) {
+    const int rows = (viewport()->height() - kHeaderHeight) / kRowHeight;
+    doc_->timeline->collapse_threads_to_fit(static_cast<size_t>(std::max(rows, 1)));
+  }
   relayout();
   zoom_to_fit();
 }
@@ -160,11 +166,12 @@ void TimelineView::clamp_window() {
   const double first = vp_.rel(doc_->timeline->first_ns());
   const double last = vp_.rel(doc_->timeline->last_ns());
   const double span = std::max(last - first, 1000.0);
-  // At most the whole trace plus 10% on each side, at least 100 pixels per ns.
-  vp_.ns_per_px = std::clamp(vp_.ns_per_px, kMinNsPerPx, span * 1.2 / vp_.width);
+  // At most the whole trace plus 10% after it, at least 100 pixels per ns; never before the
+  // trace's first timestamp, so the ruler and the status line count from 0 and never show
+  // negative times (issue 24).
+  vp_.ns_per_px = std::clamp(vp_.ns_per_px, kMinNsPerPx, span * 1.1 / vp_.width);
   const double w = vp_.ns_per_px * vp_.width;
-  vp_.t0 =
-      std::clamp(vp_.t0, first - span * 0.1, std::max(first - span * 0.1, last + span * 0.1 - w));
+  vp_.t0 = std::clamp(vp_.t0, first, std::max(first, last + span * 0.1 - w));
 }
 
 void TimelineView::set_window(int64_t t0, int64_t t1) {
@@ -189,8 +196,8 @@ void TimelineView::zoom_to_fit() {
   }
   const double first = vp_.rel(doc_->timeline->first_ns());
   const double last = vp_.rel(doc_->timeline->last_ns());
-  const double pad = std::max((last - first) * 0.01, 10.0);
-  set_window_rel(first - pad, last + pad);
+  const double pad = std::max((last - first) * 0.02, 10.0);
+  set_window_rel(first, last + pad);
 }
 
 void TimelineView::zoom_at(double factor, double body_x) {

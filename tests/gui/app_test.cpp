@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QImage>
 #include <QKeyEvent>
 #include <QLabel>
@@ -112,6 +113,28 @@ class AppTest : public QObject {
     QCOMPARE(tl.size(tl.row(c0)), tl.size(tl.row(c1)));
     for (size_t k = 0; k < tl.size(tl.row(c0)); ++k)
       QCOMPARE(tl.end(tl.row(c0), k), tl.end(tl.row(c1), k));
+    // Issue 24: with its NVTX rows open, rank 1's GPU rows were below the fold. The threads open
+    // collapsed when the rows do not fit, and every GPU's rows are in view.
+    TimelineView* v = w.timeline();
+    int gpu_rows = 0;
+    for (size_t i = 0; i < tl.rows().size(); ++i) {
+      const Row& r = tl.rows()[i];
+      if (r.thread) QVERIFY(!r.expanded);
+      if (r.kind != RowKind::overlap && r.kind != RowKind::stream) continue;
+      const int y = v->row_y(static_cast<int>(i));
+      QVERIFY(y >= 0);
+      QVERIFY2(
+          TimelineView::kHeaderHeight + y + TimelineView::kRowHeight <= v->viewport()->height(),
+          qPrintable(QString("%1 of process %2 at y %3, the view is %4 high")
+                         .arg(QString::fromStdString(r.label))
+                         .arg(r.process)
+                         .arg(y)
+                         .arg(v->viewport()->height())));
+      ++gpu_rows;
+    }
+    QCOMPARE(gpu_rows, 8);
+    for (size_t i = 0; i < tl.rows().size(); ++i)
+      doc->timeline->row(static_cast<int>(i)).expanded = true;
     // Rows: host > rank > GPU > overlap + 3 streams, NCCL row, NVTX thread with two depths.
     QStringList labels;
     for (const int r : tl.visible_rows()) labels << QString::fromStdString(tl.row(r).label);
@@ -333,9 +356,12 @@ class AppTest : public QObject {
     QVERIFY(text.contains("Top kernels"));
     QVERIFY(text.contains("sm90_xmma_gemm"));
     QVERIFY(text.contains("AllReduce"));
-    // An empty stretch (before the trace) has no communication.
+    // An empty stretch (before the trace) has no communication: its overlap is "-", not 0 %
+    // ("all exposed"; issue 24), in total and per process.
     const QString before = range_summary_html(doc, tl.first_ns() - 1000000, tl.first_ns() - 1);
-    QVERIFY(before.contains(format_pct(0)));
+    QVERIFY2(before.contains("- (no communication)") && !before.contains(format_pct(0)),
+             qPrintable(before));
+    QVERIFY2(before.contains("overlap -, "), qPrintable(before));
   }
 
   void zoomAndPan() {
@@ -383,6 +409,24 @@ class AppTest : public QObject {
     QVERIFY(w.details()->toPlainText().contains("Time range"));
     QTest::keyClick(v, Qt::Key_0);
     QVERIFY(v->window_ns() >= w0 * 0.99);
+    // Issue 24: the ruler and the status line showed negative times (the fitted window began
+    // before the trace, and panning went further). The window never starts before the trace.
+    auto status = [&] {
+      for (const QLabel* l : w.statusBar()->findChildren<QLabel*>())
+        if (l->text().startsWith("window ")) return l->text();
+      return QString();
+    };
+    const int64_t first = w.document()->timeline->first_ns();
+    QCOMPARE(v->window_start(), first);
+    QVERIFY2(!status().contains('-'), qPrintable(status()));
+    for (int i = 0; i < 5; ++i) QTest::keyClick(v, Qt::Key_W);
+    for (int i = 0; i < 40; ++i) QTest::keyClick(v, Qt::Key_A, Qt::ShiftModifier);
+    QCOMPARE(v->window_start(), first);
+    QVERIFY2(status().startsWith("window 0") && !status().contains('-'), qPrintable(status()));
+    for (const QString& label : v->ruler_labels())
+      QVERIFY2(!label.startsWith('-'), qPrintable(label));
+    for (int i = 0; i < 20; ++i) QTest::keyClick(v, Qt::Key_S, Qt::ShiftModifier);
+    QVERIFY(v->window_start() >= first);
   }
 
   // PyTorch and Nsight traces carry epoch timestamps (about 1.66e18 ns, where a double's step
@@ -469,6 +513,9 @@ class AppTest : public QObject {
     QVERIFY(prefetch >= 0);
     QVERIFY(tl.name(tl.row(steps), 0).rfind("step ", 0) == 0);
     QVERIFY(tl.name(tl.row(prefetch), 0).rfind("prefetch batch", 0) == 0);
+    for (size_t i = 0; i < tl.rows().size(); ++i)
+      w.document()->timeline->row(static_cast<int>(i)).expanded = true;
+    v->relayout();
     v->zoom_to_fit();
     const QSize size(1400, TimelineView::kHeaderHeight + v->content_height());
     QImage img(size, QImage::Format_ARGB32);
@@ -644,6 +691,11 @@ class AppTest : public QObject {
     const QString headline = w.panels()->headline_text();
     QVERIFY2(headline.contains("No GPU activity"), qPrintable(headline));
     QVERIFY2(!headline.contains("% of communication hidden"), qPrintable(headline));
+    // Issue 24: the status bar said "overlap 0.0 %" ("all exposed") and "1 processes".
+    QStringList status;
+    for (const QLabel* l : w.statusBar()->findChildren<QLabel*>()) status << l->text();
+    QVERIFY2(status.join('|').contains("in 1 process: overlap - (no communication)"),
+             qPrintable(status.join('|')));
     QCOMPARE(w.document()->trace.processes[0].host, std::string("trainer-7"));
     QCOMPARE(w.document()->timeline->row(w.document()->timeline->roots()[0]).label,
              std::string("host trainer-7"));
@@ -708,6 +760,22 @@ class AppTest : public QObject {
     QVERIFY(verdicts.rowCount() > 0);
     QCOMPARE(verdicts.comparison()->exit_code(), 3);
     QVERIFY(verdicts.comparison()->incomparable.find("world size") != std::string::npos);
+    // Issue 24: the Compare and Microbenchmarks tabs were cramped (two rows and a half of each
+    // table): chosen, they grow the panels to at least half the window, and both tables keep
+    // several rows.
+    QTest::qWait(50);
+    QVERIFY2(w.panels()->height() >= w.height() / 2,
+             qPrintable(QString("%1 of %2").arg(w.panels()->height()).arg(w.height())));
+    for (const QTableView* v : {verdict_view, totals_view}) {
+      QVERIFY2(v->height() >= 3 * v->verticalHeader()->defaultSectionSize(),
+               qPrintable(QString::number(v->height())));
+    }
+    // Both sides named by their files, not "2 traces".
+    QVERIFY(!w.panels()->compare_page()->findChildren<QLabel*>().isEmpty());
+    bool named = false;
+    for (const QLabel* l : w.panels()->compare_page()->findChildren<QLabel*>())
+      named = named || (l->text().contains("rank0.sqlite") && l->text().contains("B (candidate)"));
+    QVERIFY(named);
   }
 
   // The Compare tab decides as `c3scope compare --step` does: the same job with its last rank's

@@ -169,6 +169,8 @@ class ModelsTest : public QObject {
   void test_rows_model_tree();
   void test_rows_model_hides_rows();
   void test_rows_model_move();
+  void test_ranks_in_number_order();
+  void test_overlap_without_communication();
 };
 
 void ModelsTest::test_every_model_passes_the_tester() {
@@ -487,7 +489,12 @@ void ModelsTest::test_contention_and_skew() {
   QCOMPARE(s.rowCount(), 2);
   int64_t stragglers = 0;
   for (int row = 0; row < s.rowCount(); ++row) {
-    const analyzer::RankWait& w = r.cross.ranks[static_cast<size_t>(row)];
+    // Rows in rank order, whatever order the report keeps.
+    const int p = rank_order(doc_->trace)[static_cast<size_t>(row)];
+    const auto it = std::find_if(r.cross.ranks.begin(), r.cross.ranks.end(),
+                                 [&](const analyzer::RankWait& x) { return x.process == p; });
+    QVERIFY(it != r.cross.ranks.end());
+    const analyzer::RankWait& w = *it;
     QCOMPARE(text(s, row, SkewModel::kRank),
              QString::fromStdString(doc_->trace.processes[static_cast<size_t>(w.process)].label()));
     QCOMPARE(sort_value(s, row, SkewModel::kMatched), 2.0);
@@ -497,9 +504,11 @@ void ModelsTest::test_contention_and_skew() {
     QVERIFY2(clock.contains(w.process == 0 ? "reference" : "same host"), qPrintable(clock));
   }
   QCOMPARE(stragglers, 2);  // rank 1 arrived last at both
-  QCOMPARE(text(s, 0, SkewModel::kRank), QString("rank 1"));
-  QCOMPARE(sort_value(s, 0, SkewModel::kWait), 0.0);
-  QCOMPARE(sort_value(s, 1, SkewModel::kWait), 40.0);
+  // In rank order (the report lists the straggler first; issue 24: ranks by number).
+  QCOMPARE(text(s, 0, SkewModel::kRank), QString("rank 0"));
+  QCOMPARE(sort_value(s, 0, SkewModel::kWait), 40.0);
+  QCOMPARE(text(s, 1, SkewModel::kRank), QString("rank 1"));
+  QCOMPARE(sort_value(s, 1, SkewModel::kWait), 0.0);
 }
 
 void ModelsTest::test_bench() {
@@ -692,6 +701,69 @@ void ModelsTest::test_rows_model_move() {
   m.set(nullptr);
   QCOMPARE(reset.count(), 1);
   QCOMPARE(m.rowCount(), 0);
+}
+
+// Issue 24: ranks in number order in every per-rank table (files load in string order: rank10
+// before rank2), overlap "-" without communication, "simulated" and the files' names known.
+void ModelsTest::test_ranks_in_number_order() {
+  Document doc;
+  doc.paths = {"/runs/job/rank10.sqlite", "/runs/job/rank2.sqlite"};
+  Builder b{doc.trace};
+  for (const int rank : {10, 2}) {
+    analyzer::Process pr;
+    pr.pid = 100 + rank;
+    pr.host = "node";
+    pr.rank = rank;
+    doc.trace.processes.push_back(pr);
+    const int p = static_cast<int>(doc.trace.processes.size() - 1);
+    b.kernel("ampere_bf16_gemm", 0, 1000, p, 7, -1);
+    // A matched collective, rank 10 the later: the skew table's rows.
+    const int32_t c = b.collective(p, 0, "AllReduce", 1 << 20, 1000 + rank, 2000);
+    b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1000 + rank, 2000, p, 8, -1, c);
+  }
+  doc.trace.activities.sort();
+  analyzer::classify(doc.trace, analyzer::Rules::defaults());
+  doc.report = analyzer::analyze(doc.trace, {"rank10.sqlite", "rank2.sqlite"}, {});
+  QCOMPARE(rank_order(doc.trace), (std::vector<int>{1, 0}));
+  SummaryModel m(&doc);
+  QCOMPARE(m.rowCount(), 3);
+  QCOMPARE(text(m, 0, SummaryModel::kScope), QString("rank 2"));
+  QCOMPARE(text(m, 1, SummaryModel::kScope), QString("rank 10"));
+  QCOMPARE(text(m, 2, SummaryModel::kScope), QString("all ranks"));
+  SkewModel s(&doc);
+  QCOMPARE(s.rowCount(), 2);
+  QCOMPARE(text(s, 0, SkewModel::kRank), QString("rank 2"));
+  QCOMPARE(text(s, 1, SkewModel::kRank), QString("rank 10"));
+  QCOMPARE(doc.title(), QString("job: rank10.sqlite, rank2.sqlite"));
+  QVERIFY(!is_simulated(doc.trace));
+  QVERIFY(is_simulated(doc_->trace));  // its c3bench result is simulated
+  analyzer::Device d;
+  d.name = "Simulated H100 SXM5 80GB";
+  doc.trace.devices.push_back(d);
+  QVERIFY(is_simulated(doc.trace));
+}
+
+// Issue 24 item 5: without communication the overlap is "-", not 0 % ("all exposed").
+void ModelsTest::test_overlap_without_communication() {
+  Document doc;
+  doc.paths = {"a.sqlite"};
+  Builder b{doc.trace};
+  analyzer::Process pr;
+  pr.pid = 1;
+  pr.rank = 0;
+  doc.trace.processes.push_back(pr);
+  b.kernel("ampere_bf16_gemm", 0, 1000, 0, 7, -1);
+  doc.trace.activities.sort();
+  analyzer::classify(doc.trace, analyzer::Rules::defaults());
+  doc.report = analyzer::analyze(doc.trace, {"a.sqlite"}, {});
+  SummaryModel m(&doc);
+  QCOMPARE(text(m, 0, SummaryModel::kOverlap), QString("-"));
+  QCOMPARE(text(m, 1, SummaryModel::kOverlap), QString("-"));
+  CompareModel c(&doc, doc_.get());
+  QCOMPARE(text(c, CompareModel::kOverlapRow, CompareModel::kA), QString("-"));
+  QCOMPARE(text(c, CompareModel::kOverlapRow, CompareModel::kB),
+           format_pct(doc_->report.overall.b.overlap_pct));
+  QCOMPARE(text(c, CompareModel::kOverlapRow, CompareModel::kDifference), QString("-"));
 }
 
 QTEST_GUILESS_MAIN(ModelsTest)

@@ -1,8 +1,11 @@
 // c3scope-gui --screenshot, as the README's pictures are made: the app runs offscreen on a
 // generated two-rank job and saves PNGs of the main views; each must have real content (many
 // colours, the class colours of the timeline), and the app must report the expected rows.
+#include <sys/resource.h>
+
 #include <QColor>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
@@ -95,9 +98,8 @@ class ScreenshotTest : public QObject {
     const QString out = dir_.filePath("light");
     const QString log = run({}, out);
     QVERIFY2(log.contains("wrote"), qPrintable(log));
-    for (const char* row :
-         {"row host node0", "row rank 0", "row rank 1", "row GPU 0: NVIDIA H100", "row overlap",
-          "row stream 13", "row NCCL", "row NVTX thread", "row depth 1"}) {
+    for (const char* row : {"row host node0", "row rank 0", "row rank 1", "row GPU 0: NVIDIA H100",
+                            "row overlap", "row stream 13", "row NCCL", "row thread "}) {
       QVERIFY2(log.contains(row), qPrintable(QString("missing '%1' in\n%2").arg(row, log)));
     }
     for (const char* name : {"timeline.png", "zoomed.png", "range.png", "collectives.png",
@@ -179,6 +181,88 @@ class ScreenshotTest : public QObject {
     QCOMPARE(pictures, 5);  // timeline.png and zoom-{10,100,1000,10000}.png
     for (const char* name : {"zoom-10.png", "zoom-10000.png"})
       QVERIFY2(!QImage(QDir(out).filePath(name)).isNull(), name);
+  }
+
+  // Issue 24 item 15: --screenshot wrote over an input named DIR/timeline.png, and on a full
+  // disk left 0-byte PNGs under their final names with 11 lines of output. Pictures follow the
+  // policy of every c3scope output (docs/outputs.md).
+  void picturesFollowTheOutputPolicy() {
+    auto run_with = [&](const QStringList& args, QString* out, QString* err, long fsize = -1) {
+      QProcess p;
+      if (fsize >= 0) {
+        p.setChildProcessModifier([fsize] {
+          const rlimit limit{static_cast<rlim_t>(fsize), static_cast<rlim_t>(fsize)};
+          setrlimit(RLIMIT_FSIZE, &limit);
+        });
+      }
+      p.start(gui_binary(), QStringList{"--size", "1000x700"} + args);
+      if (!p.waitForFinished(120000)) return -1;
+      *out = QString::fromLocal8Bit(p.readAllStandardOutput());
+      *err = QString::fromLocal8Bit(p.readAllStandardError());
+      return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    };
+    auto read = [](const QString& path) {
+      QFile f(path);
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    QString out, err;
+    // An input named timeline.png in DIR: refused before any work, with or without --force, and
+    // left as it was.
+    const QString in_dir = dir_.filePath("input-inside");
+    QVERIFY(QDir().mkpath(in_dir));
+    const QString input = QDir(in_dir).filePath("timeline.png");
+    QVERIFY(QFile::copy(job_.front(), input));
+    const QByteArray before = read(input);
+    for (const QStringList& extra : {QStringList{}, QStringList{"--force"}}) {
+      QCOMPARE(
+          (run_with(extra + QStringList{"--screenshot", in_dir, input, job_.back()}, &out, &err)),
+          2);
+      QVERIFY2(err.count('\n') == 1 && err.contains("timeline.png") && err.contains("input"),
+               qPrintable(err));
+      QCOMPARE(read(input), before);
+    }
+    QCOMPARE(QDir(in_dir).entryList(QDir::Files | QDir::Hidden).size(), 1);
+    // An existing picture: refused without --force (nothing written), replaced with it.
+    const QString again = dir_.filePath("again");
+    QVERIFY(QDir().mkpath(again));
+    const QString summary = QDir(again).filePath("summary.png");
+    {
+      QFile f(summary);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("not a picture");
+    }
+    QCOMPARE((run_with(QStringList{"--screenshot", again, "--views", "timeline,summary"} + job_,
+                       &out, &err)),
+             2);
+    QVERIFY2(err.count('\n') == 1 && err.contains("--force"), qPrintable(err));
+    QCOMPARE(read(summary), QByteArray("not a picture"));
+    QVERIFY(!QFileInfo::exists(QDir(again).filePath("timeline.png")));
+    QCOMPARE(
+        (run_with(
+            QStringList{"--screenshot", again, "--views", "timeline,summary", "--force"} + job_,
+            &out, &err)),
+        0);
+    QVERIFY(!QImage(summary).isNull());
+    // --views renders those views only, and each file written is printed.
+    QStringList wrote;
+    for (const QString& l : out.split('\n'))
+      if (l.startsWith("wrote ")) wrote << l.mid(6);
+    QCOMPARE(wrote, (QStringList{QDir(again).filePath("timeline.png"), summary}));
+    QCOMPARE(QDir(again).entryList(QDir::Files | QDir::Hidden).size(), 2);
+    QCOMPARE((run_with(QStringList{"--screenshot", again, "--views", "timeline,nothing"} + job_,
+                       &out, &err)),
+             2);
+    QVERIFY2(err.count('\n') == 1 && err.contains("nothing") && err.contains("summary"),
+             qPrintable(err));
+    QCOMPARE((run_with(QStringList{"--views", "timeline"} + job_, &out, &err)), 2);
+    QVERIFY2(err.count('\n') == 1 && err.contains("--screenshot"), qPrintable(err));
+    // A file size limit (a full disk the same way): one error line, exit 2, and no picture, empty
+    // or not, nor a temporary left behind.
+    const QString full = dir_.filePath("full");
+    QCOMPARE((run_with(QStringList{"--screenshot", full} + job_, &out, &err, 64L * 1024)), 2);
+    QVERIFY2(err.count('\n') == 1 && err.contains("File too large"), qPrintable(err));
+    QVERIFY2(!out.contains("wrote"), qPrintable(out));
+    QCOMPARE(QDir(full).entryList(QDir::Files | QDir::Hidden), QStringList{});
   }
 
   void badTraceFailsCleanly() {

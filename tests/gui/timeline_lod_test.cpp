@@ -94,6 +94,7 @@ class TimelineLodTest : public QObject {
   void test_lod_long_items();
   void test_lod_matches_brute_force();
   void test_hit();
+  void test_lod_overlap_folds_in_proportion();
 };
 
 void TimelineLodTest::test_lod_wide_items_one_by_one() {
@@ -277,6 +278,58 @@ void TimelineLodTest::test_hit() {
   QCOMPARE(tl.hit(r, 1300, 100), int64_t{-1});  // nothing within 100 ns
   QCOMPARE(tl.hit(r, 5000, 100), int64_t{-1});
   QCOMPARE(tl.hit(tl.row(tl.roots()[0]), 150, 0), int64_t{-1});
+}
+
+// Issue 24 item 4: at the zoom a trace opens with, a folded column of the overlap row was red
+// if it held any exposed time (the demo trace: 0 green pixels with 15.5% hidden). Each folded
+// block now carries its hidden share, and the row's green area is the share of communication
+// hidden, as the numbers beside it say.
+void TimelineLodTest::test_lod_overlap_folds_in_proportion() {
+  Builder b;
+  b.process("h", 0, 1);
+  std::mt19937 rng(24);
+  std::uniform_int_distribution<int64_t> len(100, 900);
+  int64_t hidden = 0, comm = 0;
+  constexpr int kPeriods = 4000;
+  for (int i = 0; i < kPeriods; ++i) {
+    const int64_t t = int64_t{1000} * i;
+    // Compute [t, t + c), communication [t + 100, t + 900) on another stream: c - 100 hidden.
+    const int64_t c = len(rng);
+    b.kernel("gemm", t, t + c, 0, 0, 7);
+    b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 100, t + 900, 0, 0, 13);
+    hidden += c - 100;
+    comm += 800;
+  }
+  const Timeline tl(b.done());
+  const Row& r = tl.row(find_row(tl, RowKind::overlap));
+  const double want = static_cast<double>(hidden) / static_cast<double>(comm);
+  QVERIFY(want > 0.3 && want < 0.7);
+  // Whole-trace zooms: from ~3 to ~25 periods per pixel column (every column folded).
+  for (const int width : {160, 400, 1200}) {
+    const Viewport v{0, 1000.0 * kPeriods / width, width};
+    const std::vector<LodItem> items = tl.lod(r, v);
+    QCOMPARE(total_count(items), uint64_t{tl.size(r)});
+    double green = 0, all = 0;
+    size_t mixed = 0;
+    for (const LodItem& x : items) {
+      QVERIFY(x.hidden >= 0.0f && x.hidden <= 1.0f);
+      const double w = x.x1 - x.x0;
+      green += w * static_cast<double>(x.hidden);
+      all += w;
+      mixed += x.count > 1 && x.hidden > 0 && x.hidden < 1;
+    }
+    QVERIFY(mixed > items.size() / 2);
+    QVERIFY2(std::abs(green / all - want) < 0.02,
+             qPrintable(QString("width %1: green share %2, hidden share %3")
+                            .arg(width)
+                            .arg(green / all)
+                            .arg(want)));
+  }
+  // Zoomed in, spans come one by one: all hidden or all exposed.
+  for (const LodItem& x : tl.lod(r, Viewport{0, 1, 5000})) {
+    QCOMPARE(x.count, 1u);
+    QCOMPARE(x.hidden, r.spans[x.first].kind == OverlapKind::hidden ? 1.0f : 0.0f);
+  }
 }
 
 QTEST_GUILESS_MAIN(TimelineLodTest)

@@ -36,6 +36,10 @@ class TimelineTest : public QObject {
   void test_overview();
   void test_format();
   void test_ruler_ticks();
+  void test_threads_named_by_what_they_hold();
+  void test_marks_row();
+  void test_ranks_and_hosts_in_number_order();
+  void test_threads_collapse_to_fit();
 };
 
 void TimelineTest::test_rows() {
@@ -69,7 +73,7 @@ void TimelineTest::test_rows() {
   QCOMPARE(rank1.process, p0);
   QCOMPARE(labels(tl, rank1.children),
            (std::vector<std::string>{"GPU 0: H100", "GPU 1", "NCCL commA", "NCCL commB",
-                                     "NVTX thread 11", "NVTX thread 12"}));
+                                     "thread 11 (NVTX)", "thread 12 (NVTX)"}));
   const Row& gpu0 = tl.row(rank1.children[0]);
   QCOMPARE(gpu0.kind, RowKind::group);
   QCOMPARE(gpu0.device, 0);
@@ -212,8 +216,8 @@ void TimelineTest::test_nvtx_domains_and_start_end_rows() {
   const Timeline tl(b.done());
   const Row& rank = tl.row(tl.row(tl.roots()[0]).children[0]);
   QCOMPARE(labels(tl, rank.children),
-           (std::vector<std::string>{"GPU 0: H100", "NVTX thread 21", "NVTX thread 22 (app)",
-                                     "NVTX thread 23 (io)"}));
+           (std::vector<std::string>{"GPU 0: H100", "thread 21 (NVTX)", "thread 22 (NVTX app)",
+                                     "thread 23 (NVTX io)"}));
   const Row& th21 = tl.row(rank.children[1]);
   QCOMPARE(labels(tl, th21.children), (std::vector<std::string>{"domain app", "domain default"}));
   const Row& app = tl.row(th21.children[0]);
@@ -509,6 +513,15 @@ void TimelineTest::test_format() {
   QCOMPARE(format_bandwidth(2e3), QString("2.00 kB/s"));
   QCOMPARE(format_pct(42.123), QString("42.1 %"));
   QCOMPARE(format_pct(0), QString("0.0 %"));
+  // Issue 24: overlap without communication is "-" (as the text report), not "0.0 %" (read:
+  // all exposed); counts are singular for one ("1 ranks", "1 processes").
+  QCOMPARE(format_overlap(0, 0), QString("-"));
+  QCOMPARE(format_overlap(0, 1000), QString("0.0 %"));
+  QCOMPARE(format_overlap(15.5, 1000), QString("15.5 %"));
+  QCOMPARE(count(1, "rank", "ranks"), QString("1 rank"));
+  QCOMPARE(count(2, "rank", "ranks"), QString("2 ranks"));
+  QCOMPARE(count(0, "process", "processes"), QString("0 processes"));
+  QCOMPARE(count(1, "process", "processes"), QString("1 process"));
   QCOMPARE(tick_step(1000, 50), 5e4);
   QCOMPARE(tick_step(1, 50), 50.0);
   QCOMPARE(tick_step(3, 50), 200.0);
@@ -568,6 +581,92 @@ void TimelineTest::test_ruler_ticks() {
     // A window of at least two major steps has a labelled tick.
     if (width * ns_per_px >= 2 * tick_step(ns_per_px, min_px))
       QVERIFY2(!seen.empty(), qPrintable(where));
+  }
+}
+
+// Issue 24 item 7: a gloo thread of a PyTorch trace was labelled "NVTX thread"; threads are named
+// by what their ranges are.
+void TimelineTest::test_threads_named_by_what_they_hold() {
+  Builder b;
+  const int p = b.process("h", 0, 10);
+  b.kernel("gemm", 0, 100, p, 0, 7);
+  b.range(p, 31, "gloo:all_reduce", 0, 50, 0, "pytorch");
+  b.range(p, 31, "gloo:broadcast", 60, 90, 0, "pytorch");
+  b.range(p, 32, "ProfilerStep#1", 0, 100, 0, "pytorch");
+  b.range(p, 32, "gloo:all_reduce", 10, 20, 1, "pytorch");
+  b.range(p, 33, "step", 0, 100, 0);
+  const Timeline tl(b.done());
+  const Row& rank = tl.row(tl.row(tl.roots()[0]).children[0]);
+  QCOMPARE(labels(tl, rank.children),
+           (std::vector<std::string>{"GPU 0", "thread 31 (CPU collectives)",
+                                     "thread 32 (PyTorch annotations)", "thread 33 (NVTX)"}));
+  for (size_t i = 1; i < rank.children.size(); ++i) QVERIFY(tl.row(rank.children[i]).thread);
+  QVERIFY(!tl.row(rank.children[0]).thread);
+}
+
+// Issue 24 item 8: NVTX marks (instants) get a row of their own per thread and domain; search
+// (Timeline::filter by name) finds them, and the level of detail draws every one.
+void TimelineTest::test_marks_row() {
+  Builder b;
+  const int p = b.process("h", 0, 10);
+  b.kernel("gemm", 0, 10000, p, 0, 7);
+  b.range(p, 5, "step", 0, 10000, 0);
+  for (int i = 0; i < 2000; ++i)
+    b.range(p, 5, "checkpoint " + std::to_string(i), int64_t{5} * i, int64_t{5} * i, 0);
+  Timeline tl(b.done());
+  const Row& thread = tl.row(tl.row(tl.row(tl.roots()[0]).children[0]).children[1]);
+  QCOMPARE(labels(tl, thread.children), (std::vector<std::string>{"depth 0", "marks"}));
+  const int marks = thread.children[1];
+  QVERIFY(tl.row(marks).marks);
+  QCOMPARE(tl.size(tl.row(marks)), size_t{2000});
+  QCOMPARE(tl.size(tl.row(thread.children[0])), size_t{1});
+  QCOMPARE(total_count(tl.lod(tl.row(marks), Viewport{0, 10, 1000})), uint64_t{2000});
+  const size_t kept = tl.filter([&](const Row& r, uint32_t x) {
+    return r.kind == RowKind::nvtx && tl.trace().ranges[x].name.rfind("checkpoint 1", 0) == 0;
+  });
+  QCOMPARE(kept, size_t{1111});  // 1, 10..19, 100..199, 1000..1999
+  QCOMPARE(tl.size(tl.row(marks)), size_t{1111});
+}
+
+// Issue 24 item 9: ranks are numbers (2 before 10), and hosts follow their first rank, not their
+// names' string order (node10 after node2).
+void TimelineTest::test_ranks_and_hosts_in_number_order() {
+  Builder b;
+  for (const int rank : {10, 2, 11, 3}) {
+    const int p = b.process("node" + std::to_string(rank / 2 * 2), rank, 100 + rank);
+    b.kernel("gemm", 0, 100, p, 0, 7);
+  }
+  const Timeline tl(b.done());
+  QCOMPARE(labels(tl, tl.roots()), (std::vector<std::string>{"host node2", "host node10"}));
+  QCOMPARE(labels(tl, tl.row(tl.roots()[0]).children),
+           (std::vector<std::string>{"rank 2 (pid 102)", "rank 3 (pid 103)"}));
+  QCOMPARE(labels(tl, tl.row(tl.roots()[1]).children),
+           (std::vector<std::string>{"rank 10 (pid 110)", "rank 11 (pid 111)"}));
+}
+
+// Issue 24 item 27: with two ranks, rank 1's GPU rows were below the fold under rank 0's NVTX
+// depth rows. When the rows do not fit, thread groups start collapsed and every GPU's overlap row
+// is among the rows that fit.
+void TimelineTest::test_threads_collapse_to_fit() {
+  Builder b;
+  for (int rank = 0; rank < 2; ++rank) {
+    const int p = b.process("node" + std::to_string(rank), rank, 100 + rank);
+    b.kernel("gemm", 0, 100, p, 0, 7);
+    b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 150, p, 0, 13);
+    for (int depth = 0; depth < 7; ++depth) b.range(p, 100 + rank, "r", depth, 100 - depth, depth);
+  }
+  Timeline tl(b.done());
+  const size_t fit = 16;
+  QVERIFY(tl.visible_rows().size() > fit);
+  QVERIFY(!tl.collapse_threads_to_fit(tl.visible_rows().size()));  // it fits: nothing changes
+  QVERIFY(tl.collapse_threads_to_fit(fit));
+  const std::vector<int> rows = tl.visible_rows();
+  QVERIFY(rows.size() <= fit);
+  int overlap_rows = 0;
+  for (const int r : rows) overlap_rows += tl.row(r).kind == RowKind::overlap ? 1 : 0;
+  QCOMPARE(overlap_rows, 2);
+  for (const Row& r : tl.rows()) {
+    if (r.thread) QVERIFY(!r.expanded);
   }
 }
 

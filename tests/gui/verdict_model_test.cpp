@@ -176,6 +176,17 @@ class VerdictModelTest : public QObject {
     QCOMPARE(c->candidate_steps, int64_t{0});
     QVERIFY(comparison_summary(*c).contains("No steps in B"));
     QCOMPARE(c->exit_code(), 3);
+    // Issue 24: "No steps in B" stood next to "B: 20 steps" when both sides had steps but the
+    // step time was not broken down (c3bench traces); counts are singular for one.
+    analyzer::Comparison both;
+    both.baseline_steps = 20;
+    both.candidate_steps = 20;
+    both.ranks_baseline = 1;
+    both.ranks_candidate = 2;
+    const QString line = comparison_summary(both);
+    QVERIFY2(!line.contains("No steps"), qPrintable(line));
+    QVERIFY2(line.contains("A: 1 rank, 20 steps") && line.contains("B: 2 ranks, 20 steps"),
+             qPrintable(line));
     // Cancelled: no comparison.
     const std::atomic<bool> stop{true};
     auto fresh = make_job(300'000);

@@ -70,10 +70,11 @@ TableModel::Cell CollectivesModel::cell(int row, int column) const {
       QString tip;
       if (a.collective[i] >= 0) {
         const analyzer::Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
-        tip = QString("communicator %1, call %2 of %3 ranks (rank %4)")
+        tip = QString("communicator %1, call %2 of %3 (rank %4)")
                   .arg(col.comm_id.empty() ? QStringLiteral("?") : qs(col.comm_id))
                   .arg(col.seq)
-                  .arg(col.nranks)
+                  .arg(col.nranks > 0 ? count(col.nranks, "rank", "ranks")
+                                      : QStringLiteral("? ranks"))
                   .arg(col.rank);
       } else {
         tip = QStringLiteral("not linked to an NCCL call (op from the kernel name)");
@@ -85,9 +86,9 @@ TableModel::Cell CollectivesModel::cell(int row, int column) const {
       if (f.bytes <= 0) return absent_cell(QStringLiteral("-"), QStringLiteral("size unknown"));
       QString tip = QString("%1 bytes").arg(f.bytes);
       if (f.size != f.bytes) {
-        tip += QString("; nccl-tests size S = %1 (%2 ranks)")
+        tip += QString("; nccl-tests size S = %1 (%2)")
                    .arg(format_bytes(static_cast<double>(f.size)))
-                   .arg(f.nranks);
+                   .arg(count(f.nranks, "rank", "ranks"));
       }
       return number_cell(format_bytes(static_cast<double>(f.bytes)), static_cast<double>(f.bytes),
                          tip);
@@ -102,10 +103,10 @@ TableModel::Cell CollectivesModel::cell(int row, int column) const {
       return number_cell(format_bandwidth(v), v,
                          column == kAlgbw
                              ? QStringLiteral("algbw = S / t (nccl-tests)")
-                             : QString("busbw = algbw x %1 (%2, %3 ranks)")
+                             : QString("busbw = algbw x %1 (%2, %3)")
                                    .arg(analyzer::busbw_factor(f.op, f.nranks), 0, 'f', 3)
                                    .arg(qs(f.op))
-                                   .arg(f.nranks));
+                                   .arg(count(f.nranks, "rank", "ranks")));
     }
     case kOverlap:
       return number_cell(format_pct(c.pct()), c.pct(),

@@ -14,6 +14,7 @@ enum class Unit : uint8_t { duration, pct, count };
 struct MetricValue {
   double value = 0;
   Unit unit = Unit::duration;
+  bool absent = false;  // no value: overlap without communication ("-", not 0 %)
 };
 
 MetricValue metric_of(const Document& d, int row) {
@@ -33,7 +34,7 @@ MetricValue metric_of(const Document& d, int row) {
     case CompareModel::kMemoryRow:
       return ns(b.memory());
     case CompareModel::kOverlapRow:
-      return {b.overlap_pct, Unit::pct};
+      return {b.overlap_pct, Unit::pct, b.comm() <= 0};
     case CompareModel::kExposedCommRow:
       return ns(b.exposed_comm);
     case CompareModel::kExposedMemcpyRow:
@@ -94,10 +95,14 @@ TableModel::Cell CompareModel::cell(int row, int column) const {
     case kMetric:
       return label_cell(QString::fromUtf8(kNames[static_cast<size_t>(row)]), row);
     case kA:
-      return number_cell(format_metric(va), va.value);
-    case kB:
-      return number_cell(format_metric(vb), vb.value);
+    case kB: {
+      const MetricValue& v = column == kA ? va : vb;
+      if (v.absent) return absent_cell(QStringLiteral("-"), QStringLiteral("no communication"));
+      return number_cell(format_metric(v), v.value);
+    }
     case kDifference: {
+      if (va.absent || vb.absent)
+        return absent_cell(QStringLiteral("-"), QStringLiteral("no communication on one side"));
       const double d = vb.value - va.value;
       QString text;
       switch (va.unit) {

@@ -15,7 +15,40 @@ namespace c3::gui {
 
 QString Document::title() const {
   if (paths.size() == 1) return QFileInfo(paths.front()).fileName();
-  return QString("%1 traces").arg(paths.size());
+  QStringList names;
+  QString folder = QFileInfo(paths.front()).absolutePath();
+  for (const QString& p : paths) {
+    const QFileInfo f(p);
+    names << f.fileName();
+    if (f.absolutePath() != folder) folder.clear();
+  }
+  constexpr int kShown = 4;
+  QString list = names.mid(0, kShown).join(", ");
+  if (names.size() > kShown) list += QString(", ... (%1 files)").arg(names.size());
+  const QString dir = folder.isEmpty() ? QString() : QFileInfo(folder).fileName();
+  return dir.isEmpty() ? list : dir + ": " + list;
+}
+
+std::vector<int> rank_order(const analyzer::Trace& t) {
+  std::vector<int> order(t.processes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    const auto& px = t.processes[static_cast<size_t>(x)];
+    const auto& py = t.processes[static_cast<size_t>(y)];
+    if (px.rank.has_value() != py.rank.has_value()) return px.rank.has_value();
+    return px.rank && py.rank && *px.rank < *py.rank;
+  });
+  return order;
+}
+
+bool is_simulated(const analyzer::Trace& t) {
+  for (const analyzer::Device& d : t.devices) {
+    if (d.name.rfind("Simulated ", 0) == 0) return true;
+  }
+  for (const auto& b : t.bench) {
+    if (b.simulated) return true;
+  }
+  return false;
 }
 
 Result<std::unique_ptr<Document>> load_document(

@@ -34,6 +34,14 @@ QString format_pct(double pct) {
   return QString("%1 %").arg(pct, 0, 'f', 1);
 }
 
+QString format_overlap(double pct, int64_t comm_ns) {
+  return comm_ns > 0 ? format_pct(pct) : QStringLiteral("-");
+}
+
+QString count(int64_t n, const char* one, const char* many) {
+  return QString("%1 %2").arg(n).arg(QString::fromUtf8(n == 1 ? one : many));
+}
+
 double tick_step(double ns_per_px, double min_px) {
   const double want = std::max(ns_per_px * min_px, 1.0);
   double step = std::pow(10.0, std::floor(std::log10(want)));

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <vector>
 
 #include "c3/gui/format.h"
 #include "c3/gui/models.h"
@@ -11,17 +12,52 @@ namespace c3::gui {
 SummaryModel::SummaryModel(const Document* doc, QObject* parent)
     : DocumentTableModel({"scope", "span", "idle", "compute", "communication", "overlap %",
                           "exposed comm", "exposed memcpy"},
-                         doc, parent) {}
+                         doc, parent) {
+  SummaryModel::document_changed();
+}
 
 int SummaryModel::rows() const {
   if (doc_->report.processes.empty()) return 0;
   return static_cast<int>(doc_->report.processes.size()) + 1;
 }
 
+namespace {
+
+// Indices of `items` ordered as their processes' ranks (rank_order: as numbers, 2 before 10),
+// whatever order the report keeps them in.
+template <class T>
+std::vector<size_t> by_rank(const analyzer::Trace& t, const std::vector<T>& items) {
+  std::vector<size_t> pos(t.processes.size(), 0);
+  const std::vector<int> order = rank_order(t);
+  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
+  std::vector<size_t> out(items.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = i;
+  std::stable_sort(out.begin(), out.end(), [&](size_t x, size_t y) {
+    const auto px = static_cast<size_t>(items[x].process),
+               py = static_cast<size_t>(items[y].process);
+    return (px < pos.size() ? pos[px] : px) < (py < pos.size() ? pos[py] : py);
+  });
+  return out;
+}
+
+// Row `row`'s index in the report (as it is when the order is stale: the report changed without
+// a set()).
+size_t ordered(const std::vector<size_t>& order, size_t row) {
+  return row < order.size() ? order[row] : row;
+}
+
+}  // namespace
+
+void SummaryModel::document_changed() {
+  order_.clear();
+  if (doc_ != nullptr) order_ = by_rank(doc_->trace, doc_->report.processes);
+}
+
 TableModel::Cell SummaryModel::cell(int row, int column) const {
   const analyzer::Report& r = doc_->report;
   const bool all = static_cast<size_t>(row) == r.processes.size();
-  const analyzer::ScopeReport& s = all ? r.overall : r.processes[static_cast<size_t>(row)];
+  const analyzer::ScopeReport& s =
+      all ? r.overall : r.processes[ordered(order_, static_cast<size_t>(row))];
   const analyzer::Breakdown& b = s.b;
   const auto share = [&](int64_t ns) {
     return b.span > 0
@@ -32,8 +68,10 @@ TableModel::Cell SummaryModel::cell(int row, int column) const {
   switch (column) {
     case kScope: {
       if (all) {
-        return label_cell(QStringLiteral("all ranks"), 1e18,
-                          QString("sum over %1 process(es)").arg(r.processes.size()));
+        return label_cell(
+            QStringLiteral("all ranks"), 1e18,
+            QString("sum over %1")
+                .arg(count(static_cast<int64_t>(r.processes.size()), "process", "processes")));
       }
       QString tip = process_tooltip(doc_->trace, s.process);
       tip += QString("\n%1 activities").arg(b.activities);
@@ -57,7 +95,7 @@ TableModel::Cell SummaryModel::cell(int row, int column) const {
     case kOverlap:
       if (b.comm() <= 0)
         return absent_cell(QStringLiteral("-"), QStringLiteral("no communication"));
-      return number_cell(format_pct(b.overlap_pct), b.overlap_pct,
+      return number_cell(format_overlap(b.overlap_pct, b.comm()), b.overlap_pct,
                          QString("%1 of %2 communication hidden under compute")
                              .arg(format_duration(static_cast<double>(b.overlap)),
                                   format_duration(static_cast<double>(b.comm()))));
@@ -77,15 +115,22 @@ TableModel::Cell SummaryModel::cell(int row, int column) const {
 
 SkewModel::SkewModel(const Document* doc, QObject* parent)
     : DocumentTableModel({"rank", "matched", "total wait", "straggler", "clock offset"}, doc,
-                         parent) {}
+                         parent) {
+  SkewModel::document_changed();
+}
 
 int SkewModel::rows() const {
   return static_cast<int>(doc_->report.cross.ranks.size());
 }
 
+void SkewModel::document_changed() {
+  order_.clear();
+  if (doc_ != nullptr) order_ = by_rank(doc_->trace, doc_->report.cross.ranks);
+}
+
 TableModel::Cell SkewModel::cell(int row, int column) const {
   const analyzer::Trace& t = doc_->trace;
-  const analyzer::RankWait& w = doc_->report.cross.ranks[static_cast<size_t>(row)];
+  const analyzer::RankWait& w = doc_->report.cross.ranks[ordered(order_, static_cast<size_t>(row))];
   switch (column) {
     case kRank:
       return label_cell(process_label(t, w.process), process_sort(t, w.process),

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <queue>
+#include <type_traits>
 
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
@@ -38,6 +39,35 @@ constexpr size_t kMaxStartEndRows = 32;
 
 uint8_t bit(Class c) {
   return static_cast<uint8_t>(1u << static_cast<unsigned>(c));
+}
+
+// A thread's label says what its ranges are (issue 24: a gloo thread of a PyTorch trace was
+// called an "NVTX thread"): NVTX ranges (and their domain when there is one domain other than the
+// default), PyTorch annotations (the Kineto importer's "pytorch" domain), or CPU-side collectives
+// when every range is one (gloo:all_reduce, ...).
+template <class Domains>
+std::string thread_label(const analyzer::Trace& t, int64_t tid, const Domains& domains) {
+  bool pytorch = true, collectives = true;
+  for (const auto& [domain, d] : domains) {
+    pytorch = pytorch && domain == "pytorch";
+    auto each = [&](const std::vector<uint32_t>& items) {
+      for (const uint32_t g : items) {
+        const std::string& n = t.ranges[g].name;
+        if (n.rfind("gloo:", 0) != 0 && n.rfind("nccl:", 0) != 0 && n.rfind("mpi:", 0) != 0)
+          collectives = false;
+      }
+    };
+    for (const auto& [depth, items] : d.depths) each(items);
+    each(d.start_end);
+    each(d.marks);
+  }
+  std::string label = "thread " + std::to_string(tid);
+  if (collectives) return label + " (CPU collectives)";
+  if (pytorch) return label + " (PyTorch annotations)";
+  const std::string& only = domains.begin()->first;
+  if (domains.size() == 1 && only != "default" && !only.empty())
+    return label + " (NVTX " + only + ")";
+  return label + " (NVTX)";
 }
 
 std::string short_comm(const std::string& id) {
@@ -182,12 +212,15 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
   struct DomainRanges {
     std::map<int, std::vector<uint32_t>> depths;  // push/pop
     std::vector<uint32_t> start_end;
+    std::vector<uint32_t> marks;  // instants (nvtxMark: no duration)
   };
   std::map<int64_t, std::map<std::string, DomainRanges>> threads;
   for (const uint32_t g : ranges) {
     const analyzer::Range& rg = t.ranges[g];
     DomainRanges& d = threads[rg.thread][rg.domain];
-    if (rg.start_end) {
+    if (rg.start == rg.end && !rg.start_end) {
+      d.marks.push_back(g);
+    } else if (rg.start_end) {
       d.start_end.push_back(g);
     } else {
       d.depths[rg.depth].push_back(g);
@@ -199,21 +232,18 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     });
   };
   auto nvtx_row = [&](int parent, int64_t tid, int depth, std::string label,
-                      std::vector<uint32_t> items) {
+                      std::vector<uint32_t> items, bool marks = false) {
     Row r = make_row(RowKind::nvtx, parent, std::move(label));
     r.key = tid;
     r.nvtx_depth = depth;
+    r.marks = marks;
     r.items = std::move(items);
     add_finished(std::move(r));
   };
   for (auto& [tid, domains] : threads) {
-    Row tg = make_row(RowKind::group, 0, "NVTX thread " + std::to_string(tid));
+    Row tg = make_row(RowKind::group, 0, thread_label(t, tid, domains));
     tg.key = tid;
-    // One domain: its name in the thread's label (unless it is the default domain).
-    if (domains.size() == 1 && domains.begin()->first != "default" &&
-        !domains.begin()->first.empty()) {
-      tg.label += " (" + domains.begin()->first + ")";
-    }
+    tg.thread = true;
     const int ti = add(std::move(tg));
     for (auto& [domain, d] : domains) {
       int parent = ti;
@@ -253,6 +283,11 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
             parent, tid, static_cast<int>(l),
             lanes.size() == 1 ? std::string("start/end") : "start/end " + std::to_string(l + 1),
             std::move(lanes[l]));
+      }
+      // Marks (instants) on a row of their own, drawn as ticks; search finds them by name.
+      if (!d.marks.empty()) {
+        by_start(d.marks);
+        nvtx_row(parent, tid, 0, "marks", std::move(d.marks), true);
       }
     }
   }
@@ -300,17 +335,24 @@ void Timeline::build() {
   common::run_workers(np, work);
 
   // Hosts, then processes in rank order; each process's rows spliced in.
-  std::map<std::string, std::vector<int>> hosts;
-  for (size_t p = 0; p < np; ++p) hosts[t.processes[p].host].push_back(static_cast<int>(p));
+  std::map<std::string, std::vector<int>> by_host;
+  for (size_t p = 0; p < np; ++p) by_host[t.processes[p].host].push_back(static_cast<int>(p));
+  auto rank_order = [&](int x, int y) {
+    const auto& px = t.processes[static_cast<size_t>(x)];
+    const auto& py = t.processes[static_cast<size_t>(y)];
+    // Ranked processes first, by rank (a number: 2 before 10); then the others in load order (a
+    // strict weak order).
+    if (px.rank.has_value() != py.rank.has_value()) return px.rank.has_value();
+    if (px.rank && py.rank && *px.rank != *py.rank) return *px.rank < *py.rank;
+    return x < y;
+  };
+  std::vector<std::pair<std::string, std::vector<int>>> hosts(by_host.begin(), by_host.end());
+  for (auto& [host, procs] : hosts) std::sort(procs.begin(), procs.end(), rank_order);
+  // Hosts in the order of their first rank (node10 holds ranks after node2's), not by name.
+  std::stable_sort(hosts.begin(), hosts.end(), [&](const auto& x, const auto& y) {
+    return rank_order(x.second.front(), y.second.front());
+  });
   for (auto& [host, procs] : hosts) {
-    std::sort(procs.begin(), procs.end(), [&](int x, int y) {
-      const auto& px = t.processes[static_cast<size_t>(x)];
-      const auto& py = t.processes[static_cast<size_t>(y)];
-      // Ranked processes first, by rank; then the others in load order (a strict weak order).
-      if (px.rank.has_value() != py.rank.has_value()) return px.rank.has_value();
-      if (px.rank && py.rank && *px.rank != *py.rank) return *px.rank < *py.rank;
-      return x < y;
-    });
     Row h;
     h.kind = RowKind::group;
     h.label = host.empty() ? "host (unknown)" : "host " + host;
@@ -366,6 +408,16 @@ void Timeline::finish(Row& r) const {
     const size_t leaf = r.leaves + k / kLeaf;
     r.tree_max_end[leaf] = std::max(r.tree_max_end[leaf], e);
     r.tree_classes[leaf] |= c;
+  }
+  if (!copy) {
+    r.hidden_prefix.assign(n + 1, 0);
+    r.exposed_prefix.assign(n + 1, 0);
+    for (size_t k = 0; k < n; ++k) {
+      const int64_t d = r.spans[k].end - r.spans[k].start;
+      const bool hid = r.spans[k].kind == OverlapKind::hidden;
+      r.hidden_prefix[k + 1] = r.hidden_prefix[k] + (hid ? d : 0);
+      r.exposed_prefix[k + 1] = r.exposed_prefix[k] + (hid ? 0 : d);
+    }
   }
   r.leaf_reach.resize(r.leaves);
   for (size_t l = 0; l < r.leaves; ++l) {
@@ -493,6 +545,13 @@ struct ItemAccess {  // the row's own copies of its items' times and classes
 struct SpanAccess {  // overlap rows: as many spans as their busiest stream has items
   const Row::Span* spans;
   int64_t offset;
+  const int64_t *hidden, *exposed;  // Row::hidden_prefix, exposed_prefix
+  // The hidden share of spans [b, e)'s time (zero-length spans count by their kind).
+  float hidden_share(size_t b, size_t e) const {
+    const int64_t h = hidden[e] - hidden[b], x = exposed[e] - exposed[b];
+    if (h + x > 0) return static_cast<float>(static_cast<double>(h) / static_cast<double>(h + x));
+    return spans[b].kind == OverlapKind::hidden ? 1.0f : 0.0f;
+  }
   int64_t start(size_t k) const { return spans[k].start + offset; }
   int64_t end(size_t k) const { return spans[k].end + offset; }
   uint8_t classes(size_t k) const {
@@ -577,6 +636,8 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
     const double x0 = v.x_of(s), x1 = v.x_of(e);
     if (x1 - x0 >= min_px) {
       out.push_back({x0, x1, static_cast<uint32_t>(k), 1, classes(r, k)});
+      if constexpr (std::is_same_v<Access, SpanAccess>)
+        out.back().hidden = acc.hidden_share(k, k + 1);
       ++k;
       continue;
     }
@@ -595,6 +656,7 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
     it.first = static_cast<uint32_t>(k);
     it.count = static_cast<uint32_t>(j - k);
     it.classes = cls;
+    if constexpr (std::is_same_v<Access, SpanAccess>) it.hidden = acc.hidden_share(k, j);
     out.push_back(it);
     k = j;
   }
@@ -607,7 +669,9 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return {};
   if (r.kind == RowKind::overlap)
-    return fold(r, v, min_px, n, SpanAccess{r.spans.data(), r.offset});
+    return fold(
+        r, v, min_px, n,
+        SpanAccess{r.spans.data(), r.offset, r.hidden_prefix.data(), r.exposed_prefix.data()});
   // finish() gave every other row its own copies of its items.
   return fold(r, v, min_px, n,
               ItemAccess{r.item_start.data(), r.item_end.data(), r.item_classes.data()});
@@ -692,6 +756,18 @@ void Timeline::reveal(int i) {
     rows_[static_cast<size_t>(p)].expanded = true;
     rows_[static_cast<size_t>(p)].hidden = false;
   }
+}
+
+bool Timeline::collapse_threads_to_fit(size_t max_rows) {
+  if (visible_rows().size() <= max_rows) return false;
+  bool any = false;
+  for (Row& r : rows_) {
+    if (r.thread && r.expanded) {
+      r.expanded = false;
+      any = true;
+    }
+  }
+  return any;
 }
 
 std::vector<std::array<float, analyzer::kClasses>> Timeline::overview(int buckets) const {

@@ -114,11 +114,10 @@ QString comparison_summary(const analyzer::Comparison& c) {
                   .arg(color.isValid() ? color.name() : QStringLiteral("inherit"),
                        qs(c.headline()).toHtmlEscaped());
   // (The tab names the files above.)
-  s += QString("<br>A: %1 ranks, %2 steps &nbsp; B: %3 ranks, %4 steps")
-           .arg(c.ranks_baseline)
-           .arg(c.baseline_steps)
-           .arg(c.ranks_candidate)
-           .arg(c.candidate_steps);
+  s += QString("<br>A: %1, %2 &nbsp; B: %3, %4")
+           .arg(count(c.ranks_baseline, "rank", "ranks"), count(c.baseline_steps, "step", "steps"),
+                count(c.ranks_candidate, "rank", "ranks"),
+                count(c.candidate_steps, "step", "steps"));
   if (c.explained.available) {
     const analyzer::Explained& e = c.explained;
     constexpr size_t kStep = analyzer::Explained::kParts.size() - 1;
@@ -134,7 +133,8 @@ QString comparison_summary(const analyzer::Comparison& c) {
     s += QStringLiteral(
         "<br>No steps in A or B (see the steps field): whole-run totals, compared by threshold "
         "only.");
-  } else if (c.has_baseline) {
+  } else if (c.has_baseline && (c.baseline_steps == 0 || c.candidate_steps == 0)) {
+    // Issue 24: "No steps in B" stood next to "B: 20 steps"; only a side without steps is named.
     s += QString("<br>No steps in %1 (see the steps field): its step metrics cannot be decided.")
              .arg(c.baseline_steps == 0 ? "A" : "B");
   }

@@ -52,8 +52,18 @@ struct Document {
   // Busy share of each class in kOverviewBuckets slices of the whole trace (the overview strip).
   std::vector<std::array<float, analyzer::kClasses>> overview;
   static constexpr int kOverviewBuckets = 2048;
+  // The files' names: "rank0.sqlite", "rank0.sqlite, rank1.sqlite" (several: in their folder's
+  // name when they share one, "job: rank0.sqlite, rank1.sqlite"), long lists cut.
   QString title() const;
 };
+
+// Process indices in rank order (ranks as numbers, 2 before 10; processes without a rank after
+// them, in load order): the order of every per-rank list the GUI shows.
+std::vector<int> rank_order(const analyzer::Trace& t);
+
+// Whether the trace was recorded on the simulated node (c3bench --backend sim): its GPUs are
+// named "Simulated ..." (sim/gpu's device facts), or its c3bench results say so.
+bool is_simulated(const analyzer::Trace& t);
 
 // Opens (analyzer::open_traces: PyTorch or Nsight files are converted into temporary traces),
 // aligns the ranks' clocks and lays out the timeline: enough for the first paint.

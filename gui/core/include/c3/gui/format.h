@@ -16,6 +16,11 @@ QString format_bytes(double bytes);
 QString format_bandwidth(double bytes_per_s);
 // "42.1 %".
 QString format_pct(double pct);
+// The share of communication hidden: "42.1 %", or "-" when there was no communication (0 %
+// would read "all exposed"), as the text report prints it.
+QString format_overlap(double pct, int64_t comm_ns);
+// "1 rank", "2 ranks", "1 process", "3 processes": a count and its noun, singular for one.
+QString count(int64_t n, const char* one, const char* many);
 
 // Ruler ticks: the smallest 1/2/5 x 10^k ns step at least `min_px` pixels apart.
 struct Tick {

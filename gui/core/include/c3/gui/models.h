@@ -84,6 +84,10 @@ class SummaryModel : public DocumentTableModel {
  protected:
   int rows() const override;
   Cell cell(int row, int column) const override;
+  void document_changed() override;
+
+ private:
+  std::vector<size_t> order_;  // report.processes indices in rank order (2 before 10)
 };
 
 // One row per communication activity: rank, op, bytes, duration, algbw, busbw, overlap %, kernel.
@@ -166,6 +170,10 @@ class SkewModel : public DocumentTableModel {
  protected:
   int rows() const override;
   Cell cell(int row, int column) const override;
+  void document_changed() override;
+
+ private:
+  std::vector<size_t> order_;  // report.cross.ranks indices in rank order
 };
 
 // c3bench results found in the traces.

@@ -39,6 +39,8 @@ struct Row {
   std::vector<int> children;
   bool expanded = true;
   bool hidden = false;
+  bool thread = false;  // a thread's group of NVTX / annotation rows
+  bool marks = false;   // an NVTX row of instants (marks), drawn as ticks
   int process = -1;
   int device = -1;
   int64_t key = 0;  // stream id, thread id, or communicator index
@@ -55,6 +57,9 @@ struct Row {
     OverlapKind kind = OverlapKind::hidden;
   };
   std::vector<Span> spans;
+  // Overlap rows: hidden and exposed nanoseconds of spans [0, k) (k = 0..spans.size()), so a
+  // folded run of spans tells its hidden share in O(1) (spans are disjoint).
+  std::vector<int64_t> hidden_prefix, exposed_prefix;
   // Stream, collectives and NVTX rows: each item's start and end (aligned) and class bits, in
   // item order. The fold reads them contiguously instead of through the trace's columns (a
   // stream's items are scattered among every stream's activities: a cache miss each).
@@ -104,6 +109,10 @@ struct LodItem {
   uint32_t first = 0;  // items[] index of the (first) item
   uint32_t count = 1;
   uint8_t classes = 0;  // class bits (1 << analyzer::Class); overlap rows: 1 << OverlapKind
+  // Overlap rows: the share of the block's communication time that was hidden (0..1; a single
+  // span 1 or 0), so a folded pixel column is drawn hidden:exposed in proportion rather than red
+  // for any exposed sliver. Other rows: 0.
+  float hidden = 0;
 };
 
 class Timeline {
@@ -146,6 +155,11 @@ class Timeline {
   bool filtered() const { return filtered_; }
   // Makes row i visible: expands its ancestors and un-hides it.
   void reveal(int i);
+  // Collapses every thread group (NVTX / annotation rows) when the visible rows are more than
+  // `max_rows`, so every rank's GPU rows fit a window that shows that many (issue 24: with two
+  // ranks, rank 1's GPU rows were below the fold under rank 0's NVTX depth rows). Returns
+  // whether it collapsed any.
+  bool collapse_threads_to_fit(size_t max_rows);
 
   // What to paint for a row in a viewport (folded below `min_px` pixels).
   std::vector<LodItem> lod(const Row& r, const Viewport& v, double min_px = 1.0) const;
