@@ -191,6 +191,18 @@ TEST(Summary, SchemaOneFilesAreReadWithoutWhatTwoAdded) {
   EXPECT_EQ(old[0].steps.size(), now[0].steps.size());
 }
 
+// A ProfilerStep#N past the summaries' index limit (2^61) keeps its order index: N =
+// 2^63-1 made a summary that did not read back (found by fuzz/corpus/kineto/boundary_values.json).
+TEST(Summary, HugeStepNumbersReadBack) {
+  Trace t = small_trace();
+  t.ranges[1].name = "ProfilerStep#9223372036854775807";
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  const std::vector<RankSummary> back = summaries_from_json(text, "s.json");
+  ASSERT_EQ(back[0].steps.size(), 2u);
+  EXPECT_EQ(back[0].steps[0].index, 3);
+  EXPECT_EQ(back[0].steps[1].index, 1);
+}
+
 // Issue 24: what JSON cannot say (inf) is refused too, and so are the options' doubles.
 TEST(Summary, NonFiniteNumbersAndBadOptionsAreRefused) {
   const std::string text = summaries_to_json(summarize(small_trace(), {}), {});

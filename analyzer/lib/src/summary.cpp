@@ -35,11 +35,14 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
     if (!out.empty()) {
       *source = "ProfilerStep#N";
       for (StepSample& s : out) {
-        // The N of ProfilerStep#N; one too long for 64 bits keeps its order index instead.
+        // The N of ProfilerStep#N; one past the summary's limit for indices (2^61: a
+        // ProfilerStep#9223372036854775807 made a summary that did not read back) keeps its
+        // order index instead.
         const char* b = s.name.data() + 13;
         int64_t n = -1;
         const auto [end, ec] = std::from_chars(b, s.name.data() + s.name.size(), n);
-        s.index = ec == std::errc() && end == s.name.data() + s.name.size() ? n : -1;
+        s.index =
+            ec == std::errc() && end == s.name.data() + s.name.size() && n <= kStampLimit ? n : -1;
       }
     } else {
       take([&](const Range& g) { return g.domain == "c3bench" && g.name.rfind("case ", 0) == 0; });
