@@ -85,7 +85,8 @@ void reduce_and_report(std::vector<analyzer::RankSummary>&& summaries,
   try {
     r = analyzer::reduce(std::move(summaries), names, o, o.align);
   } catch (const std::invalid_argument& e) {
-    // Totals past int64 (8,193 ranks at the per-rank bound: corpus/summary/ranks_8193_at_bound)
+    // Totals past int64 (8,193 ranks at the per-rank bound:
+    // regressions/summary/reduce-sums-8193-ranks-at-bound.summary.json.gz)
     // are refused, naming the summary.
     if (verbose()) std::fprintf(stderr, "c3fuzz: refused by the reduce: %s\n", e.what());
     return;

@@ -136,19 +136,19 @@ TEST(LoaderLimits, ImpossibleProcessFactsAreUnknown) {
 // Issue 24: past 8,192 ranks at the per-rank bound the reduce's sums passed int64 (negative
 // totals, exit 0). Every sum is checked: the reduce refuses, naming the summary and the rank.
 TEST(ReduceLimits, TotalsPastInt64AreRefusedNamingTheSummary) {
-  constexpr int64_t bound = kAmountLimit;
+  constexpr int64_t kBound = kAmountLimit;
   std::vector<std::function<void(RankSummary&)>> at_bound = {
-      [](RankSummary& s) { s.kernels = bound; },
+      [](RankSummary& s) { s.kernels = kBound; },
       [](RankSummary& s) {
-        s.total.span = bound;
-        s.total.time[1] = bound;
+        s.total.span = kBound;
+        s.total.time[1] = kBound;
       },
       [](RankSummary& s) {
         CollectiveStat c;
         c.op = "AllReduce";
         c.bucket = 1 << 20;
-        c.count = bound;
-        c.total_ns = bound;
+        c.count = kBound;
+        c.total_ns = kBound;
         s.collectives = {c};
       },
       [](RankSummary& s) {
@@ -156,13 +156,13 @@ TEST(ReduceLimits, TotalsPastInt64AreRefusedNamingTheSummary) {
         st.index = 1;
         st.name = "ProfilerStep#1";
         st.end = 100;
-        st.b.busy = bound;
+        st.b.busy = kBound;
         s.steps = {st};
       },
       [](RankSummary& s) {
         InterferenceStat x;
         x.signature = "gemm <<<1, 1>>>";
-        x.total_ns = bound;
+        x.total_ns = kBound;
         s.interference = {x};
       },
   };

@@ -60,31 +60,39 @@ bool given(const PipelineOptions::Given& g, const std::string& flag) {
 void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& path, bool first,
            const std::string& first_path, bool traces_too) {
   for (const char* flag : differences(made, o.analyze)) {
+    std::string m = "'" + path + "' was summarized with " + option_text(made, flag);
     if (given(o.given, flag)) {
-      throw std::invalid_argument("'" + path + "' was summarized with " + option_text(made, flag) +
-                                  ", this run gives " + option_text(o.analyze, flag) + ": drop " +
-                                  flag +
-                                  " to use the summary's, or analyze its "
-                                  "traces again");
+      m += ", this run gives ";
+      m += option_text(o.analyze, flag);
+      m += ": drop ";
+      m += flag;
+      m += " to use the summary's, or analyze its traces again";
+      throw std::invalid_argument(m);
     }
     if (!first) {
-      throw std::invalid_argument("'" + path + "' was summarized with " + option_text(made, flag) +
-                                  ", '" + first_path + "' with " + option_text(o.analyze, flag) +
-                                  ": summaries made with other options do not add up; analyze "
-                                  "their traces again with the same options");
+      m += ", '";
+      m += first_path;
+      m += "' with ";
+      m += option_text(o.analyze, flag);
+      m += ": summaries made with other options do not add up; analyze their traces again with "
+           "the same options";
+      throw std::invalid_argument(m);
     }
   }
   if (!first) return;
   if (made.classification != o.analyze.classification && traces_too) {
     // The traces of this run are classified by the summary's rules, read back from their text.
-    Rules rules;
-    try {
-      rules = made.classification == "default"
-                  ? Rules::defaults()
-                  : Rules::parse("default off\n" + made.classification, path);
-    } catch (const std::invalid_argument&) {
+    Rules rules = Rules::defaults();
+    bool read_back = made.classification == "default";
+    if (!read_back) {
+      try {
+        rules = Rules::parse("default off\n" + made.classification, path);
+        read_back = rules_text(rules) == made.classification;
+      } catch (const std::invalid_argument&) {
+        read_back = false;
+      }
     }
-    if (made.classification != "default" && rules_text(rules) != made.classification) {
+    if (!read_back) {
       throw std::invalid_argument("'" + path +
                                   "' was summarized with its own --rules, which cannot be read "
                                   "back: give the same --rules file");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <type_traits>
@@ -187,8 +188,9 @@ std::optional<T> opt_in(const json& j, const char* key) {
   }
 }
 
-// The largest double a summary holds (a finite value's JSON text reads back).
-constexpr double kHuge = 1e300;
+// The largest double a summary holds: any finite value (the loader's make_possible keeps them
+// all, and a finite double's JSON text reads back).
+constexpr double kHuge = std::numeric_limits<double>::max();
 
 std::optional<double> opt_real(const json& j, const char* key, double lo, double hi) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
