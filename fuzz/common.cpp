@@ -59,7 +59,8 @@ void analyze(const std::string& path, analyzer::InputFormat want) {
       if (verbose()) std::fprintf(stderr, "c3fuzz: not this harness's format\n");
       return;
     }
-    summaries = analyzer::map_inputs(inputs, po);
+    // The options of a summary input are the job's (map_inputs), for the reduce too.
+    summaries = analyzer::map_inputs(inputs, po, &po.analyze);
   } catch (const std::exception& e) {  // bad input, reported as such
     if (verbose()) std::fprintf(stderr, "c3fuzz: refused: %s\n", e.what());
     return;
@@ -80,7 +81,16 @@ void reduce_and_report(std::vector<analyzer::RankSummary>&& summaries,
     std::fprintf(stderr, "c3fuzz: a summary does not read back: %s\n", e.what());
     std::abort();
   }
-  const analyzer::Report r = analyzer::reduce(std::move(summaries), names, o, o.align);
+  analyzer::Report r;
+  try {
+    r = analyzer::reduce(std::move(summaries), names, o, o.align);
+  } catch (const std::invalid_argument& e) {
+    // Totals past int64 (8,193 ranks at the per-rank bound:
+    // regressions/summary/reduce-sums-8193-ranks-at-bound.summary.json.gz)
+    // are refused, naming the summary.
+    if (verbose()) std::fprintf(stderr, "c3fuzz: refused by the reduce: %s\n", e.what());
+    return;
+  }
   analyzer::PrintOptions print;
   print.steps = true;
   if (std::FILE* devnull = std::fopen("/dev/null", "w")) {

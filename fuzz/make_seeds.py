@@ -183,6 +183,83 @@ def summaries(work):
                 os.path.join(CORPUS, "summary", "compare_c3bench.summary.json"))
 
 
+# ---- Exact boundary values (issue 24) ------------------------------------------------------------
+# A collective of exactly 2^62 bytes crashed analyze in its size bucket, and sums over 8,193 ranks
+# at the per-rank bound wrapped: the mutations never reached these values, so they are seeds.
+def boundary_kineto():
+    def kernel(op, ts, corr, nelems, dtype, group):
+        return {"ph": "X", "cat": "kernel", "name": f"ncclDevKernel_{op}_Sum_f32_RING_LL(x)", "pid": 0,
+                "tid": 8, "ts": ts, "dur": 100, "args": {"device": 0, "stream": 8, "correlation": corr,
+                "Collective name": op.lower(), "In msg nelems": nelems, "Group size": group,
+                "dtype": dtype, "Process Group Name": "0"}}
+    out("kineto", "boundary_2p62_bytes.json", dumps({"traceEvents": [
+        kernel("AllReduce", 1050, 12, 1 << 60, "Float", 2)]}))
+    out("kineto", "boundary_values.json", dumps({
+        "distributedInfo": {"rank": 8192, "world_size": 8193},
+        "traceEvents": [
+            kernel("AllReduce", 1000, 1, (1 << 63) - 1, "Byte", 8193),
+            kernel("AllGather", 1200, 2, 1 << 62, "Byte", 8193),
+            kernel("ReduceScatter", 1400, 3, (1 << 62) - 1, "Byte", 2),
+            kernel("AllReduce", 1600, 4, -1, "Float", -1),
+            kernel("Broadcast", 1800, 5, (1 << 61) + 1, "Half", 8193),
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#9223372036854775807", "pid": 1,
+             "tid": 1, "ts": 900, "dur": 1200}]}))
+
+
+def boundary_summaries(work):
+    # The summary of the 2^62-byte collective (its bucket is the top one, 2^62).
+    trace = os.path.join(CORPUS, "kineto", "boundary_2p62_bytes.json")
+    s = os.path.join(work, "boundary.summary.json")
+    run(C3SCOPE, "analyze", trace, "--summary", s)
+    with open(s, "rb") as f:
+        doc = json.load(f)
+    out("summary", "boundary_2p62_bucket.summary.json", dumps(doc))
+    # 8,193 ranks with every duration and count at the per-rank bound 2^50: the reduce's sums pass
+    # int64 (refused). gzip: the ranks are the same, so the file stays small. 10 MB of JSON take
+    # seconds under ASan: not a seed (libFuzzer's 10 s timeout), a regression that every build
+    # replays (fuzz_replay_summary).
+    bound = 1 << 50
+    rank = doc["ranks"][0]
+
+    def at_bound(b):
+        for k in ("activities", "span", "busy", "overlap", "exposed_comm", "non_compute"):
+            b[k] = bound
+        b["time"] = [bound] * len(b["time"])
+    at_bound(rank["total"])
+    rank["counts"]["kernels"] = bound
+    # Only what reaches the sums, so that the seed runs fast (one collective group at the bound).
+    for k in ("devices", "per_device", "kernels", "interference", "contention"):
+        rank[k] = []
+    rank["process"].update({"source": "", "host": "", "command_line": "", "versions": []})
+    rank["steps"]["samples"] = []
+    rank["comms"], rank["ops"] = [], []
+    rank["records"] = {k: [] for k in rank["records"]}
+    rank["collectives"] = rank["collectives"][:1]
+    for c in rank["collectives"]:
+        c["count"] = bound
+        c["total_ns"] = bound
+        c["overlap_pct_sum"] = 0
+        c["algbw"] = c["busbw"] = c["duration_ns"] = {"values": []}
+    doc["ranks"] = [rank] * 8193
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    with open(os.path.join(ROOT, "fuzz", "regressions", "summary",
+                           "reduce-sums-8193-ranks-at-bound.summary.json.gz"), "wb") as f:
+        f.write(gzip.compress(text, mtime=0))
+
+
+def boundary_snapshot(work, make_snapshot):
+    snap = os.path.join(work, "boundary.c3cache")
+    run(make_snapshot, os.path.join(CORPUS, "kineto", "boundary_2p62_bytes.json"), snap)
+    with open(snap, "rb") as f:
+        out("snapshot", "boundary_2p62_bytes.c3cache", f.read())
+
+
+def boundaries(work, make_snapshot=MAKE_SNAPSHOT):
+    boundary_kineto()
+    boundary_summaries(work)
+    boundary_snapshot(work, make_snapshot)
+
+
 # ---- CUPTI records, with the real struct layouts ----------------------------------------------
 CUPTI_GEN = r"""
 #include <cupti_activity.h>
@@ -308,6 +385,7 @@ def main():
         made = traces(work, nsys_src)
         snapshots(work, made)
         summaries(work)
+        boundaries(work)
         cupti(work)
         nvtx()
         rules()

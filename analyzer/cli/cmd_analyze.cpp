@@ -51,21 +51,24 @@ Action add_analyze(CLI::App& app) {
                   "Steps are the NVTX / annotation ranges whose name matches this regular "
                   "expression (default: ProfilerStep#N, else c3bench cases)");
   cmd->add_flag("--steps", o->steps, "Print the per-step table");
-  cmd->add_option("--overlap-threshold", o->threshold,
-                  "Interference: the share of an operation's duration under the other kind that "
-                  "counts as overlapped")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-samples", o->min_samples,
-                  "Interference: fewer samples alone or overlapped than this give no slowdown")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
+  auto* threshold =
+      cmd->add_option(
+             "--overlap-threshold", o->threshold,
+             "Interference: the share of an operation's duration under the other kind that "
+             "counts as overlapped")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, 1.0));
+  auto* min_samples =
+      cmd->add_option("--min-samples", o->min_samples,
+                      "Interference: fewer samples alone or overlapped than this give no slowdown")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 1 << 30));
   add_trace_flags(cmd, o->trace);
   cmd->add_flag("--salvage", o->salvage,
                 "A damaged or truncated .json.gz: analyze the events before the damage (counted "
                 "as skipped) instead of failing");
   add_force_flag(cmd, o->force);
-  return [o] {
+  return [o, threshold, min_samples] {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
     std::vector<std::string> notes;
@@ -102,6 +105,11 @@ Action add_analyze(CLI::App& app) {
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;
     po.analyze.interference.min_samples = o->min_samples;
+    // A summary input's options fill those not given (map_inputs).
+    po.given.range = !o->range.empty();
+    po.given.step = !o->step.empty();
+    po.given.overlap_fraction = threshold->count() > 0;
+    po.given.min_samples = min_samples->count() > 0;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && inputs.size() > 1) {
       po.progress = [](size_t done, size_t total, const std::string&) {
@@ -115,7 +123,7 @@ Action add_analyze(CLI::App& app) {
     }
     std::vector<analyzer::RankSummary> summaries;
     try {
-      summaries = analyzer::map_inputs(inputs, po);
+      summaries = analyzer::map_inputs(inputs, po, &po.analyze);
     } catch (const analyzer::Cancelled&) {
       if (po.progress) std::fprintf(stderr, "\r\033[K");
       error_line("analyze: interrupted; nothing was written");

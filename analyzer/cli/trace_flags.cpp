@@ -20,6 +20,9 @@ void apply_trace_flags(const TraceFlags& flags, analyzer::PipelineOptions& po) {
   }
   po.open.hta_rounding = flags.hta_rounding;
   po.analyze.hta_rounding = flags.hta_rounding;
+  // Given flags must match a summary input's options; the others take the summary's.
+  po.given.rules = !flags.rules.empty();
+  po.given.hta_rounding = flags.hta_rounding;
 }
 
 }  // namespace c3::cli

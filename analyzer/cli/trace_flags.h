@@ -17,8 +17,8 @@ struct TraceFlags {
 // Registers --rules and --hta-rounding.
 void add_trace_flags(CLI::App* cmd, TraceFlags& flags);
 
-// Sets what the flags say on the pipeline's options. Throws std::exception with the line to
-// print when the rules file cannot be read or does not parse.
+// Sets what the flags say on the pipeline's options, and which were given. Throws std::exception
+// with the line to print when the rules file cannot be read or does not parse.
 void apply_trace_flags(const TraceFlags& flags, analyzer::PipelineOptions& po);
 
 }  // namespace c3::cli

@@ -6,6 +6,7 @@
 // hostile correlation id that grew the link table to 1 GiB (issue 12).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -130,4 +131,57 @@ TEST(LoaderLimits, ImpossibleProcessFactsAreUnknown) {
   EXPECT_EQ(t.processes[0].anchor_realtime_ns, 0);
   SummaryOptions o;
   EXPECT_NO_THROW(summaries_from_json(summaries_to_json(summarize(t, o), o), "a summary"));
+}
+
+// Issue 24: past 8,192 ranks at the per-rank bound the reduce's sums passed int64 (negative
+// totals, exit 0). Every sum is checked: the reduce refuses, naming the summary and the rank.
+TEST(ReduceLimits, TotalsPastInt64AreRefusedNamingTheSummary) {
+  constexpr int64_t kBound = kAmountLimit;
+  std::vector<std::function<void(RankSummary&)>> at_bound = {
+      [](RankSummary& s) { s.kernels = kBound; },
+      [](RankSummary& s) {
+        s.total.span = kBound;
+        s.total.time[1] = kBound;
+      },
+      [](RankSummary& s) {
+        CollectiveStat c;
+        c.op = "AllReduce";
+        c.bucket = 1 << 20;
+        c.count = kBound;
+        c.total_ns = kBound;
+        s.collectives = {c};
+      },
+      [](RankSummary& s) {
+        StepSample st;
+        st.index = 1;
+        st.name = "ProfilerStep#1";
+        st.end = 100;
+        st.b.busy = kBound;
+        s.steps = {st};
+      },
+      [](RankSummary& s) {
+        InterferenceStat x;
+        x.signature = "gemm <<<1, 1>>>";
+        x.total_ns = kBound;
+        s.interference = {x};
+      },
+  };
+  SummaryOptions o;
+  o.align = false;
+  for (size_t k = 0; k < at_bound.size(); ++k) {
+    RankSummary s;
+    s.input = "job.summary.json";
+    at_bound[k](s);
+    std::vector<RankSummary> ranks(8191, s);
+    EXPECT_NO_THROW(reduce(ranks, {"job.summary.json"}, o, false)) << k;
+    ranks.resize(8193, s);
+    try {
+      reduce(std::move(ranks), {"job.summary.json"}, o, false);
+      ADD_FAILURE() << "8,193 ranks at the bound were summed, case " << k;
+    } catch (const std::invalid_argument& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("'job.summary.json': adding rank 8191 of 8193", 0), 0u) << m;
+      EXPECT_NE(m.find("passes int64"), std::string::npos) << m;
+    }
+  }
 }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "c3/analyzer/classify.h"
+#include "c3/analyzer/interference.h"
 #include "c3/analyzer/report.h"
 
 using namespace c3::analyzer;
@@ -196,6 +197,39 @@ TEST(Metrics, PerCollectiveOverlapAndBandwidth) {
   EXPECT_DOUBLE_EQ(busbw_factor("SendRecv", 4), 1.0);
   EXPECT_EQ(nccl_tests_size("AllGather", 100, 8), 800) << "NCCL's AllGather count is per rank";
   EXPECT_EQ(nccl_tests_size("AllReduce", 100, 8), 100);
+}
+
+// Issue 24: the bucket of 2^62 bytes doubled past int64 (a SIGSEGV in analyze, compare and the
+// GUI). Every int64 has a bucket, an end and a label.
+TEST(Metrics, SizeBucketsAtTheBoundaries) {
+  constexpr int64_t top = int64_t{1} << 62;
+  for (int64_t v : {INT64_MIN, int64_t{-1}, int64_t{0}}) {
+    EXPECT_EQ(size_bucket_of(v), 0) << v;
+    EXPECT_EQ(size_bucket(v), "size ?") << v;
+  }
+  EXPECT_EQ(size_bucket_end(0), 0);
+  EXPECT_EQ(size_bucket_of(1), 1);
+  EXPECT_EQ(size_bucket_of(3), 2);
+  EXPECT_EQ(size_bucket_of((int64_t{1} << 20) + 1), int64_t{1} << 20);
+  EXPECT_EQ(size_bucket_of(top - 1), top / 2);
+  EXPECT_EQ(size_bucket_of(top), top);
+  EXPECT_EQ(size_bucket_of(INT64_MAX), top);
+  EXPECT_EQ(size_bucket_end(top / 2), top);
+  EXPECT_EQ(size_bucket_end(top), INT64_MAX);
+  EXPECT_EQ(size_bucket(1), "1B..2B");
+  EXPECT_EQ(size_bucket(3 << 20), "2M..4M");
+  EXPECT_EQ(size_bucket(top - 1), "2097152T..4194304T");
+  EXPECT_EQ(size_bucket(top), "4194304T..8388608T");
+  EXPECT_EQ(size_bucket(INT64_MAX), "4194304T..8388608T");
+  // A summary's top bucket (collective_groups) ends at INT64_MAX.
+  CollectiveStat s;
+  s.op = "AllReduce";
+  s.bucket = top;
+  s.count = 1;
+  const std::vector<CollectiveGroup> g = collective_groups({s});
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].bucket_lo, top);
+  EXPECT_EQ(g[0].bucket_hi, INT64_MAX);
 }
 
 TEST(Classify, DefaultRulesFilesAndLinks) {

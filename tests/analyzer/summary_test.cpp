@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
 #include "c3/analyzer/classify.h"
+#include "c3/analyzer/pipeline.h"
+#include "c3/common/text_limits.h"
 
 using namespace c3::analyzer;
 
@@ -43,6 +47,31 @@ Trace small_trace() {
   t.activities.sort();
   classify(t, Rules::defaults());
   return t;
+}
+
+// A contention (bench) entry of a summary with `with` set.
+nlohmann::json contention_entry(const nlohmann::json& with) {
+  nlohmann::json c = {{"device", 0},
+                      {"kernels_with_demand", 0},
+                      {"kernels_unknown", 0},
+                      {"oversubscribed_ns", 0},
+                      {"oversubscribed_kernels", nlohmann::json::array()},
+                      {"copy_overlap_ns", 0},
+                      {"copy_overlap_by_kind", nlohmann::json::array()},
+                      {"queued_kernels", 0},
+                      {"queue_median_ns", 0.0},
+                      {"queue_p95_ns", 0.0},
+                      {"queue_max_ns", 0.0},
+                      {"copy_bandwidth_share", nlohmann::json::array()}};
+  c.update(with);
+  return c;
+}
+nlohmann::json bench_entry(const nlohmann::json& with) {
+  nlohmann::json b = {{"backend", "nccl"}, {"simulated", false}, {"label", "x"},
+                      {"scenario", "s"},   {"t_comp", 1.0},      {"t_comm", 1.0},
+                      {"t_c3", 1.0},       {"busbw", nullptr}};
+  b.update(with);
+  return b;
 }
 
 std::string mutate(const std::string& text, const std::function<void(nlohmann::json&)>& f) {
@@ -93,6 +122,39 @@ TEST(Summary, ValuesOutOfRangeAreRefused) {
       {"records: a sequence number, size or time out of range",
        [](auto& r) { r["records"]["gpu_start_ns"][0] = INT64_MAX; }},
       {"records: columns of different lengths", [](auto& r) { r["records"]["op"].push_back(0); }},
+      // Issue 24: doubles within their meaning, strings within the caps (text_limits.h).
+      {"overlap_pct_sum is out of range",
+       [](auto& r) { r["collectives"][0]["overlap_pct_sum"] = -1.0; }},
+      {"overlap_pct_sum is out of range",
+       [](auto& r) { r["collectives"][0]["overlap_pct_sum"] = 100.0 * 20 + 1; }},
+      {"queue_median_ns is out of range",
+       [](auto& r) {
+         r["contention"] = {contention_entry({{"queue_median_ns", -5.0}})};
+       }},
+      {"copy_bandwidth_share is out of range",
+       [](auto& r) {
+         r["contention"] = {
+             contention_entry({{"copy_bandwidth_share", nlohmann::json::array({{"HtoD", -0.5}})}})};
+       }},
+      {"t_comp is out of range",
+       [](auto& r) {
+         r["bench"] = {bench_entry({{"t_comp", -1.0}})};
+       }},
+      {"busbw is out of range",
+       [](auto& r) {
+         r["bench"] = {bench_entry({{"busbw", -1.0}})};
+       }},
+      {"t_c3 is not a number",
+       [](auto& r) {
+         r["bench"] = {bench_entry({{"t_c3", "1"}})};
+       }},
+      {"host is longer than 4096 bytes",
+       [](auto& r) { r["process"]["host"] = std::string(4097, 'h'); }},
+      {"command_line is longer than 65536 bytes",
+       [](auto& r) { r["process"]["command_line"] = std::string(65537, 'c'); }},
+      {"name is longer than 4096 bytes",
+       [](auto& r) { r["kernels"][0]["name"] = std::string(5000, 'k'); }},
+      {"ops is longer than 4096 bytes", [](auto& r) { r["ops"][0] = std::string(5000, 'o'); }},
   };
   for (const Bad& b : bad) {
     try {
@@ -127,4 +189,75 @@ TEST(Summary, SchemaOneFilesAreReadWithoutWhatTwoAdded) {
   EXPECT_TRUE(old[0].process.versions.empty());
   EXPECT_TRUE(old[0].collectives[0].duration.empty());
   EXPECT_EQ(old[0].steps.size(), now[0].steps.size());
+}
+
+// A ProfilerStep#N past the summaries' index limit (2^61) keeps its order index: N =
+// 2^63-1 made a summary that did not read back (found by fuzz/corpus/kineto/boundary_values.json).
+TEST(Summary, HugeStepNumbersReadBack) {
+  Trace t = small_trace();
+  t.ranges[1].name = "ProfilerStep#9223372036854775807";
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  const std::vector<RankSummary> back = summaries_from_json(text, "s.json");
+  ASSERT_EQ(back[0].steps.size(), 2u);
+  EXPECT_EQ(back[0].steps[0].index, 3);
+  EXPECT_EQ(back[0].steps[1].index, 1);
+}
+
+// Issue 24: what JSON cannot say (inf) is refused too, and so are the options' doubles.
+TEST(Summary, NonFiniteNumbersAndBadOptionsAreRefused) {
+  const std::string text = summaries_to_json(summarize(small_trace(), {}), {});
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["ranks"][0]["collectives"][0]["overlap_pct_sum"] = 12345.5;
+  std::string inf = j.dump();
+  const size_t at = inf.find("12345.5");
+  ASSERT_NE(at, std::string::npos);
+  inf.replace(at, 7, "1e999");
+  EXPECT_THROW(summaries_from_json(inf, "inf.json"), std::invalid_argument);
+  j = nlohmann::json::parse(text);
+  j["options"]["overlap_fraction"] = 1.5;
+  SummaryOptions made;
+  try {
+    summaries_from_json(j.dump(), "opt.json", &made);
+    ADD_FAILURE() << "an overlap fraction of 1.5 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap_fraction is out of range"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Issue 24: a 70 KB gzip summary with a 50 MB host name took 16 s and 4.5 GB and wrote a 1.15 GB
+// report. Strings past the caps are refused on read (one line naming the file and the field);
+// what analyze --summary writes is cut to the caps, so it always reads back.
+TEST(Summary, LongStringsAreCappedOnWriteAndRefusedOnRead) {
+  Trace t = small_trace();
+  t.processes[0].host = std::string(3 << 20, 'h');
+  t.processes[0].command_line = std::string(100000, 'c');
+  // Not UTF-8: each byte becomes U+FFFD (3 bytes) when written, still within the cap.
+  t.names[0] = std::string(5000, '\xff');
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  EXPECT_LT(text.size(), size_t{200000});
+  const std::vector<RankSummary> back = summaries_from_json(text, "s.json");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].process.host, std::string(c3::common::kNameLimit, 'h'));
+  EXPECT_EQ(back[0].process.command_line.size(), c3::common::kCommandLineLimit);
+  for (const KernelStat& k : back[0].kernel_stats) EXPECT_LE(k.name.size(), c3::common::kNameLimit);
+
+  // A gzip summary holding a multi-MB host name: refused at once, naming file and field.
+  nlohmann::json j = nlohmann::json::parse(summaries_to_json(summarize(small_trace(), {}), {}));
+  j["ranks"][0]["process"]["host"] = std::string(8 << 20, 'h');
+  const std::string path = testing::TempDir() + "/long_host.summary.json.gz";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << gzip_bytes(j.dump());
+  }
+  try {
+    read_summary_file(path);
+    ADD_FAILURE() << "an 8 MB host name was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m.substr(0, 300);
+    EXPECT_NE(m.find("host is longer than 4096 bytes"), std::string::npos) << m.substr(0, 300);
+    EXPECT_LT(m.size(), size_t{1000});
+  }
+  std::remove(path.c_str());
 }

@@ -69,6 +69,10 @@ TEST(NcclTypes, MessageSizeAsNcclTests) {
   EXPECT_EQ(nccl_tests_bytes(Collective::allreduce, 100, 8), 100);
   EXPECT_EQ(nccl_tests_bytes(Collective::alltoall, 100, 8), 100);
   EXPECT_EQ(nccl_tests_bytes(Collective::allgather, 100, 0), 100);
+  // n times the bytes past int64 is unknown (0), not a wrapped negative (issue 24).
+  EXPECT_EQ(nccl_tests_bytes(Collective::allgather, int64_t{1} << 62, 2), 0);
+  EXPECT_EQ(nccl_tests_bytes(Collective::reducescatter, INT64_MAX, 8), 0);
+  EXPECT_EQ(nccl_tests_bytes(Collective::allgather, (int64_t{1} << 62) - 1, 2), INT64_MAX - 1);
 }
 
 }  // namespace

@@ -136,8 +136,9 @@ bool make_possible(Device& d) {
 
 bool make_possible(BenchResult& b) {
   bool changed = false;
+  // Medians of durations and a bandwidth: finite and not negative (what a summary reads back).
   for (double* x : {&b.t_comp, &b.t_comm, &b.t_c3}) {
-    if (!std::isfinite(*x)) {
+    if (!std::isfinite(*x) || *x < 0) {
       *x = 0;
       changed = true;
     }
@@ -150,6 +151,10 @@ bool make_possible(BenchResult& b) {
       x->reset();
       changed = true;
     }
+  }
+  if (b.busbw && *b.busbw < 0) {
+    b.busbw.reset();
+    changed = true;
   }
   if (!possible(b.config)) {
     b.config = {};

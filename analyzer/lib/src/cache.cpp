@@ -310,7 +310,9 @@ Trace read_trace(In& in) {
     if (d.process < 0 || d.process >= np || make_possible(copy)) throw Damaged{};
   }
   for (const LaunchDelay& l : t.launch_delays) {
-    if (l.process < 0 || l.process >= np) throw Damaged{};
+    // A start minus a submission at or before it, both within the time limit (the loader's).
+    if (l.process < 0 || l.process >= np || l.delay_ns < 0 || l.delay_ns > 2 * kStampLimit)
+      throw Damaged{};
   }
   for (const BenchResult& b : t.bench) {
     BenchResult copy = b;

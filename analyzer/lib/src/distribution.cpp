@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "time_limits.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -183,14 +185,14 @@ void Distribution::merge(const Distribution& o) {
       widen();
       o.for_each_exact([&](double v) { values_.push_back(v); });
     }
-    n_ += o.n_;
+    checked_add(n_, o.n_);
     return;
   }
   if (!sketch_) to_sketch();
   std::map<int32_t, int64_t> m(bins_.begin(), bins_.end());
   if (o.sketch_) {
-    for (const auto& [k, c] : o.bins_) m[k] += c;
-    zeros_ += o.zeros_;
+    for (const auto& [k, c] : o.bins_) checked_add(m[k], c);
+    checked_add(zeros_, o.zeros_);
   } else {
     o.for_each_exact([&](double v) {
       if (v > 0) {
@@ -201,7 +203,7 @@ void Distribution::merge(const Distribution& o) {
     });
   }
   bins_.assign(m.begin(), m.end());
-  n_ += o.n_;
+  checked_add(n_, o.n_);
 }
 
 void Distribution::sort() const {

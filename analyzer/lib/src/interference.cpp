@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -9,6 +10,8 @@
 
 #include "c3/analyzer/intervals.h"
 #include "c3/analyzer/metrics.h"
+#include "c3/common/units.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
@@ -28,19 +31,14 @@ void for_each_device(const Activities& a, F&& fn) {
 }  // namespace
 
 std::string size_bucket(int64_t bytes) {
-  if (bytes <= 0) return "size ?";
-  int64_t b = 1;
-  while (b <= bytes / 2) b *= 2;
-  auto label = [](int64_t v) {
-    const char* units[] = {"B", "K", "M", "G", "T"};
-    int u = 0;
-    while (u < 4 && v >= 1024 && v % 1024 == 0) {
-      v /= 1024;
-      ++u;
-    }
-    return std::to_string(v) + units[u];
-  };
-  return label(b) + ".." + label(b * 2);
+  const int64_t lo = size_bucket_of(bytes);
+  if (lo == 0) return "size ?";
+  // The top bucket's end, 2^63, is past int64: 2^63 / 2^40 T.
+  const int64_t end = size_bucket_end(lo);
+  const std::string hi = end == std::numeric_limits<int64_t>::max()
+                             ? std::to_string((uint64_t{1} << 63) >> 40) + "T"
+                             : common::format_bytes(end, common::BytesStyle::compact_b);
+  return common::format_bytes(lo, common::BytesStyle::compact_b) + ".." + hi;
 }
 
 std::string interference_signature(const Trace& t, size_t i) {
@@ -67,8 +65,8 @@ std::string interference_signature(const Trace& t, size_t i) {
 void InterferenceStat::merge(const InterferenceStat& o) {
   alone.merge(o.alone);
   overlapped.merge(o.overlapped);
-  partial += o.partial;
-  total_ns += o.total_ns;
+  checked_add(partial, o.partial);
+  checked_add(total_ns, o.total_ns);
 }
 
 std::vector<InterferenceStat> interference_stats(const Trace& t, const InterferenceOptions& o,
@@ -134,9 +132,7 @@ std::vector<InterferenceStat> interference_stats(const Trace& t, const Interfere
           const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
           bytes = nccl_tests_size(ops[static_cast<size_t>(op)], col.bytes, col.nranks);
         }
-        int64_t bucket = bytes > 0 ? 1 : 0;
-        while (bytes > 0 && bucket <= bytes / 2) bucket *= 2;
-        k = {op, bucket, -1};
+        k = {op, size_bucket_of(bytes), -1};
       }
       auto [it, fresh] = index.emplace(k, stats.size());
       if (fresh) {

@@ -1,11 +1,14 @@
 #include "c3/analyzer/metrics.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <map>
 
 #include "c3/common/nccl_types.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
@@ -138,21 +141,22 @@ Breakdown from_unions(const std::array<Intervals, kClasses>& u, int64_t count) {
 }  // namespace
 
 void Breakdown::add(const Breakdown& o) {
-  activities += o.activities;
+  // Checked: sums over ranks read from summaries (std::overflow_error past int64).
+  checked_add(activities, o.activities);
   if (o.span > 0) {
     first = span > 0 ? std::min(first, o.first) : o.first;
     last = span > 0 ? std::max(last, o.last) : o.last;
   }
-  span += o.span;
-  busy += o.busy;
-  idle += o.idle;
-  for (size_t i = 0; i < time.size(); ++i) time[i] += o.time[i];
-  overlap += o.overlap;
-  exposed_comm += o.exposed_comm;
-  exposed_memcpy += o.exposed_memcpy;
-  exposed_other += o.exposed_other;
-  non_compute += o.non_compute;
-  for (size_t i = 0; i < by_mask.size(); ++i) by_mask[i] += o.by_mask[i];
+  checked_add(span, o.span);
+  checked_add(busy, o.busy);
+  checked_add(idle, o.idle);
+  for (size_t i = 0; i < time.size(); ++i) checked_add(time[i], o.time[i]);
+  checked_add(overlap, o.overlap);
+  checked_add(exposed_comm, o.exposed_comm);
+  checked_add(exposed_memcpy, o.exposed_memcpy);
+  checked_add(exposed_other, o.exposed_other);
+  checked_add(non_compute, o.non_compute);
+  for (size_t i = 0; i < by_mask.size(); ++i) checked_add(by_mask[i], o.by_mask[i]);
   overlap_pct =
       comm() > 0 ? 100.0 * static_cast<double>(overlap) / static_cast<double>(comm()) : 0.0;
 }
@@ -303,14 +307,16 @@ int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks) {
   return common::nccl::nccl_tests_bytes(common::nccl::collective_from_name(op), bytes, nranks);
 }
 
-namespace {
-int64_t bucket_of(int64_t size) {
-  if (size <= 0) return 0;
-  int64_t bucket = 1;
-  while (bucket <= size / 2) bucket *= 2;
-  return bucket;
+int64_t size_bucket_of(int64_t bytes) {
+  // bit_floor on the unsigned value: no doubling loop to overflow at 2^62 (issue 24).
+  return bytes <= 0 ? 0 : static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(bytes)));
 }
-}  // namespace
+
+int64_t size_bucket_end(int64_t bucket) {
+  if (bucket <= 0) return 0;
+  return bucket > std::numeric_limits<int64_t>::max() / 2 ? std::numeric_limits<int64_t>::max()
+                                                          : bucket * 2;
+}
 
 std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<CommOverlap>& rows) {
   std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
@@ -324,7 +330,7 @@ std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<C
       nranks = c.nranks;
       size = nccl_tests_size(op, c.bytes, nranks);
     }
-    const int64_t bucket = bucket_of(size);
+    const int64_t bucket = size_bucket_of(size);
     CollectiveStat& g = groups[{op, bucket}];
     g.op = op;
     g.bucket = bucket;
@@ -345,8 +351,8 @@ std::vector<CollectiveStat> collective_stats(const Trace& t, const std::vector<C
 }
 
 void CollectiveStat::merge(const CollectiveStat& o) {
-  count += o.count;
-  total_ns += o.total_ns;
+  checked_add(count, o.count);
+  checked_add(total_ns, o.total_ns);
   overlap_pct_sum += o.overlap_pct_sum;
   algbw.merge(o.algbw);
   busbw.merge(o.busbw);
@@ -360,7 +366,7 @@ std::vector<CollectiveGroup> collective_groups(const std::vector<CollectiveStat>
     CollectiveGroup cg;
     cg.op = g.op;
     cg.bucket_lo = g.bucket;
-    cg.bucket_hi = g.bucket * 2;
+    cg.bucket_hi = size_bucket_end(g.bucket);
     cg.count = g.count;
     cg.total_ns = g.total_ns;
     cg.mean_overlap_pct = g.count ? g.overlap_pct_sum / static_cast<double>(g.count) : 0;

@@ -60,11 +60,6 @@ std::string gbps(double bytes_per_s) {
   return b;
 }
 
-// "64M", "3000B"; "unknown" when unknown.
-std::string size_label(int64_t b) {
-  return b > 0 ? common::format_bytes(b, common::BytesStyle::compact_b) : "unknown";
-}
-
 std::string duration(double ns) {
   return common::format_duration(ns, common::DurationStyle::report);
 }
@@ -479,7 +474,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                  "overlap%", "algbw GB/s", "busbw GB/s");
     for (const auto& g : r.collectives) {
       const std::string size =
-          g.bucket_lo > 0 ? size_label(g.bucket_lo) + ".." + size_label(g.bucket_hi) : "unknown";
+          g.bucket_lo > 0 ? size_bucket(g.bucket_lo) : "unknown";
       std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", tx(g.op).c_str(),
                    size.c_str(), g.count, ms(g.total_ns).c_str(),
                    g.total_ns > 0 ? pct(g.mean_overlap_pct).c_str() : "-",

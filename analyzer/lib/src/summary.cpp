@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "c3/analyzer/pattern.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
@@ -35,11 +36,14 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
     if (!out.empty()) {
       *source = "ProfilerStep#N";
       for (StepSample& s : out) {
-        // The N of ProfilerStep#N; one too long for 64 bits keeps its order index instead.
+        // The N of ProfilerStep#N; one past the summary's limit for indices (2^61: a
+        // ProfilerStep#9223372036854775807 made a summary that did not read back) keeps its
+        // order index instead.
         const char* b = s.name.data() + 13;
         int64_t n = -1;
         const auto [end, ec] = std::from_chars(b, s.name.data() + s.name.size(), n);
-        s.index = ec == std::errc() && end == s.name.data() + s.name.size() ? n : -1;
+        s.index =
+            ec == std::errc() && end == s.name.data() + s.name.size() && n <= kStampLimit ? n : -1;
       }
     } else {
       take([&](const Range& g) { return g.domain == "c3bench" && g.name.rfind("case ", 0) == 0; });
@@ -52,6 +56,69 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
     if (out[i].index < 0) out[i].index = static_cast<int64_t>(i);
   }
   return out;
+}
+
+using CollectiveGroups = std::map<std::pair<std::string, int64_t>, CollectiveStat>;
+
+// Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
+// loop body, apart from what it keeps pointers to). Throws std::overflow_error past int64.
+void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& groups,
+                 std::map<std::string, InterferenceStat>& inter,
+                 std::map<int64_t, JobStep>& steps) {
+  r.process_info.push_back(s.process);
+  checked_add(r.kernels, s.kernels);
+  checked_add(r.memcpys, s.memcpys);
+  checked_add(r.memsets, s.memsets);
+  if (r.skipped == 0 && s.skipped > 0) r.first_skipped = s.first_skipped;
+  checked_add(r.skipped, s.skipped);
+  for (const auto& [key, n] : s.cpu_collectives) {
+    int64_t& v = r.cpu_collectives[key];
+    if (__builtin_add_overflow(v, n, &v)) v = INT64_MAX;
+  }
+  ScopeReport sr;
+  sr.process = pi;
+  sr.b = s.total;
+  sr.simulated = is_simulated(s.process, s.devices, s.bench);
+  r.overall.simulated = r.overall.simulated || sr.simulated;
+  r.overall.b.add(s.total);
+  r.processes.push_back(sr);
+  for (const auto& [dev, b] : s.per_device) {
+    ScopeReport ds;
+    ds.process = pi;
+    ds.device = dev;
+    ds.b = b;
+    r.devices.push_back(ds);
+  }
+  checked_add(r.matching_ranges, s.matching_ranges);
+  for (RangeReport g : s.ranges) {
+    g.process = pi;
+    r.ranges.push_back(std::move(g));
+  }
+  for (const CollectiveStat& c : s.collectives) {
+    auto [it, fresh] = groups.try_emplace({c.op, c.bucket}, c);
+    if (!fresh) it->second.merge(c);
+  }
+  for (const InterferenceStat& x : s.interference) {
+    auto [it, fresh] = inter.try_emplace(x.signature, x);
+    if (!fresh) it->second.merge(x);
+  }
+  for (Contention c : s.contention) {
+    c.process = pi;
+    r.contention.push_back(std::move(c));
+  }
+  for (BenchResult b : s.bench) {
+    b.process = static_cast<int16_t>(pi);
+    r.bench.push_back(std::move(b));
+  }
+  if (r.step_source.empty()) r.step_source = s.step_source;
+  for (const StepSample& st : s.steps) {
+    JobStep& j = steps[st.index];
+    j.index = st.index;
+    if (j.name.empty()) j.name = st.name;
+    ++j.ranks;
+    j.step_ns = std::max(j.step_ns, st.end - st.start);
+    j.mean.add(st.b);
+  }
 }
 
 }  // namespace
@@ -190,7 +257,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   Report r;
   r.inputs = inputs;
   r.overall.process = -1;
-  std::map<std::pair<std::string, int64_t>, CollectiveStat> groups;
+  CollectiveGroups groups;
   std::map<std::string, InterferenceStat> inter;
   // Clock alignment and matching run on the processes and their collective records only.
   std::vector<Process> processes;
@@ -199,62 +266,20 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankSummary& s = ranks[i];
     const int pi = static_cast<int>(i);
-    r.process_info.push_back(s.process);
+    // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
+    // the totals of 8,192 ranks or more at those limits pass int64.
+    try {
+      reduce_rank(r, s, pi, groups, inter, steps);
+    } catch (const std::overflow_error&) {
+      const std::string& where = s.input.empty() ? s.process.source : s.input;
+      throw std::invalid_argument(
+          "'" + where + "': adding rank " + std::to_string(i) + " of " +
+          std::to_string(ranks.size()) +
+          " to the job's totals passes int64 (2^63): its numbers are out of range, or the job has "
+          "8,192 ranks or more at a summary's per-rank limits; analyze fewer at a time");
+    }
     processes.push_back(s.process);
-    r.kernels += s.kernels;
-    r.memcpys += s.memcpys;
-    r.memsets += s.memsets;
-    if (r.skipped == 0 && s.skipped > 0) r.first_skipped = s.first_skipped;
-    r.skipped += s.skipped;
-    for (const auto& [key, n] : s.cpu_collectives) {
-      int64_t& v = r.cpu_collectives[key];
-      if (__builtin_add_overflow(v, n, &v)) v = INT64_MAX;
-    }
-    ScopeReport sr;
-    sr.process = pi;
-    sr.b = s.total;
-    sr.simulated = is_simulated(s.process, s.devices, s.bench);
-    r.overall.simulated = r.overall.simulated || sr.simulated;
-    r.overall.b.add(s.total);
-    r.processes.push_back(sr);
-    for (const auto& [dev, b] : s.per_device) {
-      ScopeReport ds;
-      ds.process = pi;
-      ds.device = dev;
-      ds.b = b;
-      r.devices.push_back(ds);
-    }
-    r.matching_ranges += s.matching_ranges;
-    for (RangeReport g : s.ranges) {
-      g.process = pi;
-      r.ranges.push_back(std::move(g));
-    }
-    for (const CollectiveStat& c : s.collectives) {
-      auto [it, fresh] = groups.try_emplace({c.op, c.bucket}, c);
-      if (!fresh) it->second.merge(c);
-    }
-    for (const InterferenceStat& x : s.interference) {
-      auto [it, fresh] = inter.try_emplace(x.signature, x);
-      if (!fresh) it->second.merge(x);
-    }
-    for (Contention c : s.contention) {
-      c.process = pi;
-      r.contention.push_back(std::move(c));
-    }
-    for (BenchResult b : s.bench) {
-      b.process = static_cast<int16_t>(pi);
-      r.bench.push_back(std::move(b));
-    }
     calls.push_back(&s.calls);
-    if (r.step_source.empty()) r.step_source = s.step_source;
-    for (const StepSample& st : s.steps) {
-      JobStep& j = steps[st.index];
-      j.index = st.index;
-      if (j.name.empty()) j.name = st.name;
-      ++j.ranks;
-      j.step_ns = std::max(j.step_ns, st.end - st.start);
-      j.mean.add(st.b);
-    }
     // The report takes the per-rank steps over (they are most of a summary's bytes).
     r.steps.push_back(std::move(s.steps));
   }

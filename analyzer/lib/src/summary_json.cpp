@@ -4,12 +4,16 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <type_traits>
 
 #include "c3/analyzer/classify.h"
 #include "c3/analyzer/summary.h"
+#include "c3/common/text_limits.h"
 #include "time_limits.h"
 
 namespace c3::analyzer {
@@ -42,7 +46,7 @@ ojson breakdown_out(const Breakdown& b) {
 // Numbers read from a summary are whole numbers in ranges that keep every sum and difference
 // the reduce makes within int64 (a hostile file that is valid JSON must not overflow):
 // timestamps within +-2^61 ns, a rank's durations and counts within [0, 2^50] (13 days of ns;
-// sums over 8,192 ranks still fit).
+// sums over 8,191 ranks still fit; the reduce checks every sum).
 
 int64_t whole(const json& v, const std::string& what, int64_t lo, int64_t hi) {
   if (!v.is_number_integer()) throw std::invalid_argument(what + " is not a whole number");
@@ -64,6 +68,49 @@ int64_t amount(const json& o, const char* key) {
 int small(const json& o, const char* key, int lo = 0, int hi = INT32_MAX) {
   return static_cast<int>(whole(o.at(key), key, lo, hi));
 }
+
+// A finite number within [lo, hi] (doubles: a hostile file must not bring inf, NaN or a negative
+// duration into the sums and the reports).
+double real_value(const json& v, const std::string& what, double lo, double hi) {
+  if (!v.is_number()) throw std::invalid_argument(what + " is not a number");
+  const auto x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi) {
+    char b[96];
+    std::snprintf(b, sizeof b, " is out of range (%g to %g)", lo, hi);
+    throw std::invalid_argument(what + b);
+  }
+  return x;
+}
+double real(const json& o, const char* key, double lo, double hi) {
+  return real_value(o.at(key), key, lo, hi);
+}
+// A duration in ns as a double: [0, 2^62].
+double real_ns(const json& o, const char* key) {
+  return real(o, key, 0, static_cast<double>(int64_t{1} << 62));
+}
+
+// A string of at most `limit` bytes (common/text_limits.h; summaries_to_json cuts what it writes
+// to the same caps).
+std::string string_value(const json& v, const std::string& what,
+                         size_t limit = common::kNameLimit) {
+  if (!v.is_string()) throw std::invalid_argument(what + " is not a string");
+  const auto& x = v.get_ref<const std::string&>();
+  if (x.size() > limit)
+    throw std::invalid_argument(what + " is longer than " + std::to_string(limit) +
+                                " bytes (c3scope's cap, docs/analyze.md \"Limits\")");
+  return x;
+}
+std::string string_in(const json& o, const char* key, size_t limit = common::kNameLimit) {
+  return string_value(o.at(key), key, limit);
+}
+std::vector<std::string> strings_in(const json& o, const char* key) {
+  const json& a = o.at(key);
+  if (!a.is_array()) throw std::invalid_argument(std::string(key) + " is not a list");
+  std::vector<std::string> out;
+  out.reserve(a.size());
+  for (const json& x : a) out.push_back(string_value(x, key));
+  return out;
+}
 template <size_t N>
 std::array<int64_t, N> amounts(const json& o, const char* key) {
   const json& a = o.at(key);
@@ -78,7 +125,7 @@ std::vector<std::pair<std::string, int64_t>> named_amounts(const json& o, const 
   for (const json& e : o.at(key)) {
     if (!e.is_array() || e.size() != 2)
       throw std::invalid_argument(std::string(key) + ": bad entry");
-    out.emplace_back(e[0].get<std::string>(), whole(e[1], key, 0, kAmountLimit));
+    out.emplace_back(string_value(e[0], key), whole(e[1], key, 0, kAmountLimit));
   }
   return out;
 }
@@ -139,6 +186,15 @@ std::optional<T> opt_in(const json& j, const char* key) {
   } else {
     return j.at(key).get<T>();
   }
+}
+
+// The largest double a summary holds: any finite value (the loader's make_possible keeps them
+// all, and a finite double's JSON text reads back).
+constexpr double kHuge = std::numeric_limits<double>::max();
+
+std::optional<double> opt_real(const json& j, const char* key, double lo, double hi) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return real(j, key, lo, hi);
 }
 
 int16_t i16(const json& j, const char* key) {
@@ -295,27 +351,28 @@ ojson rank_out(const RankSummary& s) {
 RankSummary rank_in(const json& r) {
   RankSummary s;
   const json& p = r.at("process");
-  s.process.source = p.at("source").get<std::string>();
+  s.process.source = string_in(p, "source", common::kCommandLineLimit);
   s.process.pid = stamp(p, "pid");
-  s.process.host = p.at("host").get<std::string>();
+  s.process.host = string_in(p, "host");
   s.process.rank = opt_in<int64_t>(p, "rank");
   s.process.world_size = opt_in<int64_t>(p, "world_size");
-  s.process.command_line = p.at("command_line").get<std::string>();
-  s.process.trace_clock = p.at("trace_clock").get<std::string>();
+  s.process.command_line = string_in(p, "command_line", common::kCommandLineLimit);
+  s.process.trace_clock = string_in(p, "trace_clock");
   s.process.anchor_trace_ns = stamp(p, "anchor_trace_ns");
   s.process.anchor_realtime_ns = stamp(p, "anchor_realtime_ns");
   s.process.offset_ns = stamp(p, "offset_ns");
   if (p.contains("versions")) {
     for (const json& v : p.at("versions")) {
       if (!v.is_array() || v.size() != 2) throw std::invalid_argument("versions: bad entry");
-      s.process.versions.emplace_back(v[0].get<std::string>(), v[1].get<std::string>());
+      s.process.versions.emplace_back(string_value(v[0], "versions"),
+                                      string_value(v[1], "versions"));
     }
     std::sort(s.process.versions.begin(), s.process.versions.end());
   }
   for (const json& d : r.at("devices")) {
     Device v;
     v.device = i16(d, "device");
-    v.name = d.at("name").get<std::string>();
+    v.name = string_in(d, "name");
     v.sm_count = small(d, "sm_count");
     v.max_threads_per_sm = small(d, "max_threads_per_sm");
     v.max_blocks_per_sm = small(d, "max_blocks_per_sm");
@@ -329,14 +386,14 @@ RankSummary rank_in(const json& r) {
   s.memcpys = amount(c, "memcpy");
   s.memsets = amount(c, "memset");
   s.skipped = amount(c, "skipped_rows");
-  s.first_skipped = c.at("first_skipped").get<std::string>();
+  s.first_skipped = string_in(c, "first_skipped", common::kCommandLineLimit);
   s.total = breakdown_in(r.at("total"));
   for (const json& d : r.at("per_device"))
     s.per_device.emplace_back(i16(d, "device"), breakdown_in(d));
   s.matching_ranges = amount(r, "matching_ranges");
   for (const json& g : r.at("ranges")) {
     RangeReport rr;
-    rr.name = g.at("name").get<std::string>();
+    rr.name = string_in(g, "name");
     rr.start = stamp(g, "start_ns");
     rr.end = stamp(g, "end_ns");
     rr.b = breakdown_in(g.at("breakdown"));
@@ -344,11 +401,11 @@ RankSummary rank_in(const json& r) {
     s.ranges.push_back(std::move(rr));
   }
   const json& st = r.at("steps");
-  s.step_source = st.at("source").get<std::string>();
+  s.step_source = string_in(st, "source");
   for (const json& g : st.at("samples")) {
     StepSample x;
     x.index = stamp(g, "index");
-    x.name = g.at("name").get<std::string>();
+    x.name = string_in(g, "name");
     x.start = stamp(g, "start_ns");
     x.end = stamp(g, "end_ns");
     x.b = breakdown_in(g.at("breakdown"));
@@ -357,13 +414,15 @@ RankSummary rank_in(const json& r) {
   }
   for (const json& g : r.at("collectives")) {
     CollectiveStat x;
-    x.op = g.at("op").get<std::string>();
+    x.op = string_in(g, "op");
     x.bucket = whole(g.at("bucket_bytes"), "bucket_bytes", 0, int64_t{1} << 62);
     if (x.bucket != 0 && (x.bucket & (x.bucket - 1)) != 0)
       throw std::invalid_argument("bucket_bytes is not a power of two");
     x.count = amount(g, "count");
     x.total_ns = amount(g, "total_ns");
-    x.overlap_pct_sum = g.at("overlap_pct_sum").get<double>();
+    // Each activity's overlap is 0 to 100 %.
+    x.overlap_pct_sum =
+        real(g, "overlap_pct_sum", 0, 100.0 * static_cast<double>(x.count) * (1 + 1e-9));
     x.algbw = dist_in(g.at("algbw"));
     x.busbw = dist_in(g.at("busbw"));
     if (g.contains("duration_ns")) x.duration = dist_in(g.at("duration_ns"));
@@ -372,9 +431,8 @@ RankSummary rank_in(const json& r) {
   if (r.contains("kernels")) {
     for (const json& g : r.at("kernels")) {
       KernelStat k;
-      k.name = g.at("name").get<std::string>();
-      if (!parse_class(g.at("class").get<std::string>(), &k.cls))
-        throw std::invalid_argument("unknown class '" + g.at("class").get<std::string>() + "'");
+      k.name = string_in(g, "name");
+      if (!parse_class(string_in(g, "class"), &k.cls)) throw std::invalid_argument("unknown class");
       k.count = amount(g, "count");
       k.total_ns = amount(g, "total_ns");
       k.duration = dist_in(g.at("duration_ns"));
@@ -383,9 +441,8 @@ RankSummary rank_in(const json& r) {
   }
   for (const json& g : r.at("interference")) {
     InterferenceStat x;
-    x.signature = g.at("signature").get<std::string>();
-    if (!parse_class(g.at("class").get<std::string>(), &x.cls))
-      throw std::invalid_argument("unknown class '" + g.at("class").get<std::string>() + "'");
+    x.signature = string_in(g, "signature");
+    if (!parse_class(string_in(g, "class"), &x.cls)) throw std::invalid_argument("unknown class");
     x.alone = dist_in(g.at("alone_ns"));
     x.overlapped = dist_in(g.at("overlapped_ns"));
     x.partial = amount(g, "partial");
@@ -402,28 +459,35 @@ RankSummary rank_in(const json& r) {
     x.copy_overlap_ns = amount(g, "copy_overlap_ns");
     x.copy_overlap_by_kind = named_amounts(g, "copy_overlap_by_kind");
     x.queued_kernels = amount(g, "queued_kernels");
-    x.queue_median_ns = g.at("queue_median_ns").get<double>();
-    x.queue_p95_ns = g.at("queue_p95_ns").get<double>();
-    x.queue_max_ns = g.at("queue_max_ns").get<double>();
-    x.copy_bandwidth_share =
-        g.at("copy_bandwidth_share").get<std::vector<std::pair<std::string, double>>>();
+    x.queue_median_ns = real_ns(g, "queue_median_ns");
+    x.queue_p95_ns = real_ns(g, "queue_p95_ns");
+    x.queue_max_ns = real_ns(g, "queue_max_ns");
+    for (const json& e : g.at("copy_bandwidth_share")) {
+      if (!e.is_array() || e.size() != 2)
+        throw std::invalid_argument("copy_bandwidth_share: bad entry");
+      // A share of the peak: a trace may report copies faster than the device's peak (> 1),
+      // never more than 2^63 bytes in 1 ns on 1 byte/s.
+      x.copy_bandwidth_share.emplace_back(string_value(e[0], "copy_bandwidth_share"),
+                                          real_value(e[1], "copy_bandwidth_share", 0, 1e30));
+    }
     s.contention.push_back(std::move(x));
   }
   for (const json& g : r.at("bench")) {
     BenchResult b;
-    b.backend = g.at("backend").get<std::string>();
+    b.backend = string_in(g, "backend");
     b.simulated = g.at("simulated").get<bool>();
-    b.label = g.at("label").get<std::string>();
-    b.scenario = g.at("scenario").get<std::string>();
-    b.t_comp = g.at("t_comp").get<double>();
-    b.t_comm = g.at("t_comm").get<double>();
-    b.t_c3 = g.at("t_c3").get<double>();
-    for (const BenchRatio& x : kBenchRatios) b.*x.value = opt_in<double>(g, x.name);
-    b.busbw = opt_in<double>(g, "busbw");
+    b.label = string_in(g, "label");
+    b.scenario = string_in(g, "scenario");
+    // Medians in ns, non-negative (the loader's make_possible); ratios any finite value.
+    b.t_comp = real(g, "t_comp", 0, kHuge);
+    b.t_comm = real(g, "t_comm", 0, kHuge);
+    b.t_c3 = real(g, "t_c3", 0, kHuge);
+    for (const BenchRatio& x : kBenchRatios) b.*x.value = opt_real(g, x.name, -kHuge, kHuge);
+    b.busbw = opt_real(g, "busbw", 0, kHuge);
     s.bench.push_back(std::move(b));
   }
-  s.calls.comms = r.at("comms").get<std::vector<std::string>>();
-  s.calls.ops = r.at("ops").get<std::vector<std::string>>();
+  s.calls.comms = strings_in(r, "comms");
+  s.calls.ops = strings_in(r, "ops");
   const json& rec = r.at("records");
   // Undoes the difference coding of rank_out.
   auto column = [&](const char* name) {
@@ -483,6 +547,67 @@ RankSummary rank_in(const json& r) {
 
 }  // namespace
 
+namespace {
+
+// `s` as valid UTF-8 of at most `limit` bytes: bytes that are not UTF-8 become U+FFFD (as the
+// JSON writer would make them, so that the cut holds after it), then cut (text_limits.h).
+std::string capped(const std::string& s, size_t limit) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    // The length of a well-formed sequence at i (RFC 3629: no overlongs, surrogates or code
+    // points past U+10FFFF); 0 if there is none.
+    size_t len = 0;
+    auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+      if (i + k >= s.size()) return false;
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      return b >= lo && b <= hi;
+    };
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = cont(1) ? 2 : 0;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      len = cont(1, lo, hi) && cont(2) ? 3 : 0;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      len = cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+    }
+    const std::string_view piece =
+        len > 0 ? std::string_view(s).substr(i, len) : std::string_view("\xEF\xBF\xBD");
+    if (out.size() + piece.size() > limit) break;
+    out += piece;
+    i += len > 0 ? len : 1;
+  }
+  return out;
+}
+
+// Every string of `j` within the caps the reader holds it to (a name from a trace may be longer:
+// the trace readers cut or refuse at the same caps, this makes sure).
+void cap_strings(ojson& j, size_t limit) {
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    // Plain ASCII within the cap (nearly every string) is kept as it is.
+    if (s.size() <= limit / 3 || (s.size() <= limit && std::all_of(s.begin(), s.end(), [](char c) {
+                                    return static_cast<unsigned char>(c) < 0x80;
+                                  })))
+      return;
+    j = capped(s, limit);
+  } else if (j.is_object()) {
+    for (auto& [k, v] : j.items()) {
+      const bool long_text =
+          k == "command_line" || k == "classification" || k == "source" || k == "first_skipped";
+      cap_strings(v, long_text ? common::kCommandLineLimit : common::kNameLimit);
+    }
+  } else if (j.is_array()) {
+    for (auto& v : j) cap_strings(v, limit);
+  }
+}
+
+}  // namespace
+
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o) {
   ojson j;
   j["schema"] = kSchema;
@@ -495,6 +620,7 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
   ojson rs = ojson::array();
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
+  cap_strings(j, common::kNameLimit);
   // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal.
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -529,9 +655,15 @@ std::string gzip_bytes(const std::string& data) {
 
 std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where,
                                              SummaryOptions* made_with) {
+  if (text.size() > kSummaryTextLimit) {
+    throw std::invalid_argument(where + ": not a valid c3scope summary: larger than " +
+                                std::to_string(kSummaryTextLimit >> 30) +
+                                " GiB of JSON (c3scope's cap, docs/analyze.md \"Limits\"); "
+                                "summarize the job in parts and give analyze every part");
+  }
   try {
     const json j = json::parse(text);
-    const std::string schema = j.at("schema").get<std::string>();
+    const std::string schema = string_in(j, "schema");
     if (schema != kSchema && schema != kSchemaV1) {
       throw std::invalid_argument("schema '" + schema + "', this c3scope reads " +
                                   std::string(kSchema) + " and " + kSchemaV1 +
@@ -539,11 +671,11 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
     }
     if (made_with != nullptr) {
       const json& o = j.at("options");
-      made_with->range = o.at("range").get<std::string>();
-      made_with->step = o.at("step").get<std::string>();
-      made_with->interference.overlap_fraction = o.at("overlap_fraction").get<double>();
+      made_with->range = string_in(o, "range");
+      made_with->step = string_in(o, "step");
+      made_with->interference.overlap_fraction = real(o, "overlap_fraction", 0, 1);
       made_with->interference.min_samples = small(o, "min_samples", 1, 1 << 30);
-      made_with->classification = o.at("classification").get<std::string>();
+      made_with->classification = string_in(o, "classification", common::kCommandLineLimit);
       made_with->hta_rounding = o.at("hta_rounding").get<bool>();
     }
     std::vector<RankSummary> out;

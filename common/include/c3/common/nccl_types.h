@@ -160,10 +160,12 @@ constexpr double busbw_factor(Collective c, int nranks) {
 
 // The message size S as nccl-tests counts it, from the bytes one rank passes (count x type size):
 // the whole gathered (scattered) buffer, n times the per-rank one, for AllGather (ReduceScatter);
-// the bytes themselves for the rest.
+// the bytes themselves for the rest. 0 (unknown) when n times the bytes is past int64.
 constexpr int64_t nccl_tests_bytes(Collective c, int64_t bytes, int nranks) {
-  if ((c == Collective::allgather || c == Collective::reducescatter) && nranks > 0)
-    return bytes * nranks;
+  if ((c == Collective::allgather || c == Collective::reducescatter) && nranks > 0) {
+    int64_t s = 0;
+    return __builtin_mul_overflow(bytes, int64_t{nranks}, &s) ? 0 : s;
+  }
   return bytes;
 }
 

@@ -89,6 +89,13 @@ double busbw_factor(const std::string& op, int nranks);
 // nccl_tests_bytes, by op name).
 int64_t nccl_tests_size(const std::string& op, int64_t bytes, int nranks);
 
+// The nccl-tests size bucket [bucket, 2 bucket) that holds S = `bytes`: the largest power of two
+// <= bytes; 0 (unknown) when bytes <= 0. Defined for every int64: the top bucket, 2^62, holds
+// every size from 2^62 to 2^63-1 (its double is past int64).
+int64_t size_bucket_of(int64_t bytes);
+// The end of a bucket: its double, INT64_MAX for the top bucket (2^62); 0 for 0 (unknown).
+int64_t size_bucket_end(int64_t bucket);
+
 // Collective summary by op and size bucket (powers of two: [2^k, 2^(k+1))).
 struct CollectiveGroup {
   std::string op;

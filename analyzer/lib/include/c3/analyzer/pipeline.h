@@ -18,6 +18,13 @@ namespace c3::analyzer {
 
 struct PipelineOptions {
   AnalyzeOptions analyze;
+  // Which of `analyze`'s options the user gave (the others are defaults). A summary input was
+  // made with options of its own: they are the job's, except that one given must be the same
+  // (docs/analyze.md "Summaries").
+  struct Given {
+    bool range = false, step = false, overlap_fraction = false, min_samples = false, rules = false,
+         hta_rounding = false;
+  } given;
   OpenOptions open;  // rules, importer options, cancel (its progress is not used)
   int workers = 0;   // 0: one per core
   // The per-collective CSV rows of each input, in input order, as soon as the inputs before it
@@ -27,9 +34,14 @@ struct PipelineOptions {
   std::function<void(size_t, size_t, const std::string&)> progress;
 };
 
-// The map: every input's rank summaries, in input order. Throws what open_traces, summarize and
-// summaries_from_json throw (the first error of any input; the other workers stop).
-std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o);
+// The map: every input's rank summaries, in input order. Summary files are read first: the
+// options they were made with replace those `o.given` does not name, and the traces are mapped
+// with the result, which `*used` (optional) receives for the reduce and a --summary output.
+// Throws what open_traces, summarize and summaries_from_json throw (the first error of any input;
+// the other workers stop), and std::invalid_argument naming the summary and the option when a
+// given option, or another summary's, differs from a summary's.
+std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o,
+                                    AnalyzeOptions* used = nullptr);
 
 // The map, then the reduce of its summaries (which takes their steps over): the job report.
 Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);

@@ -44,6 +44,9 @@ struct RankSummary {
   std::vector<Contention> contention;          // per device (process 0)
   std::vector<BenchResult> bench;              // (process 0)
   RankCollectives calls;  // the compact collective records (cross_rank.h), sorted
+  // The input it came from (the pipeline's map: a summary file or a trace), for errors; not
+  // stored in summary files. Empty: Process::source names it.
+  std::string input;
 
   // Bytes of memory this summary holds (its vectors, strings and distributions), for the
   // pipeline's memory figures.
@@ -76,7 +79,10 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
 // The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
 std::string gzip_bytes(const std::string& data);
-// Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file.
+// The largest summary text read (decompressed): 4 GiB (docs/analyze.md "Limits").
+constexpr size_t kSummaryTextLimit = size_t{1} << 32;
+// Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file,
+// longer than kSummaryTextLimit, or holding a string past common/text_limits.h's caps.
 // `made_with` (optional) gets the options the summaries were computed with.
 std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where,
                                              SummaryOptions* made_with = nullptr);
