@@ -535,14 +535,16 @@ TEST(HostileDatabase, TriggersAndTheFilesOwnViewsDoNotRun) {
 }
 
 // A lookup with no index in an Nsight export (each NVTX name scans StringIds) is quadratic: it
-// ends at the work budget with one line naming the file and the table, and a first SIGTERM stops
-// it where the budget is raised.
+// ends at the work budget (C3SCOPE_READ_BUDGET in millions of steps) with one line naming the
+// file and the table, and a first SIGTERM stops it where the budget is raised.
 TEST(HostileDatabase, WorkBudgetAndFirstSignalEndAQueryThatRunsOn) {
   TempDir dir;
-  const std::string slow = make_nsys(dir, "slow.sqlite", 30000, 30000);
+  // Budgets far below the default (2^28 steps and more), so the bound on time is generous.
+  const std::string slow = make_nsys(dir, "slow.sqlite", 10000, 10000);
   const auto t0 = std::chrono::steady_clock::now();
-  RunResult r =
-      c3scope({"import", dir.path() + "/slow.sqlite", "-o", dir.path() + "/slow.out.sqlite"}, dir);
+  RunResult r = shell("C3SCOPE_READ_BUDGET=20 '" + c3scope_path() + "' import '" + slow + "' -o '" +
+                          dir.path() + "/slow.out.sqlite'",
+                      dir);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(lines(r.err), 1u) << r.err;
@@ -610,6 +612,13 @@ TEST(HostileDatabase, TextInAnIntegerColumnIsSkippedAndCounted) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(" 1 kernels"), std::string::npos) << r.out;
+  // A process row, which every other row hangs off, makes the file unreadable: one line.
+  sql_on(db, "UPDATE process SET pid = 'one';");
+  r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("small.sqlite': process row 1: column `pid` holds text"), std::string::npos)
+      << r.err;
   const std::string nsys = make_nsys(dir, "typed.sqlite");
   sql_on(nsys, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 'later';");
   r = c3scope({"import", dir.path() + "/typed.sqlite", "-o", dir.path() + "/typed.out.sqlite"},

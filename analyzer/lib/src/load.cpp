@@ -17,6 +17,7 @@
 #include "build.h"
 #include "c3/common/workers.h"
 #include "c3/tracedb/harden.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 
 namespace fs = std::filesystem;
@@ -63,9 +64,13 @@ void read_processes(const tracedb::Reader& r, TraceBuilder& b) {
     tracedb::ProcessRow row;
     while (q.next(id, row.pid, row.host, row.rank, row.world_size, row.command_line,
                   row.trace_clock, row.anchor_start_trace_ns, row.anchor_start_realtime_ns)) {
+      // Every other row hangs off its process: a damaged one makes the file unreadable (rows of
+      // the other tables are skipped and counted instead).
       if (const std::string why = q.row_problem(); !why.empty()) {
-        b.bad_row(id, "process", why);
-        continue;
+        throw tracedb::ReadError(tracedb::ReadError::Kind::corrupt,
+                                 "'" + tracedb::printable(r.path()) + "': process row " +
+                                     std::to_string(id) + ": " + why +
+                                     " (a damaged or hostile file)");
       }
       b.process(id, process_of(row));
     }
