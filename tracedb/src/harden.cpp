@@ -79,9 +79,10 @@ int authorize(void*, int action, const char* a1, const char* a2, const char* db,
     case SQLITE_TRANSACTION:  // a read-time migration's BEGIN/COMMIT (of TEMP tables)
       return SQLITE_OK;
     case SQLITE_PRAGMA:
-      // Pragmas that read (user_version with a value would write).
-      if (same(a1, "table_info") || same(a1, "table_xinfo") ||
-          (same(a1, "user_version") && a2 == nullptr)) {
+      // Pragmas that read (user_version with a value would write; the checks are what a
+      // caller asks for to tell a damaged file, never run on a file's behalf).
+      if (same(a1, "table_info") || same(a1, "table_xinfo") || same(a1, "integrity_check") ||
+          same(a1, "quick_check") || (same(a1, "user_version") && a2 == nullptr)) {
         return SQLITE_OK;
       }
       return SQLITE_DENY;
