@@ -162,6 +162,67 @@ def traces(work, nsys_src):
     return made
 
 
+# ---- Hostile SQLite (issue 24): views and computed columns where tables belong, triggers, the
+# file's own versions of c3scope's views, text in integer columns, strings past the caps. Made
+# from the seeds above; each must be refused in one line or read with its damage counted.
+KERNEL_VIEW = ("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS id, 1 AS "
+               "process_id, 0 AS device_id, 0 AS stream_id, x AS start_ns, x + 1 AS end_ns, 1 AS name_id, "
+               "x AS correlation_id, 1 AS grid_x, 1 AS grid_y, 1 AS grid_z, 1 AS block_x, 1 AS block_y, "
+               "1 AS block_z, 0 AS registers_per_thread, 0 AS static_shared_bytes, 0 AS dynamic_shared_bytes, "
+               "NULL AS submitted_ns FROM c")
+HOSTILE_TRACES = [
+    ("hostile-kernel-view.sqlite", "ALTER TABLE kernel RENAME TO k; CREATE VIEW kernel AS " + KERNEL_VIEW),
+    ("hostile-string-cross-join.sqlite",
+     "ALTER TABLE string RENAME TO s; CREATE VIEW STRING AS SELECT a.id + 1000 * b.id AS id, a.value AS "
+     "value FROM s a, s b, s c, s d, s e"),
+    ("hostile-computed-column.sqlite",
+     "ALTER TABLE meta RENAME TO m; CREATE TABLE meta (key TEXT, v TEXT, value TEXT AS (v || "
+     "hex(zeroblob(100000)))); INSERT INTO meta (key, v) SELECT key, value FROM m; DROP TABLE m"),
+    ("hostile-own-views-trigger.sqlite",
+     "DROP VIEW gpu_activity; CREATE VIEW gpu_activity AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+     "SELECT x + 1 FROM c) SELECT x AS kind FROM c; CREATE TRIGGER t BEFORE DELETE ON meta BEGIN "
+     "SELECT 1; END"),
+    ("hostile-wrong-types.sqlite",
+     "UPDATE kernel SET start_ns = 'soon' WHERE rowid % 3 = 0; UPDATE kernel SET name_id = x'00ff' "
+     "WHERE rowid % 5 = 0; UPDATE collective SET bytes = 'many'; UPDATE nvtx_range SET depth = 'deep'"),
+    ("hostile-long-strings.sqlite",  # past the 4 KiB cap on names (docs/outputs.md)
+     "UPDATE string SET value = value || replace(hex(zeroblob(2100)), '0', 'n') WHERE rowid <= 2; "
+     "UPDATE process SET host = replace(hex(zeroblob(2100)), '0', 'h')"),
+]
+HOSTILE_NSYS = [
+    ("hostile-kernel-view.sqlite",
+     "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k; CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS "
+     "SELECT a.* FROM k a, StringIds b, StringIds c, StringIds d, StringIds e"),
+    ("hostile-dropped-view.sqlite",
+     "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k; CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS "
+     "SELECT * FROM k; DROP TABLE k"),
+    ("hostile-strings-view.sqlite",
+     "DROP TABLE StringIds; CREATE VIEW StringIds AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+     "SELECT x + 1 FROM c) SELECT x AS id, 'n' AS value FROM c"),
+    ("hostile-wrong-types.sqlite",
+     "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = 'later' WHERE rowid % 3 = 0; UPDATE "
+     "CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = x'01' WHERE rowid % 4 = 0; UPDATE "
+     "CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 'name' WHERE rowid % 5 = 0; UPDATE NVTX_EVENTS SET start = 'x' WHERE rowid % 2 = 0"),
+    ("hostile-long-strings.sqlite",
+     "UPDATE StringIds SET value = value || replace(hex(zeroblob(2100)), '0', 'k') WHERE rowid IN "
+     "(SELECT rowid FROM StringIds LIMIT 2); "
+     "UPDATE PROCESSES SET name = replace(hex(zeroblob(2100)), '0', 'p')"),
+]
+
+
+def hostile(work):
+    for harness, base, cases in [("trace", "kineto_nccl.sqlite", HOSTILE_TRACES),
+                                 ("nsys", "pipit_saxpy.sqlite", HOSTILE_NSYS)]:
+        for name, sql in cases:
+            path = os.path.join(work, harness + "-" + name)
+            shutil.copy(os.path.join(CORPUS, harness, base), path)
+            db = sqlite3.connect(path)
+            db.executescript(sql)
+            db.commit()
+            db.close()
+            out(harness, name, shrink(path, None, 1 << 30))
+
+
 def snapshots(work, made):
     for name, data in made:
         trace = os.path.join(work, "snap-" + name)
@@ -384,6 +445,7 @@ def main():
         nsys_src = nsys(work)
         made = traces(work, nsys_src)
         snapshots(work, made)
+        hostile(work)
         summaries(work)
         boundaries(work)
         cupti(work)

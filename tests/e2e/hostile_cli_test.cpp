@@ -401,3 +401,257 @@ TEST(HostileCli, ExportIsValidJsonWhateverTheNames) {
   }
   EXPECT_TRUE(found) << "the kernel's name with U+FFFD for each bad byte, the rest kept";
 }
+
+// ---- Issue 24: hostile databases (views, triggers, queries that never end, long strings,
+// wrong types). Each file is small and made here; the bounds on time are generous (the tools'
+// own work budget is far smaller), never a measure of speed.
+
+namespace {
+
+// Runs `sql` on the SQLite file `path` (created when missing), unhardened: how a hostile file is
+// made.
+void sql_on(const std::string& path, const std::string& sql) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err != nullptr ? err : "") << "\n"
+      << sql;
+  sqlite3_free(err);
+  sqlite3_close(h);
+}
+
+// A minimal Nsight Systems export: a GPU, one kernel and its names, `nvtx` NVTX ranges whose
+// names are looked up in StringIds (without an index when `strings` is large: each lookup then
+// scans it).
+std::string make_nsys(const TempDir& dir, const std::string& name, int nvtx = 0, int strings = 2) {
+  const std::string path = dir.path() + "/" + name;
+  sql_on(path,
+         "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+         "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);"
+         "INSERT INTO TARGET_INFO_GPU VALUES (0, 'GPU');"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+         "streamId INTEGER, globalPid INTEGER, correlationId INTEGER, shortName INTEGER, "
+         "demangledName INTEGER);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 200, 0, 7, 0, 1, 1, 1);"
+         "CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, "
+         "textId INTEGER, globalTid INTEGER);"
+         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
+             std::to_string(strings) +
+             ") INSERT INTO StringIds SELECT x, 'name ' || x FROM c;"
+             "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
+             std::to_string(nvtx) + ") INSERT INTO NVTX_EVENTS SELECT x, x + 1, 59, NULL, " +
+             std::to_string(strings) + ", 0 FROM c WHERE " + std::to_string(nvtx) + " > 0;");
+  return path;
+}
+
+// The view that never ends (a recursive CTE), with a kernel table's columns.
+constexpr const char* kEndlessKernels =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x AS id, 1 AS "
+    "process_id, 0 AS device_id, 0 AS stream_id, x AS start_ns, x + 1 AS end_ns, 1 AS name_id, "
+    "x AS correlation_id, 1 AS grid_x, 1 AS grid_y, 1 AS grid_z, 1 AS block_x, 1 AS block_y, 1 "
+    "AS block_z, 0 AS registers_per_thread, 0 AS static_shared_bytes, 0 AS dynamic_shared_bytes, "
+    "NULL AS submitted_ns FROM c";
+
+// Every tool ends at once on `file` with one line naming it and `needle` (the table), exit 2.
+void expect_refused(const TempDir& dir, const std::string& file, const std::string& needle,
+                    bool nsys) {
+  const std::string name = file;
+  std::vector<std::vector<std::string>> commands = {
+      {"info", name}, {"analyze", name}, {"export", name, "-o", name + ".json"}};
+  if (nsys) commands.push_back({"import", name, "-o", name + ".imported.sqlite"});
+  for (const auto& args : commands) {
+    const auto t0 = std::chrono::steady_clock::now();
+    RunResult r = c3scope(args, dir);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << args[0];
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << name << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args[0] << ": " << r.err;
+  }
+}
+
+}  // namespace
+
+// A trace whose `kernel` was a never-ending view, or whose `string` a cross join, hung info,
+// analyze, export and the GUI (after one SIGTERM analyze ran on for 12 minutes).
+TEST(HostileDatabase, ViewsWhereTablesBelongAreRefused) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string endless = dir.path() + "/endless.sqlite";
+  fs::copy_file(db, endless);
+  sql_on(endless, std::string("ALTER TABLE kernel RENAME TO kernel_rows; CREATE VIEW kernel AS ") +
+                      kEndlessKernels + ";");
+  expect_refused(dir, endless, "`kernel` is a view", false);
+  const std::string cross = dir.path() + "/cross.sqlite";
+  fs::copy_file(db, cross);
+  sql_on(cross,
+         "ALTER TABLE string RENAME TO s; CREATE VIEW String AS SELECT a.id + 1000 * b.id + "
+         "1000000 * c.id AS id, a.value AS value FROM s a, s b, s c, s d, s e, s f;");
+  expect_refused(dir, cross, "`String` is a view", false);
+}
+
+// The same for an Nsight Systems export, and a view over a table that was dropped imported as
+// 0 kernels with exit 0.
+TEST(HostileDatabase, NsysViewsWhereTablesBelongAreRefused) {
+  TempDir dir;
+  const std::string cross = make_nsys(dir, "cross.sqlite");
+  sql_on(cross,
+         "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k; CREATE VIEW "
+         "CUPTI_ACTIVITY_KIND_KERNEL AS SELECT a.* FROM k a, StringIds b, StringIds c, StringIds "
+         "d, StringIds e, StringIds f, StringIds g;");
+  expect_refused(dir, cross, "`CUPTI_ACTIVITY_KIND_KERNEL` is a view", true);
+  const std::string endless = make_nsys(dir, "endless.sqlite");
+  sql_on(endless,
+         "DROP TABLE StringIds; CREATE VIEW StringIds AS WITH RECURSIVE c(x) AS (SELECT 1 UNION "
+         "ALL SELECT x + 1 FROM c) SELECT x AS id, 'n' AS value FROM c;");
+  expect_refused(dir, endless, "`StringIds` is a view", true);
+  const std::string dropped = make_nsys(dir, "dropped.sqlite");
+  sql_on(dropped,
+         "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k; CREATE VIEW "
+         "CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM k; DROP TABLE k;");
+  expect_refused(dir, dropped, "CUPTI_ACTIVITY_KIND_KERNEL", true);
+}
+
+// The file's triggers and its versions of c3scope's views never run: the tools read the tables
+// and make the views from their own definitions.
+TEST(HostileDatabase, TriggersAndTheFilesOwnViewsDoNotRun) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  const std::string before = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir).out;
+  sql_on(db,
+         "DROP VIEW gpu_activity; CREATE VIEW gpu_activity AS WITH RECURSIVE c(x) AS (SELECT 1 "
+         "UNION ALL SELECT x + 1 FROM c) SELECT * FROM c;"
+         "CREATE TRIGGER t BEFORE DELETE ON meta BEGIN SELECT 1; END;");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"info", dir.path() + "/small.sqlite"},
+        {"export", dir.path() + "/small.sqlite", "-o", dir.path() + "/out.json"}}) {
+    RunResult r = c3scope(args, dir);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+  }
+  RunResult r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, before);
+}
+
+// A lookup with no index in an Nsight export (each NVTX name scans StringIds) is quadratic: it
+// ends at the work budget (C3SCOPE_READ_BUDGET in millions of steps) with one line naming the
+// file and the table, and a first SIGTERM stops it where the budget is raised.
+TEST(HostileDatabase, WorkBudgetAndFirstSignalEndAQueryThatRunsOn) {
+  TempDir dir;
+  // Budgets far below the default (2^28 steps and more), so the bound on time is generous.
+  const std::string slow = make_nsys(dir, "slow.sqlite", 10000, 10000);
+  const auto t0 = std::chrono::steady_clock::now();
+  RunResult r = shell("C3SCOPE_READ_BUDGET=20 '" + c3scope_path() + "' import '" + slow + "' -o '" +
+                          dir.path() + "/slow.out.sqlite'",
+                      dir);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("slow.sqlite' needs more SQLite work"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NVTX_EVENTS"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/slow.out.sqlite"));
+  // Minutes of work without the budget: one SIGTERM ends it.
+  make_nsys(dir, "slower.sqlite", 80000, 80000);
+  const auto t1 = std::chrono::steady_clock::now();
+  r = shell("cd '" + dir.path() + "' || exit 9; C3SCOPE_READ_BUDGET=1000000000 '" + c3scope_path() +
+                "' analyze slower.sqlite & pid=$!; sleep 2; kill -TERM $pid; wait $pid",
+            dir);
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(20));
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+}
+
+// A 10 MB kernel name stalled export and the GUI (a 100 MB host name ended in bad_alloc): names
+// are cut at 4 KiB and counted, and a value past SQLite's length limit is one line.
+TEST(HostileDatabase, LongStringsAreCutAndCounted) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  sql_on(db,
+         "UPDATE string SET value = replace(hex(zeroblob(5000000)), '0', 'g') WHERE value = "
+         "'gemm'; UPDATE process SET host = replace(hex(zeroblob(600000)), '0', 'h');");
+  RunResult r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("small.sqlite: process: column `host` of "
+                       "1200000 bytes, cut to 4096"),
+            std::string::npos)
+      << r.out.substr(0, 2000);
+  EXPECT_LT(r.out.size(), size_t{200000});
+  r = c3scope({"export", dir.path() + "/small.sqlite", "-o", dir.path() + "/out.json"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(fs::file_size(dir.path() + "/out.json"), size_t{400000});
+  // Nsight: the name is cut and counted among the malformed events.
+  const std::string nsys = make_nsys(dir, "long.sqlite");
+  sql_on(nsys, "UPDATE StringIds SET value = replace(hex(zeroblob(5000000)), '0', 'k');");
+  r = c3scope({"import", dir.path() + "/long.sqlite", "-o", dir.path() + "/long.out.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(fs::file_size(dir.path() + "/long.out.sqlite"), size_t{1} << 20);
+  const std::string cut = text(*c3::tracedb::Reader::open(dir.path() + "/long.out.sqlite"),
+                               "SELECT detail FROM stats WHERE name = 'import_malformed'");
+  EXPECT_NE(cut.find("StringIds id 1: a text of 10000000 bytes, cut to 4096"), std::string::npos)
+      << cut;
+  // Past SQLite's length limit (16 MiB): refused in one line, no bad_alloc.
+  sql_on(db, "UPDATE process SET host = zeroblob(20000000);");
+  r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("holds a value longer than 16 MiB"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`process`"), std::string::npos) << r.err;
+}
+
+// Text in an integer column read as 0: such a row is skipped and counted, the first named.
+TEST(HostileDatabase, TextInAnIntegerColumnIsSkippedAndCounted) {
+  TempDir dir;
+  const std::string db = make_trace(dir);
+  sql_on(db, "UPDATE kernel SET start_ns = 'soon' WHERE id = 1;");
+  RunResult r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("small.sqlite: kernel row 1: column "
+                       "`start_ns` holds text, not an integer"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" 1 kernels"), std::string::npos) << r.out;
+  // A process row, which every other row hangs off, makes the file unreadable: one line.
+  sql_on(db, "UPDATE process SET pid = 'one';");
+  r = c3scope({"analyze", dir.path() + "/small.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("small.sqlite': process row 1: column `pid` holds text"), std::string::npos)
+      << r.err;
+  const std::string nsys = make_nsys(dir, "typed.sqlite");
+  sql_on(nsys, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 'later';");
+  r = c3scope({"import", dir.path() + "/typed.sqlite", "-o", dir.path() + "/typed.out.sqlite"},
+              dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string bad = text(*c3::tracedb::Reader::open(dir.path() + "/typed.out.sqlite"),
+                               "SELECT detail FROM stats WHERE name = 'import_malformed'");
+  EXPECT_NE(bad.find("CUPTI_ACTIVITY_KIND_KERNEL row 1: column end holds text"), std::string::npos)
+      << bad;
+}
+
+// A damaged Nsight export was "not an Nsight Systems export"; some broken traces said "cannot be
+// read: not an error".
+TEST(HostileDatabase, DamagedFilesSayWhatIsWrong) {
+  TempDir dir;
+  const std::string nsys = make_nsys(dir, "damaged.sqlite");
+  {
+    // The schema page's cells overwritten.
+    std::fstream f(nsys, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3000);
+    const std::string junk(1000, '\x7f');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"import", dir.path() + "/damaged.sqlite", "-o",
+                                 dir.path() + "/d.sqlite"},
+        {"analyze", dir.path() + "/damaged.sqlite"},
+        {"info", dir.path() + "/damaged.sqlite"}}) {
+    RunResult r = c3scope(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("damaged"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find("not an Nsight Systems export"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("not an error"), std::string::npos) << r.err;
+  }
+}

@@ -4,9 +4,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "c3/tracedb/harden.h"
 #include "c3/tracedb/writer.h"
 
 namespace fs = std::filesystem;
@@ -167,5 +169,159 @@ TEST_F(ReaderErrors, MigratesVersion1OnRead) {
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(st, 0), 0);
   sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+// ---- The hardened connection (harden.h): SQLite's "Defense Against the Dark Arts".
+
+namespace {
+
+// Whether `sql` prepares and runs to the end on `db`; `why` gets SQLite's message otherwise.
+bool runs(sqlite3* db, const std::string& sql, std::string* why = nullptr) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (why != nullptr) *why = err != nullptr ? err : "";
+  sqlite3_free(err);
+  return rc == SQLITE_OK;
+}
+
+}  // namespace
+
+TEST_F(ReaderErrors, HardenedConnectionReadsOnly) {
+  {
+    auto w = Writer::create(file("h.sqlite"));
+    w->close();
+  }
+  sql_file(file("h.sqlite"), "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (3);");
+  sqlite3* db = open_read_only(file("h.sqlite"));
+  std::string why;
+  // No ATTACH (another file, writable), no writes, no changes to the schema.
+  EXPECT_FALSE(runs(db, "ATTACH '" + file("other.sqlite") + "' AS o", &why));
+  EXPECT_NE(why.find("not authorized"), std::string::npos) << why;
+  EXPECT_FALSE(fs::exists(file("other.sqlite")));
+  EXPECT_FALSE(runs(db, "PRAGMA user_version = 7"));
+  EXPECT_FALSE(runs(db, "PRAGMA writable_schema = ON"));
+  EXPECT_FALSE(runs(db, "CREATE TABLE x (a)"));
+  // No recursive query, not even a finite one.
+  EXPECT_FALSE(runs(db,
+                    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                    "WHERE x < 3) SELECT * FROM c",
+                    &why));
+  EXPECT_NE(why.find("not authorized"), std::string::npos) << why;
+  // Reads, and the TEMP schema, are allowed.
+  EXPECT_TRUE(runs(db, "SELECT count(*) FROM t"));
+  EXPECT_TRUE(runs(db, "CREATE TEMP TABLE scratch (a); INSERT INTO temp.scratch VALUES (1)"));
+  // The limits.
+  EXPECT_EQ(sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1), kValueBytesLimit);
+  EXPECT_EQ(sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1), 0);
+  EXPECT_FALSE(runs(db, "SELECT zeroblob(" + std::to_string(kValueBytesLimit + 1) + ")", &why));
+  EXPECT_NE(why.find("too big"), std::string::npos) << why;
+  int on = -1;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, -1, &on);
+  EXPECT_EQ(on, 1);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on);
+  EXPECT_EQ(on, 0);
+  sqlite3_close(db);
+}
+
+// A query that would run for hours ends at the connection's work budget, one line naming the
+// file and the table.
+TEST_F(ReaderErrors, WorkBudgetEndsAQueryThatRunsOn) {
+  sql_file(file("b.sqlite"),
+           "CREATE TABLE t (a INTEGER);"
+           "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) "
+           "INSERT INTO t SELECT x FROM c;");
+  ::setenv("C3SCOPE_READ_BUDGET", "5", 1);  // 5 million steps
+  sqlite3* db = open_read_only(file("b.sqlite"));
+  ::unsetenv("C3SCOPE_READ_BUDGET");
+  try {
+    Query q(db, "SELECT count(*) FROM t a, t b, t c, t d");
+    q.step();
+    FAIL() << "the budget did not stop a 10^12-row join";
+  } catch (const ReadError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.kind(), ReadError::Kind::hostile) << msg;
+    EXPECT_NE(msg.find("'" + file("b.sqlite") + "' needs more SQLite work"), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("(reading table `t`)"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  sqlite3_close(db);
+  EXPECT_EQ(read_budget(0), read_budget(-5));
+  EXPECT_GT(read_budget(int64_t{1} << 30), read_budget(0));
+}
+
+// A view (or a computed column) where the schema has a table is refused by name; the file's
+// versions of c3scope's own views are never run.
+TEST_F(ReaderErrors, ViewsWhereTablesBelongAreRefused) {
+  for (const std::string& hostile :
+       {std::string("ALTER TABLE kernel RENAME TO k; CREATE VIEW kernel AS SELECT * FROM k;"),
+        std::string("DROP TABLE meta; CREATE VIEW META AS WITH RECURSIVE c(x) AS (SELECT 1 "
+                    "UNION ALL SELECT x + 1 FROM c) SELECT 'schema_version' AS key, x AS value "
+                    "FROM c;"),
+        std::string("DROP TABLE string; CREATE TABLE string (id INTEGER PRIMARY KEY, value TEXT "
+                    "AS (hex(zeroblob(1000000))));")}) {
+    const std::string path = file("v.sqlite");
+    fs::remove(path);
+    {
+      auto w = Writer::create(path);
+      w->close();
+    }
+    sql_file(path, hostile);
+    expect_error(path, ReadError::Kind::hostile, "where a table belongs");
+  }
+  const std::string path = file("own.sqlite");
+  {
+    auto w = Writer::create(path);
+    w->close();
+  }
+  sql_file(path,
+           "DROP VIEW gpu_activity; CREATE VIEW gpu_activity AS WITH RECURSIVE c(x) AS (SELECT 1 "
+           "UNION ALL SELECT x + 1 FROM c) SELECT x AS kind FROM c;");
+  auto r = Reader::open(path);
+  auto q = r->query("SELECT COUNT(*) FROM gpu_activity");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 0);
+}
+
+// Values are not trusted: text is cut at its cap (and counted), an integer column holding text
+// marks the row.
+TEST_F(ReaderErrors, LongTextIsCutAndWrongTypesAreNamed) {
+  const std::string path = file("t.sqlite");
+  {
+    auto w = Writer::create(path);
+    w->close();
+  }
+  sql_file(path,
+           "INSERT INTO string VALUES (1, 'x' || replace(hex(zeroblob(3000)), '00', 'é')), "
+           "(2, 'short'); INSERT INTO meta VALUES ('n', 'twelve');");
+  auto r = Reader::open(path);
+  auto q = r->query("SELECT value FROM string ORDER BY id");
+  q.cap(0, 101);
+  ASSERT_TRUE(q.step());
+  const std::string cut = q.text(0);
+  EXPECT_EQ(cut.size(), 101u);  // 'x' and 50 two-byte characters: never half of one
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.text(0), "short");
+  EXPECT_EQ(q.cuts(), 1);
+  EXPECT_EQ(q.first_cut(), "column `value` of 6001 bytes, cut to 101");
+  auto m = r->query("SELECT value FROM meta WHERE key = 'n'");
+  ASSERT_TRUE(m.step());
+  EXPECT_EQ(m.i64(0), 0);
+  EXPECT_EQ(m.row_problem(), "column `value` holds text, not an integer");
+  std::string s = "ab\xC3\xA9";
+  EXPECT_TRUE(cap_text(s, 3));
+  EXPECT_EQ(s, "ab");
+  EXPECT_EQ(table_of("SELECT a, (SELECT v FROM s WHERE id = a) FROM \"t\" ORDER BY a"), "t");
+}
+
+// A statement's failure named "not an error" once the failed statement was finalized: the reason
+// is the code of the call that failed.
+TEST_F(ReaderErrors, FailureIsTheCallsNotTheConnections) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  const std::string why = sqlite_failure(db, SQLITE_CORRUPT, "x.sqlite");
+  EXPECT_EQ(why.find("not an error"), std::string::npos) << why;
+  EXPECT_NE(why.find("damaged"), std::string::npos) << why;
   sqlite3_close(db);
 }

@@ -308,6 +308,11 @@ void forget_temporary(const std::string& path) {
   }
 }
 
+bool cancel_requested() {
+  const std::atomic<bool>* cancel = g_cancel.load();
+  return cancel != nullptr && cancel->load();
+}
+
 std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel) {
   g_cancel.store(cancel);
   g_signals.store(0);

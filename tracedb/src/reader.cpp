@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "c3/tracedb/harden.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/schema.h"
 #include "c3/tracedb/version.h"
 #include "migrate.h"
@@ -16,10 +18,30 @@
 namespace c3::tracedb {
 
 Query::Query(sqlite3* db, const std::string& sql) : db_(db), sql_(sql) {
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
-    throw ReadError(ReadError::Kind::corrupt,
-                    std::string("query failed: ") + sqlite3_errmsg(db) + " (" + sql + ")");
+  if (const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); rc != SQLITE_OK) {
+    fail(rc);
   }
+}
+
+void Query::fail(int rc) const {
+  throw_query_error(db_, rc, sql_);
+}
+
+// One line: the file, the true reason (the code of the call that failed, not what the
+// connection says later: a finalized statement leaves "not an error"), the table read.
+void throw_query_error(sqlite3* db, int rc, const std::string& sql) {
+  const std::string path = read_path(db);
+  const std::string stop = (rc & 0xff) == SQLITE_INTERRUPT ? take_stop_reason() : std::string();
+  const std::string table = table_of(sql);
+  const std::string where = table.empty() ? "" : " (reading table `" + printable(table) + "`)";
+  if (stop == "interrupted by a signal") {
+    throw ReadError(ReadError::Kind::cancelled, "'" + printable(path) + "': " + stop);
+  }
+  if (!stop.empty()) {
+    throw ReadError(ReadError::Kind::hostile, "'" + printable(path) + "' " + stop + where);
+  }
+  throw ReadError(ReadError::Kind::corrupt,
+                  "'" + printable(path) + "' " + sqlite_failure(db, rc, path) + where);
 }
 Query::~Query() {
   sqlite3_finalize(stmt_);
@@ -50,13 +72,32 @@ void Query::reset() {
   sqlite3_reset(stmt_);
 }
 bool Query::step() {
-  int rc = sqlite3_step(stmt_);
+  bad_col_ = -1;
+  const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw ReadError(ReadError::Kind::corrupt,
-                  std::string("query failed: ") + sqlite3_errmsg(db_) + " (" + sql_ + ")");
+  fail(rc);
+}
+Query& Query::cap(int col, size_t bytes) {
+  caps_.emplace_back(col, bytes);
+  return *this;
+}
+std::string Query::row_problem() const {
+  if (bad_col_ < 0) return {};
+  const char* name = sqlite3_column_name(stmt_, bad_col_);
+  return "column `" + printable(name != nullptr ? name : "?") + "` holds " +
+         (bad_type_ == SQLITE_TEXT ? "text" : "a blob") + ", not an integer";
 }
 int64_t Query::i64(int col) const {
+  const int type = sqlite3_column_type(stmt_, col);
+  if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+    // Not a number (SQLite would read it as 0, or as the number it starts with).
+    if (bad_col_ < 0) {
+      bad_col_ = col;
+      bad_type_ = type;
+    }
+    return 0;
+  }
   return sqlite3_column_int64(stmt_, col);
 }
 std::optional<int64_t> Query::opt_i64(int col) const {
@@ -68,9 +109,22 @@ double Query::real(int col) const {
 }
 std::string Query::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p ? std::string(reinterpret_cast<const char*>(p),
-                         static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-           : std::string();
+  if (p == nullptr) return {};
+  const auto bytes = static_cast<size_t>(sqlite3_column_bytes(stmt_, col));
+  size_t limit = kTextCap;
+  for (const auto& [c, b] : caps_) {
+    if (c == col) limit = b;
+  }
+  if (bytes <= limit) return std::string(reinterpret_cast<const char*>(p), bytes);
+  // Copies one byte past the cap, so cap_text sees whether the cut splits a character.
+  std::string out(reinterpret_cast<const char*>(p), limit + 1);
+  cap_text(out, limit);
+  if (cuts_++ == 0) {
+    const char* name = sqlite3_column_name(stmt_, col);
+    first_cut_ = "column `" + printable(name != nullptr ? name : "?") + "` of " +
+                 std::to_string(bytes) + " bytes, cut to " + std::to_string(out.size());
+  }
+  return out;
 }
 std::optional<std::string> Query::opt_text(int col) const {
   if (is_null(col)) return std::nullopt;
@@ -105,8 +159,16 @@ std::string file_uri(const std::string& path) {
 }  // namespace
 
 std::string sqlite_failure(sqlite3* db, int rc, const std::string& path) {
-  const int ext = db != nullptr ? sqlite3_extended_errcode(db) : rc;
-  const std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  // The connection's own code and message only when they are of this failure: once the failed
+  // statement is finalized (an exception unwinding), the connection says "not an error".
+  int ext = rc;
+  std::string msg = sqlite3_errstr(rc);
+  if (db != nullptr && (sqlite3_extended_errcode(db) & 0xff) == (rc & 0xff)) {
+    ext = sqlite3_extended_errcode(db);
+    msg = sqlite3_errmsg(db);
+  }
+  if (msg.size() > 200) msg = msg.substr(0, 200) + "...";  // it may quote the file's schema
+  msg = printable(msg);
   switch (ext) {
     case SQLITE_READONLY_ROLLBACK:
       return "has a hot journal (" + path +
@@ -133,7 +195,12 @@ std::string sqlite_failure(sqlite3* db, int rc, const std::string& path) {
     case SQLITE_NOMEM:
       return "out of memory while reading it";
     case SQLITE_IOERR:
-      return "cannot be read: " + msg + " (" + std::strerror(sqlite3_system_errno(db)) + ")";
+      return "cannot be read: " + msg +
+             (db != nullptr ? std::string(" (") + std::strerror(sqlite3_system_errno(db)) + ")"
+                            : std::string());
+    case SQLITE_TOOBIG:
+      return "holds a value longer than " + std::to_string(kValueBytesLimit >> 20) +
+             " MiB, more than any real trace has (a hostile or damaged file)";
     default:
       return "cannot be read: " + msg;
   }
@@ -152,10 +219,48 @@ sqlite3* open_read_only(const std::string& path) {
   if (rc != SQLITE_OK) {
     const std::string why = sqlite_failure(db, rc, path);
     sqlite3_close(db);
-    throw ReadError(ReadError::Kind::corrupt, "'" + path + "' " + why);
+    throw ReadError(ReadError::Kind::corrupt, "'" + printable(path) + "' " + why);
   }
   sqlite3_busy_timeout(db, 2000);
+  struct stat st {};
+  const int64_t bytes = ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  try {
+    harden(db, path, bytes);
+  } catch (...) {
+    sqlite3_close(db);
+    throw;
+  }
   return db;
+}
+
+void require_tables(sqlite3* db, const std::string& path, const std::vector<std::string>& names) {
+  // Names are case-insensitive: a view "KERNEL" is what "kernel" reads.
+  Query q(db,
+          "SELECT name, type, IFNULL(sql, '') LIKE 'CREATE VIRTUAL%' FROM sqlite_master WHERE "
+          "type IN ('table', 'view') AND name = ?1 COLLATE NOCASE");
+  for (const std::string& name : names) {
+    q.reset();
+    q.bind(1, name);
+    while (q.step()) {
+      const std::string type = q.text(1);
+      const std::string found = q.text(0);
+      std::string what = type == "view" ? "a view" : q.i64(2) != 0 ? "a virtual table" : "";
+      if (what.empty()) {
+        // A virtual generated column computes its value as it is read: any expression of the
+        // file's, run for every row (a table's stored columns are only read).
+        Query cols(db, "PRAGMA main.table_xinfo(\"" + found + "\")");
+        while (cols.step()) {
+          if (cols.i64(6) == 2) what = "a table with a computed column (" + cols.text(1) + ")";
+        }
+      }
+      if (what.empty()) continue;
+      throw ReadError(ReadError::Kind::hostile,
+                      "'" + printable(path) + "': `" + printable(found) + "` is " +
+                          printable(what) +
+                          " where a table belongs (a hostile or damaged file: c3scope reads "
+                          "only tables from it)");
+    }
+  }
 }
 
 std::unique_ptr<Reader> Reader::open(const std::string& path) {
@@ -190,23 +295,28 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   }
   std::unique_ptr<Reader> r(new Reader(path, open_read_only(path)));
   sqlite3* db = r->db_;
-  try {
+  // Query's errors name the file and the true reason (locked, hot journal, damaged).
+  {
     Query uv(db, "PRAGMA user_version");
     uv.step();
     r->version_ = static_cast<int>(uv.i64(0));
-    if (!r->has_table("meta")) {
-      throw ReadError(ReadError::Kind::not_c3scope,
-                      "'" + path +
-                          "' is an SQLite file but not a c3scope trace (it has no meta "
-                          "table; Nsight Systems exports are read with 'c3scope import')");
-    }
+  }
+  {
+    // Every table of the schema the file has must be a table (a view would run the file's
+    // query, harden.h); the file's own views are not used (below).
+    std::vector<std::string> expected;
+    for (const TableDesc& t : tables()) expected.emplace_back(t.name);
+    require_tables(db, path, expected);
+  }
+  if (!r->has_table("meta")) {
+    throw ReadError(ReadError::Kind::not_c3scope,
+                    "'" + path +
+                        "' is an SQLite file but not a c3scope trace (it has no meta "
+                        "table; Nsight Systems exports are read with 'c3scope import')");
+  }
+  {
     Query q(db, "SELECT key, value FROM meta");
     while (q.step()) r->meta_[q.text(0)] = q.text(1);
-  } catch (const ReadError& e) {
-    if (e.kind() != ReadError::Kind::corrupt) throw;
-    // The true reason (locked, hot journal, damaged), not the failed query's text.
-    throw ReadError(ReadError::Kind::corrupt,
-                    "'" + path + "' " + sqlite_failure(db, sqlite3_errcode(db), path));
   }
   auto it = r->meta_.find("schema_version");
   if (it == r->meta_.end()) {
@@ -234,6 +344,17 @@ std::unique_ptr<Reader> Reader::open(const std::string& path) {
   }
   // Read-time migration (schema.h, Migration; migrate.h).
   if (r->version_ < kSchemaVersion) migrate(db, r->version_, path);
+  // c3scope's views as this build defines them, as TEMP views: they come first in name lookup,
+  // and the file's views (whatever they say) do not run (harden.h).
+  for (const ViewDesc& v : views()) {
+    const std::string sql =
+        "CREATE TEMP VIEW " + std::string(v.name) + " AS " + std::string(v.select_sql);
+    if (const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK) {
+      throw ReadError(ReadError::Kind::corrupt, "'" + printable(path) + "' " +
+                                                    sqlite_failure(db, rc, path) +
+                                                    " (making view `" + std::string(v.name) + "`)");
+    }
+  }
   return r;
 }
 

@@ -4,6 +4,9 @@
 // each result row decoded into a trace row, and the ImportWriter that writes it.
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -13,6 +16,8 @@
 
 #include "c3/common/copy_kinds.h"
 #include "c3/importer/importer.h"
+#include "c3/tracedb/harden.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 #include "import_writer.h"
@@ -20,10 +25,17 @@
 namespace c3::importer {
 namespace {
 
+// An integer column that holds text or a blob (SQLite would read it as 0): the row is skipped.
+struct WrongType {
+  int col;
+  int type;
+};
+
 class Db {
  public:
   explicit Db(const std::string& path) : path_(path) {
-    // Read-only and immutable: nothing (-shm, -wal) is created next to the export.
+    // Read-only and immutable (nothing, -shm or -wal, is created next to the export), hardened
+    // against a hostile file (tracedb/harden.h).
     try {
       db_ = tracedb::open_read_only(path);
     } catch (const tracedb::ReadError& e) {
@@ -34,46 +46,89 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
+  // Where a row with a wrong type is counted (each() with `count_bad`).
+  std::function<void(const std::string&)> on_bad;
+
+  // The columns of `table`; empty when the export has no such table. A view or a virtual table
+  // in its place, or a table whose columns cannot be read, is an error naming it (a damaged
+  // export is not "not an Nsight Systems export", nor one without kernels).
   std::set<std::string> columns(const std::string& table) {
-    std::set<std::string> out;
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, ("PRAGMA table_info(\"" + table + "\")").c_str(), -1, &s,
-                           nullptr) != SQLITE_OK) {
+    try {
+      tracedb::require_tables(db_, path_, {table});
+      std::set<std::string> out;
+      tracedb::Query q(db_, "PRAGMA main.table_info(\"" + table + "\")");
+      while (q.step()) out.insert(q.text(1));
       return out;
+    } catch (const tracedb::ReadError& e) {
+      if (e.kind() == tracedb::ReadError::Kind::cancelled ||
+          e.kind() == tracedb::ReadError::Kind::hostile) {
+        throw;
+      }
+      throw std::invalid_argument(std::string(e.what()) + " (table " + table + ")");
     }
-    while (sqlite3_step(s) == SQLITE_ROW)
-      out.insert(reinterpret_cast<const char*>(sqlite3_column_text(s, 1)));
-    sqlite3_finalize(s);
-    return out;
   }
 
-  // Runs `sql`, calling fn(stmt) per row. Throws on SQL errors (a damaged file).
+  // Runs `sql`, calling fn(stmt) per row. Throws on SQL errors (a damaged file: one line naming
+  // it and the table); tracedb::ReadError when a signal or the work budget stopped it. A row
+  // with an integer column that holds text is skipped; with `count_bad`, counted (on_bad).
   template <class F>
-  void each(const std::string& sql, F&& fn) {
+  void each(const std::string& sql, F&& fn, bool count_bad = true) {
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-      throw std::invalid_argument("'" + path_ + "': " + sqlite3_errmsg(db_));
+    if (const int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr); rc != SQLITE_OK) {
+      fail(rc, sql);
     }
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) fn(s);
+    int64_t row = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+      ++row;
+      try {
+        fn(s);
+      } catch (const WrongType& w) {
+        if (count_bad && on_bad) {
+          on_bad(path_ + ": " + tracedb::table_of(sql) + " row " + std::to_string(row) +
+                 ": column " + tracedb::printable(sqlite3_column_name(s, w.col)) + " holds " +
+                 (w.type == SQLITE_TEXT ? "text" : "a blob") + ", not an integer");
+        }
+      }
+    }
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) throw std::invalid_argument("'" + path_ + "': " + sqlite3_errmsg(db_));
+    if (rc != SQLITE_DONE) fail(rc, sql);
   }
 
  private:
+  [[noreturn]] void fail(int rc, const std::string& sql) {
+    try {
+      tracedb::throw_query_error(db_, rc, sql);
+    } catch (const tracedb::ReadError& e) {
+      if (e.kind() == tracedb::ReadError::Kind::cancelled ||
+          e.kind() == tracedb::ReadError::Kind::hostile) {
+        throw;
+      }
+      throw std::invalid_argument(e.what());
+    }
+  }
   std::string path_;
   sqlite3* db_ = nullptr;
 };
 
 int64_t i64(sqlite3_stmt* s, int c) {
+  const int type = sqlite3_column_type(s, c);
+  if (type == SQLITE_TEXT || type == SQLITE_BLOB) throw WrongType{c, type};
   return sqlite3_column_int64(s, c);
 }
 bool null(sqlite3_stmt* s, int c) {
   return sqlite3_column_type(s, c) == SQLITE_NULL;
 }
-std::string text(sqlite3_stmt* s, int c) {
-  const auto* t = sqlite3_column_text(s, c);
-  return t ? reinterpret_cast<const char*>(t) : "";
+// Text cut at `cap` bytes (tracedb/harden.h); `cut` says whether it was.
+std::string text(sqlite3_stmt* s, int c, size_t cap = tracedb::kNameCap, bool* cut = nullptr) {
+  const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, c));
+  if (t == nullptr) return {};
+  const auto bytes = static_cast<size_t>(sqlite3_column_bytes(s, c));
+  std::string out(t, std::min(bytes, cap + 1));
+  out.resize(std::min(out.size(), std::strlen(out.c_str())));  // up to a NUL, as before
+  const bool was_cut = tracedb::cap_text(out, cap);
+  if (cut != nullptr) *cut = was_cut;
+  return out;
 }
 
 // "col" if the table has it, else a default expression.
@@ -202,7 +257,9 @@ constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDo
 class NsysImport {
  public:
   NsysImport(const std::string& path, tracedb::Writer& out, const Progress& progress)
-      : path_(path), db_(path), writer_(out, &out), progress_(progress) {}
+      : path_(path), db_(path), writer_(out, &out), progress_(progress) {
+    db_.on_bad = [this](const std::string& where) { st_.bad(where); };
+  }
 
   Stats run();
 
@@ -229,6 +286,9 @@ class NsysImport {
   void write_api_calls();
   void write_nvtx();
   std::string nvtx_text() const;
+  // Column `c`'s text cut at `cap` (tracedb/harden.h); a cut is counted as malformed, naming
+  // `what` ("StringIds id 7").
+  std::string capped(sqlite3_stmt* s, int c, size_t cap, const std::string& what);
 
   const std::string& path_;
   Db db_;
@@ -261,6 +321,16 @@ Stats NsysImport::run() {
   return st_;
 }
 
+std::string NsysImport::capped(sqlite3_stmt* s, int c, size_t cap, const std::string& what) {
+  bool cut = false;
+  std::string out = text(s, c, cap, &cut);
+  if (cut) {
+    st_.bad(path_ + ": " + what + ": a text of " + std::to_string(sqlite3_column_bytes(s, c)) +
+            " bytes, cut to " + std::to_string(out.size()) + " (docs/outputs.md, Reading)");
+  }
+  return out;
+}
+
 void NsysImport::check_format() {
   kernel_cols_ = db_.columns("CUPTI_ACTIVITY_KIND_KERNEL");
   if (kernel_cols_.empty() && db_.columns("TARGET_INFO_GPU").empty() &&
@@ -274,8 +344,10 @@ void NsysImport::check_format() {
 
 void NsysImport::read_strings() {
   if (!db_.columns("StringIds").empty()) {
-    db_.each("SELECT id, value FROM StringIds",
-             [&](sqlite3_stmt* s) { strings_[i64(s, 0)] = text(s, 1); });
+    db_.each("SELECT id, value FROM StringIds", [&](sqlite3_stmt* s) {
+      const int64_t id = i64(s, 0);
+      strings_[id] = capped(s, 1, tracedb::kNameCap, "StringIds id " + std::to_string(id));
+    });
   }
 }
 
@@ -302,14 +374,17 @@ void NsysImport::write_processes() {
         std::pair{std::string("CUPTI_ACTIVITY_KIND_MEMCPY"), memcpy_cols_},
         std::pair{std::string("CUPTI_ACTIVITY_KIND_MEMSET"), memset_cols_}}) {
     if (cols.count("globalPid")) {
-      db_.each("SELECT DISTINCT globalPid FROM " + table,
-               [&](sqlite3_stmt* s) { gpids.insert(i64(s, 0)); });
+      db_.each(
+          "SELECT DISTINCT globalPid FROM " + table,
+          [&](sqlite3_stmt* s) { gpids.insert(i64(s, 0)); }, /*count_bad=*/false);
     }
   }
   std::map<int64_t, std::string> names;
   if (db_.columns("PROCESSES").count("globalPid")) {
-    db_.each("SELECT globalPid, name FROM PROCESSES",
-             [&](sqlite3_stmt* s) { names[i64(s, 0)] = text(s, 1); });
+    db_.each("SELECT globalPid, name FROM PROCESSES", [&](sqlite3_stmt* s) {
+      const int64_t g = i64(s, 0);
+      names[g] = capped(s, 1, tracedb::kCommandLineCap, "PROCESSES globalPid " + std::to_string(g));
+    });
   }
   if (gpids.empty()) gpids.insert(0);
   for (int64_t g : gpids) {
@@ -344,13 +419,14 @@ std::set<std::pair<int64_t, int64_t>> NsysImport::devices_used() {
   if (!kernel_cols_.empty() && kernel_cols_.count("deviceId")) {
     db_.each("SELECT DISTINCT " + col(kernel_cols_, "globalPid", "0") +
                  ", deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL",
-             add);
+             add, /*count_bad=*/false);
   }
   for (const auto& [table, cols] :
        {std::pair{std::string("CUPTI_ACTIVITY_KIND_MEMCPY"), memcpy_cols_},
         std::pair{std::string("CUPTI_ACTIVITY_KIND_MEMSET"), memset_cols_}}) {
     if (cols.count("deviceId")) {
-      db_.each("SELECT DISTINCT " + col(cols, "globalPid", "0") + ", deviceId FROM " + table, add);
+      db_.each("SELECT DISTINCT " + col(cols, "globalPid", "0") + ", deviceId FROM " + table, add,
+               /*count_bad=*/false);
     }
   }
   return used;
@@ -363,6 +439,8 @@ void NsysImport::write_devices() {
   if (const auto gpu_cols = db_.columns("TARGET_INFO_GPU"); !gpu_cols.empty()) {
     db_.each(gpu_query(gpu_cols), [&](sqlite3_stmt* s) {
       tracedb::DeviceRow d = device_row(s);
+      d.name =
+          capped(s, 1, tracedb::kNameCap, "TARGET_INFO_GPU device " + std::to_string(d.device_id));
       gpu_info[d.device_id] = d;
     });
   }
@@ -384,11 +462,13 @@ void NsysImport::write_streams() {
   if (!stream_cols.count("streamId") || !stream_cols.count("processId")) return;
   std::map<std::pair<int64_t, int64_t>, int64_t> stream_device;  // (pid, stream) -> device
   if (kernel_cols_.count("streamId")) {
-    db_.each("SELECT DISTINCT " + col(kernel_cols_, "globalPid", "0") + ", streamId, " +
-                 col(kernel_cols_, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL",
-             [&](sqlite3_stmt* s) {
-               stream_device[{pid_of(i64(s, 0)), i64(s, 1)}] = i64(s, 2);
-             });
+    db_.each(
+        "SELECT DISTINCT " + col(kernel_cols_, "globalPid", "0") + ", streamId, " +
+            col(kernel_cols_, "deviceId", "0") + " FROM CUPTI_ACTIVITY_KIND_KERNEL",
+        [&](sqlite3_stmt* s) {
+          stream_device[{pid_of(i64(s, 0)), i64(s, 1)}] = i64(s, 2);
+        },
+        /*count_bad=*/false);
   }
   db_.each("SELECT streamId, processId, " + columns(stream_cols, kStreamColumns) +
                " FROM TARGET_INFO_CUDA_STREAM",
@@ -523,7 +603,10 @@ void NsysImport::write_nvtx() {
   std::map<int64_t, std::string> domains;  // NvtxDomainCreate: text is the name
   db_.each("SELECT " + col(nvtx_cols_, "domainId", "0") + ", " + text_expr +
                " FROM NVTX_EVENTS WHERE eventType = " + std::to_string(kNvtxDomainCreate),
-           [&](sqlite3_stmt* s) { domains[i64(s, 0)] = text(s, 1); });
+           [&](sqlite3_stmt* s) {
+             const int64_t id = i64(s, 0);
+             domains[id] = capped(s, 1, tracedb::kNameCap, "NVTX domain " + std::to_string(id));
+           });
   std::vector<tracedb::NvtxRangeRow> rows;
   int64_t read = 0;
   db_.each(
@@ -544,7 +627,7 @@ void NsysImport::write_nvtx() {
         r.domain = i64(s, 5) == 0       ? "default"
                    : d != domains.end() ? d->second
                                         : "domain " + std::to_string(i64(s, 5));
-        r.name = text(s, 6);
+        r.name = capped(s, 6, tracedb::kNameCap, "NVTX_EVENTS event " + std::to_string(read));
         r.start_ns = i64(s, 1);
         r.end_ns = null(s, 2) ? r.start_ns : i64(s, 2);
         if (!usable("nvtx_range", "NVTX_EVENTS", r.start_ns, r.end_ns)) return;

@@ -299,6 +299,16 @@ void TraceBuilder::skip_row(int64_t row, const char* table, const char* why) {
   skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " " + why);
 }
 
+void TraceBuilder::bad_row(int64_t row, const char* table, const std::string& why) {
+  skip(t_, source_ + ": " + table + " row " + std::to_string(row) + ": " + why);
+}
+
+void TraceBuilder::cut(const char* table, int64_t n, const std::string& first) {
+  if (n <= 0) return;
+  skip(t_, source_ + ": " + table + ": " + first + " (docs/outputs.md, Reading)");
+  t_.skipped += n - 1;
+}
+
 void TraceBuilder::kernel_shape(size_t i, const KernelShape& shape, int64_t submitted) {
   t_.activities.shape[i] = shapes_.id(shape);
   const int64_t s = t_.activities.start[i];

@@ -143,6 +143,12 @@ class TraceBuilder {
   size_t memset(int64_t row, int64_t process_db, int64_t device, int64_t stream, int64_t start,
                 int64_t end, int64_t bytes, int64_t correlation);
   void range(int64_t process_db, Range g);
+  // A row of `table` that cannot be used (`why`: an integer column holding text), skipped and
+  // counted.
+  void bad_row(int64_t row, const char* table, const std::string& why);
+  // `n` values of `table` cut at their cap (tracedb/harden.h), counted with the skipped rows;
+  // `first` says which and how long.
+  void cut(const char* table, int64_t n, const std::string& first);
   // Reports the rows since the last tick.
   void done();
 

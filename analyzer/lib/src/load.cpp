@@ -16,6 +16,8 @@
 #include "bench_load.h"
 #include "build.h"
 #include "c3/common/workers.h"
+#include "c3/tracedb/harden.h"
+#include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 
 namespace fs = std::filesystem;
@@ -41,7 +43,15 @@ constexpr const char* kShapeColumns =
     "static_shared_bytes + dynamic_shared_bytes, IFNULL(submitted_ns, -1)";
 
 // One file's load, in stages, each reading one part of the file into the TraceBuilder
-// (build.h), in the builder's order of tables; load_file runs them.
+// (build.h), in the builder's order of tables; load_file runs them. Values are not trusted
+// (tracedb::Query): text is cut at its cap and counted (cuts), a row whose integer column holds
+// text is skipped and counted (bad_row).
+using tracedb::kCommandLineCap;
+using tracedb::kNameCap;
+
+void cuts(TraceBuilder& b, const char* table, const tracedb::Query& q) {
+  b.cut(table, q.cuts(), q.first_cut());
+}
 
 // Processes, then the versions the file states (after the processes they apply to).
 void read_processes(const tracedb::Reader& r, TraceBuilder& b) {
@@ -49,27 +59,47 @@ void read_processes(const tracedb::Reader& r, TraceBuilder& b) {
     auto q = r.query(
         "SELECT id, pid, host, rank, world_size, command_line, trace_clock, anchor_start_trace_ns, "
         "anchor_start_realtime_ns FROM process ORDER BY id");
+    q.cap(2, kNameCap).cap(5, kCommandLineCap).cap(6, kNameCap);
     int64_t id = 0;
     tracedb::ProcessRow row;
     while (q.next(id, row.pid, row.host, row.rank, row.world_size, row.command_line,
                   row.trace_clock, row.anchor_start_trace_ns, row.anchor_start_realtime_ns)) {
+      // Every other row hangs off its process: a damaged one makes the file unreadable (rows of
+      // the other tables are skipped and counted instead).
+      if (const std::string why = q.row_problem(); !why.empty()) {
+        throw tracedb::ReadError(tracedb::ReadError::Kind::corrupt,
+                                 "'" + tracedb::printable(r.path()) + "': process row " +
+                                     std::to_string(id) + ": " + why +
+                                     " (a damaged or hostile file)");
+      }
       b.process(id, process_of(row));
     }
+    cuts(b, "process", q);
   }
   auto q = r.query("SELECT key, value FROM meta WHERE key LIKE '%\\_version' ESCAPE '\\'");
+  q.cap(0, kNameCap).cap(1, kNameCap);
   while (q.step()) b.meta(q.text(0), q.text(1));
+  cuts(b, "meta", q);
 }
 
 void read_devices(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
       "SELECT process_id, device_id, name, sm_count, max_threads_per_sm, max_blocks_per_sm, "
       "max_registers_per_sm, max_shared_memory_per_sm, memory_bandwidth_bytes_per_s FROM device");
+  q.cap(2, kNameCap);
   tracedb::DeviceRow row;
+  int64_t n = 0;
   while (q.next(row.process_id, row.device_id, row.name, row.sm_count, row.max_threads_per_sm,
                 row.max_blocks_per_sm, row.max_registers_per_sm, row.max_shared_memory_per_sm,
                 row.memory_bandwidth_bytes_per_s)) {
+    ++n;
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(n, "device", why);
+      continue;
+    }
     b.device(row.process_id, device_of(row));
   }
+  cuts(b, "device", q);
 }
 
 // NCCL calls and the GPU rows each launched: collective.external_id was pushed as CUPTI
@@ -85,18 +115,32 @@ void read_collectives(const tracedb::Reader& r, TraceBuilder& b, const Trace& t)
     }
     auto q = r.query(
         "SELECT process_id, device_id, comm_id, seq, op, bytes, nranks, rank, host_start_ns, "
-        "external_id FROM collective ORDER BY id");
+        "external_id, id FROM collective ORDER BY id");
+    q.cap(2, kNameCap).cap(4, kNameCap);
     tracedb::CollectiveRow row;
+    int64_t id = 0;
     while (q.next(row.process_id, row.device_id, row.comm_id, row.seq, row.op, row.bytes,
-                  row.nranks, row.rank, row.host_start_ns, row.external_id)) {
+                  row.nranks, row.rank, row.host_start_ns, row.external_id, id)) {
+      if (const std::string why = q.row_problem(); !why.empty()) {
+        b.bad_row(id, "collective", why);
+        continue;
+      }
       b.collective(row.process_id, collective_of(row), row.external_id);
     }
+    cuts(b, "collective", q);
   }
   if (t.collectives.empty()) return;
   auto q = r.query(
-      "SELECT process_id, correlation_id, external_id FROM external_correlation WHERE "
+      "SELECT process_id, correlation_id, external_id, id FROM external_correlation WHERE "
       "external_kind = 'custom0'");
-  while (q.step()) b.external_correlation(q.i64(0), q.i64(1), q.i64(2));
+  while (q.step()) {
+    const int64_t process = q.i64(0), correlation = q.i64(1), external = q.i64(2);
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(q.i64(3), "external_correlation", why);
+      continue;
+    }
+    b.external_correlation(process, correlation, external);
+  }
 }
 
 // The file's string table: string.id -> index into the trace's names.
@@ -105,11 +149,18 @@ class StringTable {
   StringTable(const tracedb::Reader& r, TraceBuilder& b) : b_(b) {
     std::vector<std::pair<int64_t, int32_t>> all;
     auto q = r.query("SELECT id, value FROM string");
+    q.cap(1, kNameCap);
     int64_t max_id = -1;
     while (q.step()) {
-      all.emplace_back(q.i64(0), b.name(q.text(1)));
+      const int64_t id = q.i64(0);
+      if (const std::string why = q.row_problem(); !why.empty()) {
+        b.bad_row(static_cast<int64_t>(all.size()) + 1, "string", why);
+        continue;
+      }
+      all.emplace_back(id, b.name(q.text(1)));
       max_id = std::max(max_id, all.back().first);
     }
+    cuts(b, "string", q);
     const bool dense = max_id < 4 * static_cast<int64_t>(all.size()) + 1024;
     if (dense) dense_.assign(static_cast<size_t>(max_id + 1), -1);
     for (const auto& [id, name] : all) {
@@ -164,8 +215,14 @@ PendingShapes read_kernels(const tracedb::Reader& r, TraceBuilder& b, Activities
                   "name_id, IFNULL(correlation_id, -1)") +
       (defer ? "" : std::string(", ") + kShapeColumns) + " FROM kernel");
   while (q.step()) {
-    const size_t i = b.kernel(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5),
-                              names(q.i64(6)), q.i64(7));
+    const int64_t id = q.i64(0), process = q.i64(1), device = q.i64(2), stream = q.i64(3),
+                  start = q.i64(4), end = q.i64(5), name = q.i64(6), correlation = q.i64(7);
+    size_t i = SIZE_MAX;
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(id, "kernel", why);
+    } else {
+      i = b.kernel(id, process, device, stream, start, end, names(name), correlation);
+    }
     if (i == SIZE_MAX) {
       if (defer) pending.skipped.push_back(q.i64(0));
       continue;
@@ -186,10 +243,18 @@ void read_memcpys(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
       "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, copy_kind, "
       "bytes, IFNULL(channel_id, -1), IFNULL(correlation_id, -1) FROM memcpy");
+  q.cap(6, kNameCap);
   while (q.step()) {
-    b.memcpy(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.text(6), q.i64(7),
-             q.i64(8), q.i64(9));
+    const int64_t id = q.i64(0), process = q.i64(1), device = q.i64(2), stream = q.i64(3),
+                  start = q.i64(4), end = q.i64(5), bytes = q.i64(7), channel = q.i64(8),
+                  correlation = q.i64(9);
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(id, "memcpy", why);
+      continue;
+    }
+    b.memcpy(id, process, device, stream, start, end, q.text(6), bytes, channel, correlation);
   }
+  cuts(b, "memcpy", q);
 }
 
 void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
@@ -197,20 +262,33 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
       "SELECT id, process_id, device_id, IFNULL(stream_id, -1), start_ns, end_ns, bytes, "
       "IFNULL(correlation_id, -1) FROM memset");
   while (q.step()) {
-    b.memset(q.i64(0), q.i64(1), q.i64(2), q.i64(3), q.i64(4), q.i64(5), q.i64(6), q.i64(7));
+    const int64_t id = q.i64(0), process = q.i64(1), device = q.i64(2), stream = q.i64(3),
+                  start = q.i64(4), end = q.i64(5), bytes = q.i64(6), correlation = q.i64(7);
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(id, "memset", why);
+      continue;
+    }
+    b.memset(id, process, device, stream, start, end, bytes, correlation);
   }
 }
 
 // NVTX ranges (marks have no duration and are left out).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
-      "SELECT process_id, domain, name, start_ns, end_ns, depth, thread_id, kind, color "
+      "SELECT process_id, domain, name, start_ns, end_ns, depth, thread_id, kind, color, id "
       "FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
+  q.cap(1, kNameCap).cap(2, kNameCap).cap(7, kNameCap);
   tracedb::NvtxRangeRow row;
+  int64_t id = 0;
   while (q.next(row.process_id, row.domain, row.name, row.start_ns, row.end_ns, row.depth,
-                row.thread_id, row.kind, row.color)) {
+                row.thread_id, row.kind, row.color, id)) {
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(id, "nvtx_range", why);
+      continue;
+    }
     b.range(row.process_id, range_of(row));
   }
+  cuts(b, "nvtx_range", q);
 }
 
 // Loads one file into `t` (a trace of its own: files load in parallel, then merge), stage by

@@ -219,7 +219,12 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
         } catch (...) {
           failed = true;
           const std::lock_guard<std::mutex> lock(mu);
-          if (!error) error = std::current_exception();
+          // A signal stops an SQLite statement too (tracedb/harden.h): whatever failed after the
+          // cancel is the cancel.
+          if (!error) {
+            error = o.open.cancel && *o.open.cancel ? std::make_exception_ptr(Cancelled())
+                                                    : std::current_exception();
+          }
         }
       }
     };

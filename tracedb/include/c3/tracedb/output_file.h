@@ -172,6 +172,9 @@ bool is_stdout(const std::string& path);
 // only sets it (the command stops at its next check and cleans up itself) and a second one
 // removes and dies. Returns `cancel`.
 std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel = nullptr);
+// Whether the cancel flag given to install_output_cleanup() is set (a first signal came): long
+// work that cannot poll the flag itself (an SQLite statement, harden.h) stops on it.
+bool cancel_requested();
 
 // Registers / forgets a temporary path for that cleanup (OutputFile and OutputPath do this; so
 // may other code that writes temporaries, e.g. a conversion's scratch trace). A `folder` (the

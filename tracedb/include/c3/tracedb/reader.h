@@ -19,7 +19,18 @@ namespace c3::tracedb {
 // what() is a single line that names the file and says what to do.
 class ReadError : public std::runtime_error {
  public:
-  enum class Kind { missing, not_sqlite, not_c3scope, too_new, too_old, corrupt };
+  // hostile: a view or trigger where the schema has a table, a query that does not end;
+  // cancelled: a first SIGINT/SIGTERM stopped a statement (harden.h).
+  enum class Kind {
+    missing,
+    not_sqlite,
+    not_c3scope,
+    too_new,
+    too_old,
+    corrupt,
+    hostile,
+    cancelled
+  };
   ReadError(Kind kind, const std::string& msg) : std::runtime_error(msg), kind_(kind) {}
   Kind kind() const { return kind_; }
 
@@ -27,7 +38,11 @@ class ReadError : public std::runtime_error {
   Kind kind_;
 };
 
-// A prepared statement with typed column access; finalized on destruction.
+// A prepared statement with typed column access; finalized on destruction. Errors throw
+// ReadError naming the file and the table read. Values are not trusted:
+//   - text is cut at a cap (kTextCap, or cap() for a column; harden.h) and the cuts counted;
+//   - an integer read from a column that holds text or a blob reads 0 and marks the row
+//     (row_problem()): the caller skips such a row and counts it.
 class Query {
  public:
   Query(sqlite3* db, const std::string& sql);
@@ -41,6 +56,14 @@ class Query {
   // Makes the statement ready to run again (bindings stay until bound anew).
   void reset();
   bool step();  // true while a row is available
+  // Text of column `col` is cut at `bytes` (instead of kTextCap).
+  Query& cap(int col, size_t bytes);
+  // Values cut at their cap so far, and the first ("column `name`: 10485760 bytes, cut to 4096").
+  int64_t cuts() const { return cuts_; }
+  const std::string& first_cut() const { return first_cut_; }
+  // Why the current row cannot be used ("" when it can): the first integer column read that
+  // holds text or a blob ("column `start_ns` holds text, not an integer").
+  std::string row_problem() const;
   int64_t i64(int col) const;
   std::optional<int64_t> opt_i64(int col) const;
   double real(int col) const;
@@ -82,20 +105,37 @@ class Query {
       out = static_cast<T>(i64(col));
     }
   }
+  [[noreturn]] void fail(int rc) const;
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;
+  std::vector<std::pair<int, size_t>> caps_;
+  mutable int bad_col_ = -1;
+  mutable int bad_type_ = 0;
+  mutable int64_t cuts_ = 0;
+  mutable std::string first_cut_;
 };
 
 // Opens any SQLite file (a trace, an Nsight Systems export) for reading without creating
 // anything next to it: immutable when no writer can be at work on it (no -wal file, no hot
-// -journal), read-only otherwise. Throws ReadError with one line naming the file and the true
-// reason (locked by a writer, a hot journal left by a killed writer, a read-only folder that a
-// WAL file needs, damaged). The caller closes the connection.
+// -journal), read-only otherwise; hardened against a hostile file (harden.h). Throws ReadError
+// with one line naming the file and the true reason (locked by a writer, a hot journal left by a
+// killed writer, a read-only folder that a WAL file needs, damaged). The caller closes the
+// connection.
 sqlite3* open_read_only(const std::string& path);
 
 // The one-line reason an SQLite call on `db` failed with `rc`, for a message about `path`.
 std::string sqlite_failure(sqlite3* db, int rc, const std::string& path);
+
+// Throws the ReadError for a statement `sql` on `db` that failed with `rc`: one line naming the
+// file (as harden() was given it), the true reason and the table read; Kind::cancelled when a
+// signal stopped it, Kind::hostile when the work budget did (harden.h).
+[[noreturn]] void throw_query_error(sqlite3* db, int rc, const std::string& sql);
+
+// Refuses (ReadError, hostile) a file where any of `names` is not a table: a view or a virtual
+// table standing for a table a reader expects would run whatever the file says ("'F': `kernel`
+// is a view, not a table").
+void require_tables(sqlite3* db, const std::string& path, const std::vector<std::string>& names);
 
 class Reader {
  public:
@@ -111,6 +151,7 @@ class Reader {
   sqlite3* db() const { return db_; }
   Query query(const std::string& sql) const { return Query(db_, sql); }
   int64_t count(const std::string& table) const;
+  // Whether the file (or a read-time migration) has a table (or view) of that name.
   bool has_table(const std::string& name) const;
 
  private:
