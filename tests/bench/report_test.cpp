@@ -45,6 +45,7 @@ std::string table(const std::vector<Result>& results) {
   info.backend = "sim";
   info.simulated = true;
   std::vector<Case> cases;
+  cases.reserve(results.size());
   for (const Result& r : results) cases.push_back(r.c);
   TablePrinter p(f, info, cases);
   p.header();
