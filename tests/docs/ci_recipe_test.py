@@ -161,6 +161,9 @@ if act is not None:
           "the baseline is not saved on pushes to main only")
 if junit is not None:
     check("always()" in str(jsteps[junit].get("if", "")), "the test report does not always run")
+    check(str(jsteps[junit].get("with", {}).get("report_paths", "")) ==
+          action["inputs"]["reports"]["default"] + "/report.xml",
+          "the test report does not read the action's report.xml")
 
 # --- the GitLab recipe --------------------------------------------------------------------------
 gl = load(GITLAB_EXAMPLE)
