@@ -209,7 +209,7 @@ int run(int argc, char** argv) {
   // --json /dev/stdout (| jq): the table and the notes go to stderr, so stdout is the JSON alone.
   const bool json_on_stdout = outputs->to_stdout();
   FILE* said = json_on_stdout ? stderr : stdout;
-  TablePrinter table(said, info);
+  TablePrinter table(said, info, cases);
   if (lead) {
     table.header();
     std::fflush(said);

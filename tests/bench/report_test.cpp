@@ -44,7 +44,10 @@ std::string table(const std::vector<Result>& results) {
   RunInfo info;
   info.backend = "sim";
   info.simulated = true;
-  TablePrinter p(f, info);
+  std::vector<Case> cases;
+  cases.reserve(results.size());
+  for (const Result& r : results) cases.push_back(r.c);
+  TablePrinter p(f, info, cases);
   p.header();
   for (const Result& r : results) p.row(r);
   p.footer(results);
@@ -52,6 +55,14 @@ std::string table(const std::vector<Result>& results) {
   std::string out(buf, len);
   std::free(buf);  // NOLINT(cppcoreguidelines-no-malloc): open_memstream's buffer
   return out;
+}
+
+// The "#       case N: ..." line under case N that starts with `what` ("!" for the notes).
+std::string note_of_case(const std::string& out, int id, const std::string& what = "!") {
+  const std::string head = "\n#       case " + std::to_string(id) + ": " + what;
+  const size_t at = out.find(head);
+  if (at == std::string::npos) return "";
+  return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
 }
 
 std::string line_of_case(const std::string& out, int id) {
@@ -86,17 +97,76 @@ TEST(BenchTable, MarksConcurrencySlowerThanSerial) {
   const std::string row1 = line_of_case(out, 1);
   ASSERT_FALSE(row1.empty()) << out;
   EXPECT_NE(row1.find("1604.0"), std::string::npos) << row1;
-  EXPECT_EQ(row1.substr(row1.size() - std::string("  !c3>serial !frac<0").size()),
-            "  !c3>serial !frac<0")
-      << row1;
-  const std::string row2 = line_of_case(out, 2);
-  ASSERT_FALSE(row2.empty()) << out;
-  EXPECT_EQ(row2.find('!'), std::string::npos) << row2;
-  EXPECT_NE(line_of_case(out, 3).find("!c3>serial"), std::string::npos) << out;
-  EXPECT_EQ(line_of_case(out, 4).find('!'), std::string::npos) << out;
+  // The marks are on the line under the row (the row itself stays within the table's width).
+  EXPECT_EQ(note_of_case(out, 1),
+            "#       case 1: !c3>serial !frac<0: running both together did not pay")
+      << out;
+  EXPECT_TRUE(note_of_case(out, 2).empty()) << out;
+  EXPECT_EQ(line_of_case(out, 2).find('!'), std::string::npos) << out;
+  EXPECT_NE(note_of_case(out, 3).find("!c3>serial"), std::string::npos) << out;
+  EXPECT_EQ(note_of_case(out, 3).find("!frac<0"), std::string::npos) << out;
+  EXPECT_TRUE(note_of_case(out, 4).empty()) << out;
   EXPECT_NE(out.find("# ! 2 cases where running both together did not pay"), std::string::npos)
       << out;
-  EXPECT_NE(out.find(" note\n"), std::string::npos) << "the header names the column: " << out;
+}
+
+// Issue 24 item 26: every line of the table fits 120 columns (it was 225 wide), and no case
+// loses its configuration: what every case shares is said once above the table, what varies is
+// a column or a line heading its rows.
+TEST(BenchTable, FitsInWidthAndKeepsEveryConfiguration) {
+  auto sweep = [](const std::vector<std::string>& comms, const std::vector<Knobs>& knobs,
+                  const std::vector<std::string>& computes) {
+    std::vector<Result> results;
+    int id = 0;
+    for (const std::string& cp : computes) {
+      for (const std::string& cm : comms) {
+        for (const Knobs& k : knobs) {
+          Result r = measured(++id, 1433.2, 207.2, 1636.4, 1636.4);
+          r.c.compute = parse_compute(cp);
+          r.c.comm = parse_comm(cm, 2).front();
+          r.c.knobs = k;
+          r.algbw = r.busbw = 323.9e9;
+          results.push_back(r);
+        }
+      }
+    }
+    return results;
+  };
+  Knobs plain, k2, k8, many;
+  k2.pipelined = k8.pipelined = true;
+  k2.chunks = 2;
+  k8.chunks = 8;
+  many.order = Knobs::Order::comm_first;
+  many.priority = Knobs::Priority::comm_high;
+  many.nchannels = 16;
+  many.min_ctas = 4;
+  many.max_ctas = 16;
+  many.sm_partition_pct = 75;
+  const std::vector<std::vector<Result>> sweeps = {
+      // c3bench's default experiment: a GEMM, AllReduces of 64M..512M, plain and chunked.
+      sweep({"allreduce:64M", "allreduce:512M"}, {plain, k2, k8}, {"gemm:8192x8192x8192:bf16"}),
+      // an nccl-tests-like size sweep, default knobs
+      sweep({"allreduce:1M", "reducescatter:512M", "alltoall:1G"}, {plain},
+            {"gemm:8192x8192x8192:bf16"}),
+      // every part varies, with the longest knob labels
+      sweep({"allgather:128M", "sm_copy:1G:peer"}, {plain, many},
+            {"gemm:16384x16384x16384:fp32", "triad:1G"}),
+  };
+  for (const auto& results : sweeps) {
+    const std::string out = table(results);
+    size_t start = 0;
+    while (start < out.size()) {
+      const size_t end = out.find('\n', start);
+      const std::string line = out.substr(start, end - start);
+      EXPECT_LE(line.size(), TablePrinter::kWidth) << line << "\nin\n" << out;
+      start = end == std::string::npos ? out.size() : end + 1;
+    }
+    for (const Result& r : results) {
+      ASSERT_FALSE(line_of_case(out, r.c.id).empty()) << r.c.id << "\n" << out;
+      for (const std::string& part : {r.c.compute->label(), r.c.comm->label(), r.c.knobs.label()})
+        EXPECT_NE(out.find(part), std::string::npos) << part << " is not shown:\n" << out;
+    }
+  }
 }
 
 // Every column of the header is explained under the table, and so is '-'.
@@ -106,8 +176,9 @@ TEST(BenchTable, LegendExplainsEveryColumn) {
   ASSERT_NE(legend, std::string::npos) << out;
   const std::string tail = out.substr(legend);
   for (const char* col :
-       {"T_comp", "T_comm", "T_c3", "T_serial", "slow_cp", "slow_cm", "ideal:", "real:", "frac:",
-        "r/i:", "class:", "algbw:", "busbw:", "note:", "-:", "!c3>serial:", "!frac<0:"}) {
+       {"T_comp", "T_comm", "T_c3", "T_serial", "slow_cp", "slow_cm",
+        "ideal:", "real:", "frac:", "r/i:", "class:", "comp-long", "algbw:", "busbw:", "note (",
+        "-:", "!c3>serial:", "!frac<0:", "compute, comm, knobs:"}) {
     EXPECT_NE(tail.find(col), std::string::npos) << col << " is not explained:\n" << tail;
   }
   // No mark, no count line.

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -36,21 +37,111 @@ std::string num(double v, int decimals = 2) {
 }
 
 // What the table's columns mean, in the words of docs/c3bench.md and docs/metrics.md
-// ("Interference").
+// ("Interference"). Printed wrapped to the table's width.
 constexpr const char* kLegend[] = {
     "T_comp, T_comm: compute and communication each alone; T_c3: both concurrently, first start "
     "to last end; T_serial: one after the other (medians, us)",
     "slow_cp, slow_cm: compute and comm slowdown while concurrent, T_concurrent / T_alone - 1",
     "ideal: ideal speedup (T_comp + T_comm) / max(T_comp, T_comm); real: realized speedup "
     "(T_comp + T_comm) / T_c3",
-    "frac: fraction of ideal (real - 1) / (ideal - 1); r/i: real / ideal; class: compute-long, "
-    "comm-long or balanced (at 1.15x)",
+    "frac: fraction of ideal (real - 1) / (ideal - 1); r/i: real / ideal; class: comp-long "
+    "(compute-long), comm-long or balanced (at 1.15x)",
     "algbw: S / T_comm; busbw: algbw x the nccl-tests factor (bus bandwidth)",
     "-: none (no such op, default knobs), a phase this --mode does not run, or not defined (the "
     "comm slowdown of a chunked schedule)",
-    "note: !c3>serial: concurrent slower than serial (T_c3 > T_serial); !frac<0: realized speedup "
-    "below 1 (T_c3 > T_comp + T_comm), running both together lost time",
+    "note (on the 'case N:' line under a case): !c3>serial: concurrent slower than serial "
+    "(T_c3 > T_serial); !frac<0: realized speedup below 1 (T_c3 > T_comp + T_comm), running both "
+    "together lost time",
+    "compute, comm, knobs: a case's configuration; what every case shares is said once above the "
+    "table, and what does not fit in columns heads the rows it applies to ('# ...' lines)",
 };
+
+// `text` as lines of at most `width` columns, broken at spaces: the first line starts with
+// `first`, the next ones with `next`. A word longer than a line is not cut.
+std::vector<std::string> wrap(const std::string& text, const std::string& first,
+                              const std::string& next, size_t width = TablePrinter::kWidth) {
+  std::vector<std::string> lines;
+  std::string line = first;
+  bool empty = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t sp = text.find(' ', i);
+    const std::string word = text.substr(i, sp == std::string::npos ? std::string::npos : sp - i);
+    i = sp == std::string::npos ? text.size() : sp + 1;
+    if (word.empty()) continue;
+    if (!empty && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line = next;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
+  }
+  lines.push_back(line);
+  return lines;
+}
+
+void say(FILE* out, const std::string& text, const std::string& first = "# ",
+         const std::string& next = "#   ") {
+  for (const std::string& l : wrap(text, first, next)) std::fprintf(out, "%s\n", l.c_str());
+}
+
+// The table's short spelling of a scenario (the legend names the long one).
+const char* class_name(Scenario s) {
+  const std::string n = scenario_name(s);
+  return n == "compute-long" ? "comp-long" : scenario_name(s);
+}
+
+std::string part_value(const Case& c, TablePrinter::Part p) {
+  switch (p) {
+    case TablePrinter::Part::compute:
+      return c.compute ? c.compute->label() : "-";
+    case TablePrinter::Part::comm:
+      return c.comm ? c.comm->label() : "-";
+    case TablePrinter::Part::knobs: {
+      std::string k = c.knobs.label();
+      return k.empty() ? "-" : k;
+    }
+  }
+  return "-";
+}
+
+const char* part_name(TablePrinter::Part p) {
+  switch (p) {
+    case TablePrinter::Part::compute:
+      return "compute";
+    case TablePrinter::Part::comm:
+      return "comm";
+    case TablePrinter::Part::knobs:
+      return "knobs";
+  }
+  return "";
+}
+
+// The numeric columns: name, unit, width (right-aligned, one space before each).
+struct NumCol {
+  const char* name;
+  const char* unit;
+  int width;
+};
+constexpr NumCol kTimes[] = {
+    {"T_comp", "(us)", 7}, {"T_comm", "(us)", 7}, {"T_c3", "(us)", 7}, {"T_serial", "(us)", 8}};
+constexpr NumCol kSlow[] = {{"slow_cp", "(%)", 7}, {"slow_cm", "(%)", 7}};
+constexpr NumCol kRatios[] = {
+    {"ideal", "(x)", 5}, {"real", "(x)", 5}, {"frac", "", 5}, {"r/i", "", 5}};
+constexpr int kClassWidth = 9;  // "comp-long", "comm-long", "balanced"
+constexpr NumCol kBw[] = {{"algbw", "(GB/s)", 6}, {"busbw", "(GB/s)", 6}};
+
+// Width of a row without its configuration columns: " %4d", the numbers, "  class".
+constexpr size_t fixed_width() {
+  size_t w = 5;
+  for (const NumCol& c : kTimes) w += 1 + c.width;
+  for (const NumCol& c : kSlow) w += 1 + c.width;
+  for (const NumCol& c : kRatios) w += 1 + c.width;
+  w += 2 + kClassWidth;
+  for (const NumCol& c : kBw) w += 1 + c.width;
+  return w;
+}
 
 }  // namespace
 
@@ -71,59 +162,157 @@ nlohmann::json stats_json(const std::optional<Stats>& s) {
 
 }  // namespace
 
-TablePrinter::TablePrinter(FILE* out, const RunInfo& info) : out_(out), info_(info) {}
+TablePrinter::TablePrinter(FILE* out, const RunInfo& info, const std::vector<Case>& cases)
+    : out_(out), info_(info) {
+  // What every case shares goes above the table; the rest are columns, innermost (the part that
+  // changes from one case to the next) first, while the table stays within kWidth; the parts
+  // that do not fit head their groups of rows.
+  size_t width = fixed_width();
+  bool nested = true;  // the parts inside this one are all columns
+  for (Part p : {Part::knobs, Part::comm, Part::compute}) {
+    std::string first;
+    bool varies = false;
+    size_t w = std::string(part_name(p)).size();
+    for (const Case& c : cases) {
+      const std::string v = part_value(c, p);
+      if (&c == &cases.front()) first = v;
+      varies = varies || v != first;
+      w = std::max(w, v.size());
+    }
+    if (!varies) {
+      if (!cases.empty()) shared_.emplace_back(p, first);
+      continue;
+    }
+    if (nested && width + 2 + w <= kWidth) {
+      columns_.insert(columns_.begin(), {p, w});
+      width += 2 + w;
+    } else {
+      nested = false;
+      groups_.insert(groups_.begin(), p);
+    }
+  }
+  std::reverse(shared_.begin(), shared_.end());
+}
 
 void TablePrinter::header() {
-  std::fprintf(out_, "# c3bench: %s backend, %s\n", info_.backend.c_str(),
-               info_.description.c_str());
+  say(out_, "c3bench: " + info_.backend + " backend, " + info_.description);
   if (info_.simulated) {
-    std::fprintf(out_,
-                 "# SIMULATED: every number below is a prediction of the node model "
-                 "(docs/sim-model.md), not a measurement\n");
+    say(out_,
+        "SIMULATED: every number below is a prediction of the node model (docs/sim-model.md), "
+        "not a measurement");
   }
-  std::fprintf(out_, "# timing: %s; %d warm-up + %d timed iterations per phase, medians shown\n",
-               info_.timing_overhead.c_str(), info_.warmup, info_.iterations);
-  std::fprintf(
-      out_, "#%4s  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s  %s\n",
-      "case", "compute", "comm", "knobs", "T_comp", "T_comm", "T_c3", "T_serial", "slow_cp",
-      "slow_cm", "ideal", "real", "frac", "r/i", "class", "algbw", "busbw", "note");
-  std::fprintf(out_,
-               "#%4s  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s\n",
-               "", "", "", "", "(us)", "(us)", "(us)", "(us)", "(%)", "(%)", "(x)", "(x)", "", "",
-               "", "(GB/s)", "(GB/s)");
+  say(out_, "timing: " + info_.timing_overhead + "; " + std::to_string(info_.warmup) +
+                " warm-up + " + std::to_string(info_.iterations) +
+                " timed iterations per phase, medians shown");
+  if (!shared_.empty()) {
+    std::string s;
+    for (const auto& [p, v] : shared_)
+      s += std::string(s.empty() ? "" : ", ") + part_name(p) + " " + v;
+    say(out_, "every case: " + s);
+  }
+  std::string names = "#case", units = "#    ";
+  auto text = [](std::string& line, const char* v, size_t w) {
+    line += "  ";
+    line += v;
+    line.append(w - std::strlen(v), ' ');
+  };
+  auto number = [](std::string& line, const char* v, int w) {
+    char b[64];
+    std::snprintf(b, sizeof b, " %*s", w, v);
+    line += b;
+  };
+  for (const auto& [p, w] : columns_) {
+    text(names, part_name(p), w);
+    text(units, "", w);
+  }
+  auto numbers = [&](const auto& cols) {
+    for (const NumCol& c : cols) {
+      number(names, c.name, c.width);
+      number(units, c.unit, c.width);
+    }
+  };
+  numbers(kTimes);
+  numbers(kSlow);
+  numbers(kRatios);
+  text(names, "class", kClassWidth);
+  text(units, "", kClassWidth);
+  numbers(kBw);
+  while (!units.empty() && units.back() == ' ') units.pop_back();
+  std::fprintf(out_, "%s\n%s\n", names.c_str(), units.c_str());
 }
 
 void TablePrinter::row(const Result& r) {
-  const std::string comp = r.c.compute ? r.c.compute->label() : "-";
-  const std::string comm = r.c.comm ? r.c.comm->label() : "-";
-  std::string knobs = r.c.knobs.label();
-  if (knobs.empty()) knobs = "-";
+  // The line that heads this row's group, when the group changed.
+  if (!groups_.empty()) {
+    // "compute + comm [knobs]" as a case's label spells them; knobs alone: "knobs K".
+    std::string head;
+    for (Part p : groups_) {
+      const std::string v = part_value(r.c, p);
+      if (p != Part::knobs) {
+        head += (head.empty() ? "" : " + ") + v;
+      } else if (head.empty()) {
+        head = "knobs " + v;
+      } else if (v != "-") {
+        head += " [" + v + "]";
+      }
+    }
+    if (head != last_group_) {
+      say(out_, head, "# ", "#   ");
+      last_group_ = head;
+    }
+  }
+  std::string line;
+  {
+    char b[32];
+    std::snprintf(b, sizeof b, " %4d", r.c.id);
+    line = b;
+  }
+  for (const auto& [p, w] : columns_) {
+    const std::string v = part_value(r.c, p);
+    line += "  " + v;
+    line.append(w - std::min(w, v.size()), ' ');
+  }
+  const std::string case_prefix = "#       case " + std::to_string(r.c.id) + ": ";
   if (!r.skip_reason.empty()) {
-    std::fprintf(out_, " %4d  %-28s %-22s %-18s skipped: %s\n", r.c.id, comp.c_str(), comm.c_str(),
-                 knobs.c_str(), r.skip_reason.c_str());
+    std::fprintf(out_, "%s  skipped\n", line.c_str());
+    say(out_, "skipped: " + r.skip_reason, case_prefix, "#         ");
     return;
   }
   const auto& m = r.metrics;
+  auto number = [&](const std::string& v, int w) {
+    char b[64];
+    std::snprintf(b, sizeof b, " %*s", w, v.c_str());
+    line += b;
+  };
+  number(us(r.comp_alone), kTimes[0].width);
+  number(us(r.comm_alone), kTimes[1].width);
+  number(us(r.c3_wall), kTimes[2].width);
+  number(us(r.serial_wall), kTimes[3].width);
+  number(pct(m ? std::optional<double>(m->compute_slowdown) : std::nullopt), kSlow[0].width);
+  number(pct(m ? m->comm_slowdown : std::nullopt), kSlow[1].width);
+  number(m ? num(m->ideal_speedup) : "-", kRatios[0].width);
+  number(m ? num(m->realized_speedup) : "-", kRatios[1].width);
+  number(m ? num(m->fraction_of_ideal) : "-", kRatios[2].width);
+  number(m ? num(m->realized_over_ideal) : "-", kRatios[3].width);
+  {
+    const std::string cls = m ? class_name(m->scenario) : "-";
+    line += "  " + cls;
+    line.append(kClassWidth - std::min<size_t>(kClassWidth, cls.size()), ' ');
+  }
+  number(r.algbw > 0 ? num(r.algbw / 1e9, 1) : "-", kBw[0].width);
+  number(r.busbw > 0 ? num(r.busbw / 1e9, 1) : "-", kBw[1].width);
+  std::fprintf(out_, "%s\n", line.c_str());
   std::string note;
-  for (const std::string& n : result_notes(r)) note += (note.empty() ? "  " : " ") + n;
-  std::fprintf(
-      out_, " %4d  %-28s %-22s %-18s %9s %9s %9s %9s %8s %8s %6s %6s %6s %6s  %-12s %7s %7s%s\n",
-      r.c.id, comp.c_str(), comm.c_str(), knobs.c_str(), us(r.comp_alone).c_str(),
-      us(r.comm_alone).c_str(), us(r.c3_wall).c_str(), us(r.serial_wall).c_str(),
-      pct(m ? std::optional<double>(m->compute_slowdown) : std::nullopt).c_str(),
-      pct(m ? m->comm_slowdown : std::nullopt).c_str(), m ? num(m->ideal_speedup).c_str() : "-",
-      m ? num(m->realized_speedup).c_str() : "-", m ? num(m->fraction_of_ideal).c_str() : "-",
-      m ? num(m->realized_over_ideal).c_str() : "-", m ? scenario_name(m->scenario) : "-",
-      r.algbw > 0 ? num(r.algbw / 1e9, 1).c_str() : "-",
-      r.busbw > 0 ? num(r.busbw / 1e9, 1).c_str() : "-", note.c_str());
+  for (const std::string& n : result_notes(r)) note += (note.empty() ? "" : " ") + n;
+  if (!note.empty()) say(out_, note + ": running both together did not pay", case_prefix);
   if (r.decomposition_loss_comp || r.decomposition_loss_comm || r.schedule_speedup) {
     std::string speedup = "-";
     if (r.schedule_speedup) speedup = num(*r.schedule_speedup) + "x";
-    std::fprintf(out_,
-                 "#       case %d: %d chunks pipelined, %s the k=1 schedule; decomposition loss: "
-                 "compute %s%%, comm %s%%\n",
-                 r.c.id, r.c.knobs.chunks, (speedup + " over").c_str(),
-                 pct(r.decomposition_loss_comp).c_str(), pct(r.decomposition_loss_comm).c_str());
+    say(out_,
+        std::to_string(r.c.knobs.chunks) + " chunks pipelined, " + speedup +
+            " over the k=1 schedule; decomposition loss: compute " +
+            pct(r.decomposition_loss_comp) + "%, comm " + pct(r.decomposition_loss_comm) + "%",
+        case_prefix, "#         ");
   }
 }
 
@@ -136,11 +325,12 @@ void TablePrinter::footer(const std::vector<Result>& results) {
   std::fprintf(out_, "# %d cases run, %d skipped%s\n", ok, skipped,
                info_.simulated ? " (simulated)" : "");
   if (marked > 0) {
-    std::fprintf(out_, "# ! %d case%s where running both together did not pay (see note below)\n",
+    std::fprintf(out_,
+                 "# ! %d case%s where running both together did not pay (their 'case N:' lines)\n",
                  marked, marked == 1 ? "" : "s");
   }
   std::fprintf(out_, "# columns (docs/c3bench.md):\n");
-  for (const char* line : kLegend) std::fprintf(out_, "#   %s\n", line);
+  for (const char* line : kLegend) say(out_, line, "#   ", "#     ");
 }
 
 std::string to_json(const RunInfo& info, const std::vector<Result>& results) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "c3/bench/runner.h"
@@ -32,10 +33,17 @@ struct RunInfo {
 };
 
 // Table: a header, then one line per result as it arrives, then the counts and a legend of the
-// columns. A row whose concurrency did not pay carries notes (result_notes) in its last column.
+// columns, every line within kWidth columns. `cases` (the sweep's, build_cases) size the
+// configuration columns: what every case shares (compute, comm, knobs) is said once above the
+// table, what varies is a column while the table fits, else a '# ...' line that heads its rows.
+// A row whose concurrency did not pay is followed by a '#       case N:' line with its notes
+// (result_notes), and so is a chunked schedule's speedup and decomposition loss.
 class TablePrinter {
  public:
-  TablePrinter(FILE* out, const RunInfo& info);
+  static constexpr size_t kWidth = 120;
+  enum class Part { compute, comm, knobs };
+
+  TablePrinter(FILE* out, const RunInfo& info, const std::vector<Case>& cases);
   void header();
   void row(const Result& r);
   void footer(const std::vector<Result>& results);
@@ -43,6 +51,10 @@ class TablePrinter {
  private:
   FILE* out_;
   RunInfo info_;
+  std::vector<std::pair<Part, std::string>> shared_;  // the same in every case
+  std::vector<std::pair<Part, size_t>> columns_;      // columns and their widths, outer first
+  std::vector<Part> groups_;                          // heading lines, outer first
+  std::string last_group_;
 };
 
 // The marks of a result's row: "!c3>serial" when concurrent was slower than serial
