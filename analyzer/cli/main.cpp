@@ -65,13 +65,15 @@ int run_main(int argc, char** argv) {
     error_line(std::string(e.what()) + " (see '" + where + "')");
     return kExitUsage;
   }
+  std::string running;  // the command, so that an error no command caught still names it
   try {
     for (auto* sub : app.get_subcommands()) {
       auto it = actions.find(sub);
+      running = sub->get_name();
       if (it != actions.end()) return it->second();
     }
   } catch (const std::exception& e) {
-    error_line(e.what());
+    error_line((running.empty() ? "" : running + ": ") + e.what());
     return kExitUsage;
   }
   return kExitUsage;
