@@ -473,8 +473,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
     std::fprintf(out, "%-16s %-12s %8s %12s %10s %10s %10s\n", "op", "size", "count", "total ms",
                  "overlap%", "algbw GB/s", "busbw GB/s");
     for (const auto& g : r.collectives) {
-      const std::string size =
-          g.bucket_lo > 0 ? size_bucket(g.bucket_lo) : "unknown";
+      const std::string size = g.bucket_lo > 0 ? size_bucket(g.bucket_lo) : "unknown";
       std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", tx(g.op).c_str(),
                    size.c_str(), g.count, ms(g.total_ns).c_str(),
                    g.total_ns > 0 ? pct(g.mean_overlap_pct).c_str() : "-",
