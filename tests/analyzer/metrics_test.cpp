@@ -202,7 +202,7 @@ TEST(Metrics, PerCollectiveOverlapAndBandwidth) {
 // Issue 24: the bucket of 2^62 bytes doubled past int64 (a SIGSEGV in analyze, compare and the
 // GUI). Every int64 has a bucket, an end and a label.
 TEST(Metrics, SizeBucketsAtTheBoundaries) {
-  constexpr int64_t top = int64_t{1} << 62;
+  constexpr int64_t kTop = int64_t{1} << 62;
   for (int64_t v : {INT64_MIN, int64_t{-1}, int64_t{0}}) {
     EXPECT_EQ(size_bucket_of(v), 0) << v;
     EXPECT_EQ(size_bucket(v), "size ?") << v;
@@ -211,24 +211,24 @@ TEST(Metrics, SizeBucketsAtTheBoundaries) {
   EXPECT_EQ(size_bucket_of(1), 1);
   EXPECT_EQ(size_bucket_of(3), 2);
   EXPECT_EQ(size_bucket_of((int64_t{1} << 20) + 1), int64_t{1} << 20);
-  EXPECT_EQ(size_bucket_of(top - 1), top / 2);
-  EXPECT_EQ(size_bucket_of(top), top);
-  EXPECT_EQ(size_bucket_of(INT64_MAX), top);
-  EXPECT_EQ(size_bucket_end(top / 2), top);
-  EXPECT_EQ(size_bucket_end(top), INT64_MAX);
+  EXPECT_EQ(size_bucket_of(kTop - 1), kTop / 2);
+  EXPECT_EQ(size_bucket_of(kTop), kTop);
+  EXPECT_EQ(size_bucket_of(INT64_MAX), kTop);
+  EXPECT_EQ(size_bucket_end(kTop / 2), kTop);
+  EXPECT_EQ(size_bucket_end(kTop), INT64_MAX);
   EXPECT_EQ(size_bucket(1), "1B..2B");
   EXPECT_EQ(size_bucket(3 << 20), "2M..4M");
-  EXPECT_EQ(size_bucket(top - 1), "2097152T..4194304T");
-  EXPECT_EQ(size_bucket(top), "4194304T..8388608T");
+  EXPECT_EQ(size_bucket(kTop - 1), "2097152T..4194304T");
+  EXPECT_EQ(size_bucket(kTop), "4194304T..8388608T");
   EXPECT_EQ(size_bucket(INT64_MAX), "4194304T..8388608T");
-  // A summary's top bucket (collective_groups) ends at INT64_MAX.
+  // A summary's kTop bucket (collective_groups) ends at INT64_MAX.
   CollectiveStat s;
   s.op = "AllReduce";
-  s.bucket = top;
+  s.bucket = kTop;
   s.count = 1;
   const std::vector<CollectiveGroup> g = collective_groups({s});
   ASSERT_EQ(g.size(), 1u);
-  EXPECT_EQ(g[0].bucket_lo, top);
+  EXPECT_EQ(g[0].bucket_lo, kTop);
   EXPECT_EQ(g[0].bucket_hi, INT64_MAX);
 }
 

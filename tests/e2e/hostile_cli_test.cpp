@@ -425,7 +425,7 @@ void sql_on(const std::string& path, const std::string& sql) {
 // names are looked up in StringIds (without an index when `strings` is large: each lookup then
 // scans it).
 std::string make_nsys(const TempDir& dir, const std::string& name, int nvtx = 0, int strings = 2) {
-  const std::string path = dir.path() + "/" + name;
+  std::string path = dir.path() + "/" + name;
   sql_on(path,
          "CREATE TABLE StringIds (id INTEGER, value TEXT);"
          "CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);"
@@ -456,7 +456,7 @@ constexpr const char* kEndlessKernels =
 // Every tool ends at once on `file` with one line naming it and `needle` (the table), exit 2.
 void expect_refused(const TempDir& dir, const std::string& file, const std::string& needle,
                     bool nsys) {
-  const std::string name = file;
+  const std::string& name = file;
   std::vector<std::vector<std::string>> commands = {
       {"info", name}, {"analyze", name}, {"export", name, "-o", name + ".json"}};
   if (nsys) commands.push_back({"import", name, "-o", name + ".imported.sqlite"});
