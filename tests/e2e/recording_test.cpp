@@ -294,7 +294,10 @@ TEST(Recording, CliKeepsTheUsersEnvironmentWithoutFlags) {
     std::vector<std::string> args = {c3scope_path(), "record"};
     args.insert(args.end(), flags.begin(), flags.end());
     args.insert(args.end(), {"--", "/usr/bin/env"});
-    RunOptions o = with_env(env);
+    std::map<std::string, std::string> e = env;
+    // Under ASan the runtime comes before the (instrumented) collector record preloads.
+    if (const std::string asan = C3_ASAN_RUNTIME; !asan.empty()) e["LD_PRELOAD"] = asan;
+    RunOptions o = with_env(e);
     o.inject = Inject::none;
     return "\n" + run(args, dir.path(), o).out;
   };
