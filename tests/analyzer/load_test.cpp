@@ -16,6 +16,7 @@
 #include "c3/analyzer/cache.h"
 #include "c3/analyzer/interference.h"
 #include "c3/analyzer/report.h"
+#include "c3/analyzer/summary.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 
@@ -298,3 +299,56 @@ TEST(DeferredLoad, CancelledReadLeavesTheTraceAsItWas) {
 }
 
 }  // namespace
+
+// Regression (issue 24, item 8): the loader left NVTX marks out, so the timeline showed none of
+// a recording's 2,000 marks and search found none. They load as ranges of no duration; steps and
+// --range windows, which need a duration, pass them over.
+TEST(Load, NvtxMarksAreInstantsThatNoStepOrWindowTakes) {
+  TempDir dir;
+  const std::string path = (dir.path / "marks.sqlite").string();
+  {
+    auto w = c3::tracedb::Writer::create(path);
+    c3::tracedb::ProcessRow p;
+    p.id = 1;
+    p.pid = 500;
+    p.host = "node";
+    p.command_line = "train";
+    p.trace_clock = "CLOCK_MONOTONIC";
+    w->insert(p);
+    // One ProfilerStep range and 5 marks, one of them named like a step.
+    auto range = [&](const char* kind, const std::string& name, int64_t s, int64_t e) {
+      c3::tracedb::NvtxRangeRow g;
+      g.process_id = 1;
+      g.thread_id = 7;
+      g.kind = kind;
+      g.domain = "default";
+      g.name = name;
+      g.start_ns = s;
+      g.end_ns = e;
+      if (std::string(kind) == "push_pop") g.depth = 0;
+      w->insert(g);
+    };
+    range("push_pop", "ProfilerStep#1", 1'000'000, 1'500'000);
+    for (int i = 0; i < 4; ++i)
+      range("mark", "checkpoint", 1'100'000 + i * 1000, 1'100'000 + i * 1000);
+    range("mark", "ProfilerStep#2", 1'600'000, 1'600'000);
+    w->close();
+  }
+  const Trace t = load({path});
+  int marks = 0, ranges = 0;
+  for (const Range& g : t.ranges) {
+    if (g.start == g.end) {
+      ++marks;
+      EXPECT_FALSE(g.start_end);
+    } else {
+      ++ranges;
+    }
+  }
+  EXPECT_EQ(marks, 5);
+  EXPECT_EQ(ranges, 1);
+  // The mark named like a step is no step.
+  const auto summaries = summarize(t, {});
+  ASSERT_EQ(summaries.size(), 1u);
+  ASSERT_EQ(summaries[0].steps.size(), 1u);
+  EXPECT_EQ(summaries[0].steps[0].name, "ProfilerStep#1");
+}

@@ -417,6 +417,10 @@ Range range_of(const tracedb::NvtxRangeRow& row) {
   g.depth = static_cast<int>(row.depth.value_or(0));
   g.thread = row.thread_id;
   g.start_end = row.kind == "start_end";
+  if (row.kind == "mark") {  // an instant: no duration, no nesting
+    g.end = g.start;
+    g.depth = 0;
+  }
   if (row.color) g.color = *row.color & 0xffffffff;  // ARGB, whatever sign it was stored with
   return g;
 }
@@ -497,7 +501,7 @@ int64_t TraceSink::insert(const tracedb::MemsetRow& row) {
 
 int64_t TraceSink::insert(const tracedb::NvtxRangeRow& row) {
   const int64_t id = ++ranges_;
-  if (row.kind == "mark" || row.end_ns < row.start_ns) return id;  // as the loader's query
+  if (row.end_ns < row.start_ns) return id;  // as the loader's query
   b_.range(row.process_id, range_of(row));
   return id;
 }

@@ -30,7 +30,9 @@ constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // ranges as push/pop without a colour); a cache's key names its format, so a user's cache of
 // format 2 is rebuilt, and what reads one is the fuzzers' regressions, which stay meaningful.
 // 4: c3bench results' typed configuration (BenchConfig); older formats get it from the label.
-constexpr int64_t kFormat = 4;
+// 5: the loader keeps NVTX marks (ranges of no duration); the layout is format 4's, so a format 4
+// snapshot still reads (without marks), and a user's cache of format 4 is rebuilt.
+constexpr int64_t kFormat = 5;
 constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 

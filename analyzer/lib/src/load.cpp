@@ -272,11 +272,12 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
   }
 }
 
-// NVTX ranges (marks have no duration and are left out).
+// NVTX ranges, and marks as ranges of no duration (the timeline draws them as ticks; steps and
+// --range windows, which need a duration, pass them over).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
   auto q = r.query(
       "SELECT process_id, domain, name, start_ns, end_ns, depth, thread_id, kind, color, id "
-      "FROM nvtx_range WHERE kind <> 'mark' AND end_ns >= start_ns");
+      "FROM nvtx_range WHERE end_ns >= start_ns");
   q.cap(1, kNameCap).cap(2, kNameCap).cap(7, kNameCap);
   tracedb::NvtxRangeRow row;
   int64_t id = 0;

@@ -189,7 +189,8 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     Intervals window;
     if (!o.range.empty()) {
       for (const Range& g : t.ranges) {
-        if (g.process != pi || !range_re.search(g.name)) continue;
+        // An NVTX mark (no duration) is no window.
+        if (g.process != pi || g.end <= g.start || !range_re.search(g.name)) continue;
         ++s.matching_ranges;
         window.push_back({g.start, g.end});
         RangeReport rr;
