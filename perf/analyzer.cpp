@@ -7,7 +7,6 @@
 // do); the ratio says how much the interval sweeps cost on top of it.
 //
 //   build/bin/c3_perf_analyzer [--activities N]   (default 10000000)
-#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -19,6 +18,7 @@
 #include "c3/analyzer/metrics.h"
 #include "c3/analyzer/summary.h"
 #include "c3/analyzer/trace.h"
+#include "c3/common/workers.h"
 #include "cli.h"
 #include "measure.h"
 
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   // summaries are left.
   const size_t activities = t.activities.size(), processes = t.processes.size();
   t = Trace{};
-  malloc_trim(0);
+  c3::common::release_free_memory();
   t0 = Clock::now();
   const Report rep = reduce(ranks, {"generated"}, {});
   const double red = seconds_since(t0);

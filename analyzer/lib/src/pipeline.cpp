@@ -1,6 +1,5 @@
 #include "c3/analyzer/pipeline.h"
 
-#include <malloc.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -203,7 +202,7 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
           std::vector<RankSummary> s = map_input(inputs[i], o, &rows, &made[i]);
           // The trace is freed now, but its pages sit among the summaries kept so far: hand the
           // free ones back, or the peak grows with the job instead of with the largest trace.
-          malloc_trim(0);
+          c3::common::release_free_memory();
           const std::lock_guard<std::mutex> lock(mu);
           parts[i] = std::move(s);
           csv[i] = std::move(rows);

@@ -14,4 +14,11 @@ namespace c3::common {
 // must not throw: each catches its own errors and keeps them for the caller.
 void run_workers(size_t items, const std::function<void()>& worker, unsigned threads = 0);
 
+// Hands the allocator's free pages back to the system (glibc's malloc_trim), so that a worker
+// that freed a large trace does not leave the peak at the sum of all traces. Safe to call from
+// any number of workers at once: calls are serialized. Does nothing where malloc is not glibc's
+// (builds with AddressSanitizer, ThreadSanitizer or MemorySanitizer replace it, and glibc's
+// malloc_trim there would initialize an arena nobody uses, racing with other threads).
+void release_free_memory();
+
 }  // namespace c3::common
