@@ -41,7 +41,7 @@ Action add_analyze(CLI::App& app) {
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
   cmd->add_option("--summary", o->summary,
-                  "Write the rank summaries (schema c3scope-summary/2; a CI baseline, and an "
+                  "Write the rank summaries (schema c3scope-summary/3; a CI baseline, and an "
                   "input of analyze) to this file, gzip-compressed when it ends in .gz");
   cmd->add_option(
       "--range", o->range,

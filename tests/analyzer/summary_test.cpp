@@ -191,6 +191,30 @@ TEST(Summary, SchemaOneFilesAreReadWithoutWhatTwoAdded) {
   EXPECT_EQ(old[0].steps.size(), now[0].steps.size());
 }
 
+// Schema 3 keeps the CPU-side collectives a trace names (issue 24 item 7: analyze SUMMARY said
+// nothing of a gloo job's collectives); schema 2 files read without them; a bad entry is refused.
+TEST(Summary, SchemaThreeKeepsCpuCollectivesAndTwoReadsWithout) {
+  Trace t = small_trace();
+  t.cpu_collectives[{"gloo", "all_reduce"}] = 60;
+  t.cpu_collectives[{"gloo", "broadcast"}] = 2;
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  const std::vector<RankSummary> now = summaries_from_json(text, "s.json");
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].cpu_collectives, t.cpu_collectives);
+  nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["schema"], "c3scope-summary/3");
+  j["schema"] = "c3scope-summary/2";
+  j["ranks"][0]["counts"].erase("cpu_collectives");
+  EXPECT_TRUE(summaries_from_json(j.dump(), "two.json")[0].cpu_collectives.empty());
+  for (const char* bad : {R"(["gloo", "all_reduce"])", R"(["gloo", 3, 1])",
+                          R"(["gloo", "all_reduce", -1])", R"({"gloo": 1})"}) {
+    nlohmann::json k = nlohmann::json::parse(text);
+    k["ranks"][0]["counts"]["cpu_collectives"] = nlohmann::json::array();
+    k["ranks"][0]["counts"]["cpu_collectives"].push_back(nlohmann::json::parse(bad));
+    EXPECT_THROW(summaries_from_json(k.dump(), "bad.json"), std::invalid_argument) << bad;
+  }
+}
+
 // A ProfilerStep#N past the summaries' index limit (2^61) keeps its order index: N =
 // 2^63-1 made a summary that did not read back (found by fuzz/corpus/kineto/boundary_values.json).
 TEST(Summary, HugeStepNumbersReadBack) {

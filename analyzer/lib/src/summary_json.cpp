@@ -1,6 +1,6 @@
-// Summary files (summary.h): JSON, schema "c3scope-summary/2" (docs/analyze.md "Summaries");
-// schema 1 files are read as well (2 added kernels, collective durations, c3bench busbw and
-// process versions, which stay empty).
+// Summary files (summary.h): JSON, schema "c3scope-summary/3" (docs/analyze.md "Summaries");
+// schema 1 and 2 files are read as well (2 added kernels, collective durations, c3bench busbw and
+// process versions; 3 added the CPU-side collectives seen; what a file lacks stays empty).
 #include <zlib.h>
 
 #include <algorithm>
@@ -22,7 +22,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
-constexpr const char* kSchema = "c3scope-summary/2";
+constexpr const char* kSchema = "c3scope-summary/3";
+constexpr const char* kSchemaV2 = "c3scope-summary/2";
 constexpr const char* kSchemaV1 = "c3scope-summary/1";
 
 ojson breakdown_out(const Breakdown& b) {
@@ -232,6 +233,10 @@ ojson rank_out(const RankSummary& s) {
                  {"memset", s.memsets},
                  {"skipped_rows", s.skipped},
                  {"first_skipped", s.first_skipped}};
+  ojson cpu = ojson::array();
+  for (const auto& [key, n] : s.cpu_collectives)
+    cpu.push_back(ojson::array({key.first, key.second, std::min(n, kAmountLimit)}));
+  r["counts"]["cpu_collectives"] = std::move(cpu);
   r["total"] = breakdown_out(s.total);
   ojson pd = ojson::array();
   for (const auto& [d, b] : s.per_device) {
@@ -387,6 +392,17 @@ RankSummary rank_in(const json& r) {
   s.memsets = amount(c, "memset");
   s.skipped = amount(c, "skipped_rows");
   s.first_skipped = string_in(c, "first_skipped", common::kCommandLineLimit);
+  if (c.contains("cpu_collectives")) {  // schema 3
+    const json& cpu = c.at("cpu_collectives");
+    if (!cpu.is_array()) throw std::invalid_argument("cpu_collectives is not a list");
+    for (const json& e : cpu) {
+      if (!e.is_array() || e.size() != 3)
+        throw std::invalid_argument("cpu_collectives: an entry is not [backend, op, count]");
+      int64_t& v = s.cpu_collectives[{string_value(e[0], "cpu_collectives backend"),
+                                      string_value(e[1], "cpu_collectives op")}];
+      v = std::min(v + whole(e[2], "cpu_collectives count", 0, kAmountLimit), kAmountLimit);
+    }
+  }
   s.total = breakdown_in(r.at("total"));
   for (const json& d : r.at("per_device"))
     s.per_device.emplace_back(i16(d, "device"), breakdown_in(d));
@@ -664,9 +680,9 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
   try {
     const json j = json::parse(text);
     const std::string schema = string_in(j, "schema");
-    if (schema != kSchema && schema != kSchemaV1) {
+    if (schema != kSchema && schema != kSchemaV2 && schema != kSchemaV1) {
       throw std::invalid_argument("schema '" + schema + "', this c3scope reads " +
-                                  std::string(kSchema) + " and " + kSchemaV1 +
+                                  std::string(kSchema) + ", " + kSchemaV2 + " and " + kSchemaV1 +
                                   " (a newer c3scope wrote it?)");
     }
     if (made_with != nullptr) {

@@ -75,7 +75,8 @@ struct Report {
   std::vector<Process> process_info;  // indexed like ScopeReport::process (labels, sources)
   int64_t skipped = 0;                // rows the loader could not use, with the first one
   std::string first_skipped;
-  // Trace::cpu_collectives: CPU-side collectives seen and not analysed (empty from summary files).
+  // Trace::cpu_collectives: CPU-side collectives seen and not analysed (from summary files of
+  // schema 3 on).
   std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   std::vector<BenchResult> bench;
   int64_t kernels = 0, memcpys = 0, memsets = 0;

@@ -5,8 +5,8 @@
 // contention, c3bench results, and the compact collective records that cross-rank analysis
 // needs. The reduce turns summaries into the job report (report.h): clock alignment, matching,
 // skew, stragglers and totals read summaries only. A summary is what CI keeps as a baseline: it
-// is written and read as JSON, schema "c3scope-summary/2" (docs/analyze.md "Summaries"; files
-// of schema 1 are read too, without what 2 added).
+// is written and read as JSON, schema "c3scope-summary/3" (docs/analyze.md "Summaries"; files
+// of schema 1 and 2 are read too, without what later schemas added).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ struct RankSummary {
   int64_t kernels = 0, memcpys = 0, memsets = 0;
   int64_t skipped = 0;  // rows the loader could not use, with the first one
   std::string first_skipped;
-  // Trace::cpu_collectives (process 0; not kept in summary files).
+  // Trace::cpu_collectives (process 0; summary files keep them from schema 3 on).
   std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   Breakdown total;                                        // the rank (inside --range windows)
   std::vector<std::pair<int16_t, Breakdown>> per_device;  // (device ordinal, breakdown)
@@ -75,7 +75,7 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align = true);
 
-// Summary files: JSON, schema "c3scope-summary/2", every rank of a run in one file.
+// Summary files: JSON, schema "c3scope-summary/3", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
 // The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
 std::string gzip_bytes(const std::string& data);
