@@ -8,6 +8,7 @@
 
 #include "c3/analyzer/open.h"
 #include "c3/analyzer/report.h"
+#include "c3/tracedb/harden.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/schema.h"
@@ -43,6 +44,8 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
   auto procs = r.query(
       "SELECT id, pid, host, rank, local_rank, world_size, command_line, start_ns, end_ns, "
       "trace_clock FROM process ORDER BY id");
+  // c3scope's caps on untrusted text (docs/analyze.md, Limits), as analyze reads it.
+  procs.cap(2, tracedb::kNameCap).cap(6, tracedb::kCommandLineCap).cap(9, tracedb::kNameCap);
   while (procs.step()) {
     out << "  process " << procs.i64(1) << " on "
         << (procs.text(2).empty() ? std::string("(host unknown)") : tx(procs.text(2)));
@@ -67,6 +70,7 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
   auto devs = r.query(
       "SELECT device_id, name, sm_count, cc_major, cc_minor, memory_bytes, "
       "memory_bandwidth_bytes_per_s, pci_bus_id FROM device ORDER BY process_id, device_id");
+  devs.cap(1, tracedb::kNameCap).cap(7, tracedb::kNameCap);
   while (devs.step()) {
     // Imported traces may lack what the collector records: 0 is "unknown", not a value.
     const std::string name = devs.text(1);
@@ -100,6 +104,7 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
   auto bench = r.query(
       "SELECT r.id, r.backend, r.simulated, r.description, COUNT(b.id), SUM(b.status = 'ok') "
       "FROM bench_run r LEFT JOIN bench_result b ON b.run_id = r.id GROUP BY r.id ORDER BY r.id");
+  bench.cap(1, tracedb::kNameCap).cap(3, tracedb::kCommandLineCap);
   while (bench.step()) {
     out << "  c3bench run " << bench.i64(0) << ": " << bench.i64(4) << " cases (" << bench.i64(5)
         << " run) on the " << tx(bench.text(1)) << " backend, " << tx(bench.text(3))
@@ -127,6 +132,7 @@ void print_info(const tracedb::Reader& r, const std::string& header, std::ostrea
         "up to its last periodic commit");
   }
   auto stats = r.query("SELECT name, value, detail FROM stats ORDER BY name");
+  stats.cap(0, tracedb::kNameCap).cap(2, tracedb::kCommandLineCap);
   std::ostringstream counters;
   std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
   while (stats.step()) {

@@ -285,3 +285,41 @@ TEST(Summary, LongStringsAreCappedOnWriteAndRefusedOnRead) {
   }
   std::remove(path.c_str());
 }
+
+// Padding and nesting bombs (found by scripts/hostile-campaign): a 500 KB gzip of 512 MiB of
+// spaces reached a 2 GB peak, a 48 KB one of 50 M '[' took 3.6 GB and 20 s. Whitespace outside
+// strings is dropped as the file is read (strings keep theirs, escaped quotes included), and
+// nesting past 32 levels is refused at once with one line.
+TEST(Summary, PaddingIsDroppedAndDeepNestingRefused) {
+  Trace t = small_trace();
+  t.processes[0].host = "a \"b\"\t c\\ ";
+  const std::string text = summaries_to_json(summarize(t, {}), {});
+  nlohmann::json j = nlohmann::json::parse(text);
+  const std::string pretty = j.dump(4);  // spaces and newlines between every token
+  const std::string path = testing::TempDir() + "/padded.summary.json.gz";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << gzip_bytes(pretty + std::string(4 << 20, ' '));
+  }
+  const std::vector<RankSummary> back = read_summary_file(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].process.host, t.processes[0].host) << "whitespace inside strings is kept";
+  EXPECT_EQ(summaries_to_json(back, {}), text);
+  std::remove(path.c_str());
+
+  const std::string deep = R"({"schema": "c3scope-summary/3", "ranks": )" +
+                           std::string(1 << 20, '[') + std::string(1 << 20, ']') + "}";
+  try {
+    summaries_from_json(deep, "deep.json");
+    ADD_FAILURE() << "a million levels of nesting were accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("deep.json: not a valid c3scope summary: nested 33+ levels deep"),
+              std::string::npos)
+        << m;
+  }
+  // Brackets inside strings are not nesting.
+  nlohmann::json k = j;
+  k["ranks"][0]["process"]["host"] = std::string(1000, '[');
+  EXPECT_NO_THROW(summaries_from_json(k.dump(), "brackets.json"));
+}

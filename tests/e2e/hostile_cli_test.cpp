@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -167,6 +168,92 @@ TEST(HostileCli, StdoutWriteErrorsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << cmd << r.err;
     EXPECT_NE(r.err.find("cannot write to standard output"), std::string::npos) << r.err;
   }
+}
+
+// A reader that went away (`export T -o /dev/stdout | true`, `info T | head`) killed the command
+// with SIGPIPE: exit 141, a conversion's scratch folder and the summary's temporary left behind
+// (found by scripts/hostile-campaign). Now a write error: exit 2, one line, nothing left.
+TEST(HostileCli, AClosedPipeIsAWriteErrorNotSigpipe) {
+  TempDir dir;
+  TempDir tmp;
+  {
+    std::ofstream big(dir.path() + "/big.json");
+    big << R"({"traceEvents": [)";
+    for (int i = 0; i < 20000; ++i) {
+      big << (i ? "," : "") << R"({"ph": "X", "cat": "kernel", "name": "gemm_)" << i
+          << R"(", "pid": 0, "tid": 7, "ts": )" << 10 * i
+          << R"(, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": )" << i << "}}";
+    }
+    big << "]}";
+  }
+  // Standard output is a pipe whose reader is gone before the command starts: every write fails
+  // (python's subprocess gives the child the default SIGPIPE, as a shell does).
+  const std::string q = "cd '" + dir.path() + "' && TMPDIR='" + tmp.path() +
+                        "' python3 -c 'import os, subprocess, sys\n"
+                        "r, w = os.pipe(); os.close(r)\n"
+                        "sys.exit(subprocess.call(sys.argv[1:], stdout=w))' '" +
+                        c3scope_path() + "' ";
+  for (const std::string& cmd : {q + "export big.json -o /dev/stdout",
+                                 q + "analyze big.json --json /dev/stdout --summary s.json",
+                                 q + "info big.json"}) {
+    const auto before = names_in(dir.path());
+    RunResult r = shell(cmd, dir);
+    const std::string& err = r.err;
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << err;
+    EXPECT_EQ(lines(err), 1u) << cmd << ": " << err;
+    EXPECT_TRUE(err.find("Broken pipe") != std::string::npos ||
+                err.find("standard output") != std::string::npos)
+        << cmd << ": " << err;
+    EXPECT_EQ(names_in(dir.path()), before) << cmd << ": nothing left beside the inputs";
+    EXPECT_TRUE(fs::is_empty(tmp.path())) << cmd << ": nothing left in $TMPDIR";
+  }
+}
+
+// Names past the 4 KiB cap reached outputs whole (found by scripts/hostile-campaign): a PyTorch
+// file read directly by analyze kept a 1 MiB host and kernel name in --json (a 64 KB gzip could
+// put 64 MiB there), and info and export read a trace's with a 64 KiB cap. Every reader cuts at
+// common/text_limits.h's caps, and analyze counts the cut (long_text).
+TEST(HostileCli, LongNamesAreCutByEveryReader) {
+  TempDir dir;
+  const std::string d = dir.path();
+  const std::string host(1 << 20, 'h'), kernel(1 << 20, 'n');
+  std::ofstream(dir.path() + "/long.json")
+      << R"({"hostname": ")" << host << R"(", "traceEvents": [)"
+      << R"({"ph": "X", "cat": "kernel", "name": ")" << kernel
+      << R"(", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"device": 0, "stream": 7}}]})";
+  // The longest run of `c` in `text`.
+  auto run_of = [](const std::string& text, char c) {
+    size_t best = 0, n = 0;
+    for (const char x : text) best = std::max(best, n = x == c ? n + 1 : 0);
+    return best;
+  };
+  RunResult r = c3scope({"analyze", d + "/long.json", "--json", d + "/a.json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string report = slurp(dir.path() + "/a.json");
+  EXPECT_EQ(run_of(report, 'h'), 4096u);
+  EXPECT_EQ(run_of(report, 'n'), 4096u);
+  EXPECT_NE((r.out + r.err).find("bytes, cut to 4096"), std::string::npos) << "the cut is named";
+  EXPECT_NE(report.find(R"("skipped_rows": 2)"), std::string::npos) << "host and kernel counted";
+  EXPECT_LE(run_of(r.out, 'h'), 4096u);
+
+  ASSERT_EQ(c3scope({"import", d + "/long.json", "-o", d + "/long.sqlite"}, dir).exit_code, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir.path() + "/long.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE process SET host = printf('%.*c', 1048576, 'h'); UPDATE string "
+                         "SET value = printf('%.*c', 1048576, 'n') WHERE id IN (SELECT name_id "
+                         "FROM kernel)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  r = c3scope({"info", d + "/long.sqlite"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(run_of(r.out, 'h'), 4096u);
+  r = c3scope({"export", d + "/long.sqlite", "-o", d + "/e.json"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string exported = slurp(dir.path() + "/e.json");
+  EXPECT_LE(run_of(exported, 'h'), 4096u);
+  EXPECT_EQ(run_of(exported, 'n'), 4096u);
 }
 
 // `import FIFO` blocked forever in open(); so did analyze and info.

@@ -329,6 +329,11 @@ std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG, reported as such, instead of
   // the signal killing the process with a half-written temporary left behind.
   ::signal(SIGXFSZ, SIG_IGN);
+  // A reader that went away (`c3scope export T -o /dev/stdout | head`) makes a write fail with
+  // EPIPE, reported as a write error (exit 2) with every temporary removed, instead of SIGPIPE
+  // killing the process with them left behind. Only commands that write outputs install this;
+  // `record` does not, so the job it starts keeps the default SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
   return cancel;
 }
 

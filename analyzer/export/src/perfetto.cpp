@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "c3/exporter/perfetto.h"
+#include "c3/tracedb/harden.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
 #include "json_out.h"
@@ -80,6 +81,7 @@ using Names = std::unordered_map<int64_t, std::string>;
 Names read_names(const tracedb::Reader& r) {
   Names names;
   auto q = r.query("SELECT id, value FROM string");
+  q.cap(1, tracedb::kNameCap);  // c3scope's caps (docs/analyze.md, Limits), as analyze reads
   while (q.step()) names.emplace(q.i64(0), q.text(1));
   return names;
 }
@@ -186,6 +188,7 @@ Tracks collect_tracks(const tracedb::Reader& r, int64_t base, HostPids& pids) {
   Tracks t;
   t.base = base;
   auto q = r.query("SELECT id, pid, host, rank, command_line FROM process");
+  q.cap(2, tracedb::kNameCap).cap(4, tracedb::kCommandLineCap);
   while (q.step()) {
     const int64_t row = q.i64(0), os_pid = q.i64(1);
     t.rows = std::max(t.rows, row);
@@ -279,6 +282,7 @@ void Emitter::process_tracks() {
 
 void Emitter::gpu_tracks() {
   auto q = r_.query("SELECT process_id, device_id, name FROM device");
+  q.cap(2, tracedb::kNameCap);
   while (q.step()) {
     const auto os = t_.os_pid.find(q.i64(0));
     track_name("process_name", t_.gpu_pid(q.i64(0), q.i64(1)), nullptr,
@@ -291,6 +295,7 @@ void Emitter::stream_tracks() {
   auto q = r_.query(
       "SELECT process_id, IFNULL(device_id, 0), stream_id, IFNULL(name, ''), priority FROM "
       "stream");
+  q.cap(3, tracedb::kNameCap);
   while (q.step()) {
     std::string label = "stream " + std::to_string(q.i64(2));
     if (!q.text(3).empty()) label += " (" + q.text(3) + ")";
@@ -351,6 +356,7 @@ void Emitter::copies_and_sets() {
                   "correlation_id, bytes || ' bytes' FROM memset ORDER BY start_ns",
                   "memset"}}) {
     auto q = r_.query(sql);
+    q.cap(5, tracedb::kNameCap).cap(7, tracedb::kNameCap);
     while (q.step()) gpu_slice(q, cat, q.text(5), q.text(7));
   }
 }
@@ -395,6 +401,7 @@ void Emitter::nccl_calls() {
       "IFNULL(c.comm_id, ''), c.seq, c.bytes, IFNULL(c.nranks, 0), IFNULL(c.rank, -1), "
       "c.datatype, c.external_id, c.device_id, c.stream_id, c.id FROM collective c ORDER BY "
       "c.host_start_ns");
+  q.cap(2, tracedb::kNameCap).cap(5, tracedb::kNameCap).cap(10, tracedb::kNameCap);
   while (q.step()) {
     const int64_t p = q.i64(0);
     host_slice("{\"ph\": \"X\", \"cat\": \"nccl\", \"name\": ", "nccl" + q.text(2), p, q.i64(1),
@@ -447,6 +454,7 @@ void Emitter::nvtx() {
   auto q = r_.query(
       "SELECT process_id, thread_id, kind, domain, name, start_ns, end_ns, payload_int FROM "
       "nvtx_range ORDER BY start_ns");
+  q.cap(2, tracedb::kNameCap).cap(3, tracedb::kNameCap).cap(4, tracedb::kNameCap);
   while (q.step()) {
     const int64_t p = q.i64(0);
     const bool mark = q.text(2) == "mark";

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "c3/common/text_limits.h"
 #include "json_stream.h"
 #include "kineto_names.h"
 
@@ -148,6 +149,15 @@ void Parser::cut(int64_t at, const std::string& why) {
   bad(at, "cut", why);
 }
 
+std::string Parser::capped(std::string_view text, std::string_view what) {
+  if (text.size() <= common::kNameLimit) return std::string(text);
+  const std::string_view kept = common::cut_text(text, common::kNameLimit);
+  st_.bad("long_text", path_ + ": " + std::string(what) + ": a text of " +
+                           std::to_string(text.size()) + " bytes, cut to " +
+                           std::to_string(kept.size()) + " (docs/analyze.md, Limits)");
+  return std::string(kept);
+}
+
 void Parser::member(std::string_view key, std::string_view value) {
   element doc;
   if (members_.parse(value.data(), value.size()).get(doc) != simdjson::SUCCESS) return;
@@ -155,7 +165,7 @@ void Parser::member(std::string_view key, std::string_view value) {
     distributed_info(doc);
   } else if (key == "host_name" || key == "hostname") {
     std::string_view h;
-    if (doc.get_string().get(h) == simdjson::SUCCESS) p_.host = std::string(h);
+    if (doc.get_string().get(h) == simdjson::SUCCESS) p_.host = capped(h, key);
   } else if (key == "baseTimeNanoseconds") {
     int64_t v = 0;
     if (doc.get_int64().get(v) == simdjson::SUCCESS) p_.base_ns = v;
@@ -170,7 +180,7 @@ void Parser::distributed_info(const element& doc) {
   int64_t v = 0;
   if (num(o, "rank", &v)) p_.rank = v;
   if (num(o, "world_size", &v)) p_.world_size = v;
-  p_.nccl_version = std::string(str(o, "nccl_version"));
+  p_.nccl_version = capped(str(o, "nccl_version"), "nccl_version");
 }
 
 void Parser::device_properties(const element& doc) {
@@ -182,7 +192,7 @@ void Parser::device_properties(const element& doc) {
     tracedb::DeviceRow d;
     int64_t v = 0;
     d.device_id = num(o, "id", &v) ? v : static_cast<int64_t>(p_.devices.size());
-    d.name = std::string(str(o, "name"));
+    d.name = capped(str(o, "name"), "deviceProperties name");
     d.sm_count = num(o, "numSms", &v) ? v : 0;
     d.cc_major = num(o, "computeMajor", &v) ? v : 0;
     d.cc_minor = num(o, "computeMinor", &v) ? v : 0;
@@ -227,6 +237,21 @@ void Parser::event(std::string_view text, int64_t at) {
   const auto [kind, table] = classify(e.cat, e.name);
   int64_t start = 0, end = 0;
   if (!times(e, table, at, &start, &end)) return;
+  // Names past c3scope's cap (common/text_limits.h) are cut where they are read and the event
+  // counted once as long_text, the first one named, so no report, export or GUI row copies
+  // megabytes (an event with bad times was counted as that instead).
+  std::string cut_why;
+  for (std::string_view* t :
+       {&e.name, &e.args.collective_name, &e.args.dtype, &e.args.group_name}) {
+    if (t->size() <= common::kNameLimit) continue;
+    const std::string_view kept = common::cut_text(*t, common::kNameLimit);
+    if (cut_why.empty()) {
+      cut_why = "a name of " + std::to_string(t->size()) + " bytes, cut to " +
+                std::to_string(kept.size()) + " (docs/analyze.md, Limits)";
+    }
+    *t = kept;
+  }
+  if (!cut_why.empty()) bad(at, "long_text", cut_why);
   if (kind == Kind::range || kind == Kind::cpu) cpu_collective(e);
   if (kind == Kind::cpu) ++st_.cpu_ops_not_kept;
   int64_t pid = 0, tid = 0;

@@ -114,6 +114,8 @@ class Parser {
   void distributed_info(const simdjson::dom::element& doc);
   void device_properties(const simdjson::dom::element& doc);
   std::string where(int64_t at, const std::string& why) const;
+  // `text` (a member named `what`), cut at common::kNameLimit; a cut is counted as long_text.
+  std::string capped(std::string_view text, std::string_view what);
   // The event's start and end in nanoseconds; false (the event counted) when they are not usable
   // times. `table`: the table the event would be a row of (nullptr: none).
   bool times(const Event& e, const char* table, int64_t at, int64_t* start, int64_t* end);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 #include <type_traits>
 
 #include "c3/analyzer/classify.h"
@@ -25,6 +26,9 @@ using json = nlohmann::json;
 constexpr const char* kSchema = "c3scope-summary/3";
 constexpr const char* kSchemaV2 = "c3scope-summary/2";
 constexpr const char* kSchemaV1 = "c3scope-summary/1";
+// The deepest nesting a summary may have (it has 6: ranks, a rank, steps, samples, a breakdown,
+// its by_mask).
+constexpr size_t kSummaryDepthLimit = 32;
 
 ojson breakdown_out(const Breakdown& b) {
   ojson j;
@@ -622,6 +626,32 @@ void cap_strings(ojson& j, size_t limit) {
   }
 }
 
+// How deep `text` nests arrays and objects (outside strings), counted up to just past
+// kSummaryDepthLimit.
+size_t nesting_depth(std::string_view text) {
+  size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > kSummaryDepthLimit) break;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o) {
@@ -676,6 +706,13 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
                                 std::to_string(kSummaryTextLimit >> 30) +
                                 " GiB of JSON (c3scope's cap, docs/analyze.md \"Limits\"); "
                                 "summarize the job in parts and give analyze every part");
+  }
+  // A summary nests a few levels deep; a file of millions of '[' would build as many nested
+  // values (gigabytes) before any field is checked.
+  if (const size_t depth = nesting_depth(text); depth > kSummaryDepthLimit) {
+    throw std::invalid_argument(where + ": not a valid c3scope summary: nested " +
+                                std::to_string(depth) + "+ levels deep (a summary has at most " +
+                                std::to_string(kSummaryDepthLimit) + ")");
   }
   try {
     const json j = json::parse(text);

@@ -170,7 +170,8 @@ bool is_stdout(const std::string& path);
 // Installs handlers for SIGINT, SIGTERM and SIGHUP that remove every live temporary (and its
 // -journal, -wal and -shm) before the process dies of the signal. With `cancel`, the first signal
 // only sets it (the command stops at its next check and cleans up itself) and a second one
-// removes and dies. Returns `cancel`.
+// removes and dies. SIGXFSZ and SIGPIPE are ignored, so a file size limit or a reader that went
+// away is a write error (exit 2, temporaries removed). Returns `cancel`.
 std::atomic<bool>* install_output_cleanup(std::atomic<bool>* cancel = nullptr);
 // Whether the cancel flag given to install_output_cleanup() is set (a first signal came): long
 // work that cannot poll the flag itself (an SQLite statement, harden.h) stops on it.

@@ -34,7 +34,8 @@ struct Stats {
   // Those that are not rejected rows (below), per reason (each event counted once, under one
   // reason): stats import_malformed_<reason>, the first one as its detail. Reasons: not_json,
   // not_object, no_ph, no_cat, no_ts, no_dur, times (impossible times of an event that is no
-  // row), cut (the input ends inside the event).
+  // row), cut (the input ends inside the event), long_text (a name past common::kNameLimit,
+  // cut and kept).
   std::map<std::string, int64_t> malformed_by;
   std::map<std::string, std::string> first_malformed_by;
   // Of those, rows rejected for impossible times (negative, ending before they start, past
