@@ -193,9 +193,9 @@ TEST(HostileCli, AClosedPipeIsAWriteErrorNotSigpipe) {
                         "r, w = os.pipe(); os.close(r)\n"
                         "sys.exit(subprocess.call(sys.argv[1:], stdout=w))' '" +
                         c3scope_path() + "' ";
-  for (const std::string& cmd : {q + "export big.json -o /dev/stdout",
-                                 q + "analyze big.json --json /dev/stdout --summary s.json",
-                                 q + "info big.json"}) {
+  for (const std::string& cmd :
+       {q + "export big.json -o /dev/stdout",
+        q + "analyze big.json --json /dev/stdout --summary s.json", q + "info big.json"}) {
     const auto before = names_in(dir.path());
     RunResult r = shell(cmd, dir);
     const std::string& err = r.err;
