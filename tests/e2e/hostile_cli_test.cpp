@@ -215,7 +215,7 @@ TEST(HostileCli, AClosedPipeIsAWriteErrorNotSigpipe) {
 // common/text_limits.h's caps, and analyze counts the cut (long_text).
 TEST(HostileCli, LongNamesAreCutByEveryReader) {
   TempDir dir;
-  const std::string d = dir.path();
+  const std::string& d = dir.path();
   const std::string host(1 << 20, 'h'), kernel(1 << 20, 'n');
   std::ofstream(dir.path() + "/long.json")
       << R"({"hostname": ")" << host << R"(", "traceEvents": [)"
