@@ -11,7 +11,7 @@
 #include <string>
 
 #include "build.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/summary/summary.h"
 #include "time_limits.h"
 
 using namespace c3::analyzer;
