@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "c3/analyzer/pipeline.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/report/report.h"
+#include "c3/analyzer/summary/pipeline.h"
 
 namespace c3::fuzz {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "c3/analyzer/open.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/summary/summary.h"
 
 namespace c3::fuzz {
 

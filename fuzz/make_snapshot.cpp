@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "c3/analyzer/cache.h"
-#include "c3/analyzer/open.h"
+#include "c3/analyzer/open/cache.h"
+#include "c3/analyzer/open/open.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

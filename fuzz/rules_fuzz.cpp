@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/compare.h"
-#include "c3/analyzer/pattern.h"
+#include "c3/analyzer/compare/compare.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/metrics/pattern.h"
 #include "common.h"
 #include "config.h"
 #include "process_info.h"

@@ -1,4 +1,4 @@
-// Trace snapshots (analyzer/lib/src/cache.cpp): a damaged snapshot must be refused or load a
+// Trace snapshots (analyzer/lib/src/open/cache.cpp): a damaged snapshot must be refused or load a
 // trace that the analysis can use. The key is "fuzz" (the seeds are written with it, by
 // c3_fuzz_make_snapshot); a loaded trace is classified and analyzed as open_traces does after
 // load_cache.
@@ -7,8 +7,8 @@
 #include <optional>
 #include <string_view>
 
-#include "c3/analyzer/cache.h"
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/open/cache.h"
 #include "common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// Summary files (schema c3scope-summary/3, analyzer/lib/src/summary_json.cpp), an input of
+// Summary files (schema c3scope-summary/3, analyzer/lib/src/summary/summary_json.cpp), an input of
 // `c3scope analyze` and of `c3scope compare`: read, reduced and reported as analyze does
 // (fuzz/common.h; an accepted summary must also write and read back), then compared with itself
 // as compare does, with every report written. Plain JSON in the corpus; gzip files take the
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "c3/analyzer/compare.h"
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/compare/compare.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "common.h"
 
 namespace {

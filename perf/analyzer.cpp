@@ -14,10 +14,10 @@
 #include <random>
 #include <string>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/metrics.h"
-#include "c3/analyzer/summary.h"
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/summary/summary.h"
 #include "c3/common/workers.h"
 #include "cli.h"
 #include "measure.h"

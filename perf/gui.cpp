@@ -30,11 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/cache.h"
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/open.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/open/cache.h"
+#include "c3/analyzer/open/load.h"
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/gui/document.h"
 #include "measure.h"
 #include "synthetic.h"

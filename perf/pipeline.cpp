@@ -7,7 +7,7 @@
 // once (`cat > /dev/null`): the least any analysis of the files must do.
 //
 //   build/bin/c3_perf_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/summary/pipeline.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -11,8 +11,8 @@
 #include <iostream>
 #include <tuple>
 
-#include "c3/analyzer/pattern.h"
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "commands.h"
 #include "output.h"
 #include "trace_flags.h"

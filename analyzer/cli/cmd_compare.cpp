@@ -13,9 +13,9 @@
 #include <memory>
 #include <tuple>
 
-#include "c3/analyzer/compare.h"
-#include "c3/analyzer/pattern.h"
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/compare/compare.h"
+#include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "commands.h"
 #include "output.h"
 #include "trace_flags.h"

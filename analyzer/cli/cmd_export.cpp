@@ -2,9 +2,9 @@
 // traces (the ranks of a job) go into one file, their clocks aligned as analyze aligns them.
 #include <iostream>
 
-#include "c3/analyzer/cross_rank.h"
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/open.h"
+#include "c3/analyzer/metrics/cross_rank.h"
+#include "c3/analyzer/open/load.h"
+#include "c3/analyzer/open/open.h"
 #include "c3/exporter/perfetto.h"
 #include "c3/tracedb/reader.h"
 #include "commands.h"

@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "c3/analyzer/open.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/tracedb/harden.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"

@@ -1,6 +1,6 @@
 #include "trace_flags.h"
 
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
 
 namespace c3::cli {
 

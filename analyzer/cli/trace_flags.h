@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "commands.h"
 
 namespace c3::cli {

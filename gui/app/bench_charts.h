@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/open/trace.h"
 
 class QChartView;
 class QComboBox;

@@ -1,7 +1,7 @@
 // What the c3bench charts (bench_charts.h) group and compare: the knobs a sweep varies, the
 // baseline the other knobs are held at, the names that tell configurations apart and the
 // provenance line of a chart. Everything here works on the analyzer's typed results
-// (c3/analyzer/bench_results.h); nothing parses labels.
+// (c3/analyzer/open/bench_results.h); nothing parses labels.
 #pragma once
 
 #include <QString>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "c3/analyzer/bench_results.h"
+#include "c3/analyzer/open/bench_results.h"
 
 namespace c3::gui::bench_grouping {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench_grouping.h"
-#include "c3/analyzer/bench_results.h"
+#include "c3/analyzer/open/bench_results.h"
 
 class QChart;
 class QChartView;

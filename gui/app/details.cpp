@@ -5,11 +5,11 @@
 #include <map>
 #include <optional>
 
-#include "c3/analyzer/details.h"
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/intervals.h"
-#include "c3/analyzer/metrics.h"
-#include "c3/analyzer/names.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/metrics/intervals.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/metrics/names.h"
+#include "c3/analyzer/open/details.h"
 #include "c3/gui/format.h"
 #include "c3/gui/result.h"
 

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "c3/analyzer/open.h"
+#include "c3/analyzer/open/open.h"
 #include "c3/gui/document.h"
 #include "c3/tracedb/output_file.h"
 #include "details.h"

@@ -32,7 +32,7 @@
 #include <cmath>
 #include <set>
 
-#include "c3/analyzer/pattern.h"
+#include "c3/analyzer/metrics/pattern.h"
 #include "c3/gui/format.h"
 #include "details.h"
 #include "panels.h"

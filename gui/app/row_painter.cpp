@@ -4,7 +4,7 @@
 #include <QPen>
 #include <algorithm>
 
-#include "c3/analyzer/names.h"
+#include "c3/analyzer/metrics/names.h"
 #include "theme.h"
 
 namespace c3::gui {

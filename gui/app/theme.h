@@ -5,7 +5,7 @@
 #include <QColor>
 #include <QPalette>
 
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/open/trace.h"
 
 namespace c3::gui {
 

@@ -1,7 +1,7 @@
 // The analyzer's typed c3bench results (bench_results.h): the configuration loaded from
 // bench_result's typed columns, the same from a schema v2 trace (labels only, migrated on open),
 // impossible values, and the snapshot cache keeping it.
-#include "c3/analyzer/bench_results.h"
+#include "c3/analyzer/open/bench_results.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/cache.h"
-#include "c3/analyzer/load.h"
+#include "c3/analyzer/open/cache.h"
+#include "c3/analyzer/open/load.h"
 #include "c3/tracedb/writer.h"
 #include "tracedb/old_schema.h"
 

@@ -1,6 +1,6 @@
 // Trace snapshots (cache.h): a round trip gives the same trace; another key, a truncated or a
 // damaged file gives nothing (and never a trace with out-of-range indices).
-#include "c3/analyzer/cache.h"
+#include "c3/analyzer/open/cache.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/metrics/metrics.h"
 
 namespace fs = std::filesystem;
 using namespace c3::analyzer;

@@ -4,7 +4,7 @@
 // different GPU model is inconclusive; a late rank is a skew regression that names the rank;
 // kernels keep their identity across NCCL's renames and template noise; budgets; the Markdown
 // report stays under GitHub's 1 MiB for 10,000 kernel signatures.
-#include "c3/analyzer/compare.h"
+#include "c3/analyzer/compare/compare.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <random>
 #include <string>
 
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
 
 using namespace c3::analyzer;
 

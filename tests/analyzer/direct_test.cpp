@@ -1,5 +1,5 @@
 // A PyTorch (Kineto) file read straight into the trace (the map's way, OpenOptions::read_once:
-// no database in between, analyzer/lib/src/build.h) must give exactly the trace that the
+// no database in between, analyzer/lib/src/open/build.h) must give exactly the trace that the
 // conversion into a c3scope trace and its load give: every activity, link, collective, range,
 // device and process, and the same count of what could not be used.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "c3/analyzer/open.h"
+#include "c3/analyzer/open/open.h"
 #include "shared_traces.h"
 
 namespace fs = std::filesystem;

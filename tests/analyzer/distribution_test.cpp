@@ -1,6 +1,6 @@
 // Distribution (distribution.h): exact medians while small, a bounded sketch past that, merges
 // equal to one pass, and the order-statistic interval of the slowdown with its coverage checked.
-#include "c3/analyzer/distribution.h"
+#include "c3/analyzer/metrics/distribution.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // Golden tests for interference (alone vs overlapped), contention (SM demand from occupancy,
 // oversubscription, copy-engine sharing, launch queueing) and cross-rank matching, skew and
 // clock alignment.
-#include "c3/analyzer/interference.h"
+#include "c3/analyzer/metrics/interference.h"
 
 #include <gtest/gtest.h>
 
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
 
 using namespace c3::analyzer;
 

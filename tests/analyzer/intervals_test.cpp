@@ -1,5 +1,5 @@
 // Interval algebra golden cases: unsorted, nested, touching, identical and zero-length inputs.
-#include "c3/analyzer/intervals.h"
+#include "c3/analyzer/metrics/intervals.h"
 
 #include <gtest/gtest.h>
 

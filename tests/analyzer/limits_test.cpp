@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "build.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/summary/summary.h"
+#include "open/build.h"
 #include "time_limits.h"
 
 using namespace c3::analyzer;

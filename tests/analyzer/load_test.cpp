@@ -2,7 +2,7 @@
 // a stable sort by (process, device, start, end); a deferred load (LoadOptions::
 // defer_kernel_shapes) completed by load_kernel_shapes gives the same trace as a full load, and
 // refuses a file that changed in between or a cancelled read without touching the trace.
-#include "c3/analyzer/load.h"
+#include "c3/analyzer/open/load.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,10 +13,10 @@
 #include <numeric>
 #include <random>
 
-#include "c3/analyzer/cache.h"
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/report.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/open/cache.h"
+#include "c3/analyzer/report/report.h"
+#include "c3/analyzer/summary/summary.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 

@@ -1,15 +1,15 @@
 // Golden tests for the overlap and breakdown metrics (docs/metrics.md) on small hand-built traces,
 // including the edge cases: zero-length activities, identical timestamps, nested and touching
 // intervals, unsorted input, one class absent, many streams, several devices per process.
-#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/report/report.h"
 
 using namespace c3::analyzer;
 

@@ -1,6 +1,6 @@
 // Kernel names as tables and the timeline show them (names.h): the function's own name first,
 // as Nsight Systems shortens them, and names that would read the same told apart.
-#include "c3/analyzer/names.h"
+#include "c3/analyzer/metrics/names.h"
 
 #include <gtest/gtest.h>
 

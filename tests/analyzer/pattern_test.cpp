@@ -1,12 +1,12 @@
 // Regular expressions over trace data (pattern.h, RE2): hostile names cost a linear scan.
-#include "c3/analyzer/pattern.h"
+#include "c3/analyzer/metrics/pattern.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
 
 using namespace c3::analyzer;
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/open/load.h"
 #include "c3/importer/importer.h"
 #include "shared_traces.h"
 

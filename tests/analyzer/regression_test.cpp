@@ -2,7 +2,7 @@
 // enumeration and closed forms, Benjamini-Hochberg against a hand-worked case, and decisions on
 // simulated step times: false alarms on noise alone, the smallest shift detected, and every
 // reason a metric is inconclusive.
-#include "c3/analyzer/regression.h"
+#include "c3/analyzer/compare/regression.h"
 
 #include <gtest/gtest.h>
 

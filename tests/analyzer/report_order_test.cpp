@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/common/strings.h"
 #include "c3/tracedb/output_file.h"
 

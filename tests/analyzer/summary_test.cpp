@@ -1,7 +1,7 @@
 // Summary files (summary.h): a round trip keeps every number the reduce reads, and a file that
 // is valid JSON but holds values out of range (a hostile or hand-edited baseline) is refused
 // with one reason, never read into sums that overflow.
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/summary/summary.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/pipeline.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "c3/common/text_limits.h"
 
 using namespace c3::analyzer;

@@ -25,9 +25,9 @@
 #include <filesystem>
 #include <set>
 
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/metrics.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/open/load.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/gui/format.h"
 #include "details.h"
 #include "main_window.h"

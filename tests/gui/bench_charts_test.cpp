@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/load.h"
+#include "c3/analyzer/open/load.h"
 #include "tracedb/old_schema.h"
 
 namespace {

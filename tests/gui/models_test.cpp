@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <memory>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/metrics.h"
-#include "c3/analyzer/names.h"
-#include "c3/analyzer/report.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/metrics/names.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/gui/format.h"
 
 using namespace c3;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/classify.h"
+#include "c3/analyzer/metrics/classify.h"
 #include "c3/gui/timeline.h"
 
 namespace c3::gui::testing {

@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
-#include "c3/analyzer/classify.h"
-#include "c3/analyzer/report.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/metrics/classify.h"
+#include "c3/analyzer/report/report.h"
+#include "c3/analyzer/summary/summary.h"
 #include "c3/gui/document.h"
 
 using namespace c3;

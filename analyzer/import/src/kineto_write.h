@@ -1,5 +1,5 @@
 // The Kineto importer's last stage: one file's Parsed (kineto_parse.h) as rows, through the
-// ImportWriter, in the order the analyzer reads them (analyzer/lib/src/build.h).
+// ImportWriter, in the order the analyzer reads them (analyzer/lib/src/open/build.h).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 #include <cstdint>
 #include <string>
 
-#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/metrics/metrics.h"
 #include "c3/gui/format.h"
 #include "c3/gui/models.h"
 #include "model_text.h"

@@ -8,8 +8,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "c3/analyzer/load.h"
-#include "c3/analyzer/summary.h"
+#include "c3/analyzer/open/load.h"
+#include "c3/analyzer/summary/summary.h"
 
 namespace c3::gui {
 

@@ -1,8 +1,8 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/names.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/metrics/names.h"
 #include "c3/gui/format.h"
 #include "c3/gui/models.h"
 #include "model_text.h"

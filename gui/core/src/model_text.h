@@ -5,7 +5,7 @@
 #include <QString>
 #include <string>
 
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/open/trace.h"
 
 namespace c3::gui {
 

@@ -8,8 +8,8 @@
 #include <queue>
 #include <type_traits>
 
-#include "c3/analyzer/intervals.h"
-#include "c3/analyzer/metrics.h"
+#include "c3/analyzer/metrics/intervals.h"
+#include "c3/analyzer/metrics/metrics.h"
 #include "c3/common/workers.h"
 
 namespace c3::gui {

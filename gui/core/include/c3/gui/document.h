@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "c3/analyzer/compare.h"
-#include "c3/analyzer/interference.h"
-#include "c3/analyzer/open.h"
-#include "c3/analyzer/report.h"
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/compare/compare.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/gui/result.h"
 #include "c3/gui/timeline.h"
 

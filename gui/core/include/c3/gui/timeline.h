@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "c3/analyzer/trace.h"
+#include "c3/analyzer/open/trace.h"
 
 namespace c3::gui {
 

@@ -6,7 +6,7 @@
 #include <QString>
 #include <memory>
 
-#include "c3/analyzer/compare.h"
+#include "c3/analyzer/compare/compare.h"
 #include "c3/gui/models.h"
 
 namespace c3::gui {

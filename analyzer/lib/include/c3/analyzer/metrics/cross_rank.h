@@ -1,0 +1,93 @@
+// Across ranks (docs/metrics.md "Across ranks"): clock alignment, collectives matched by
+// communicator and sequence number, arrival skew, wait time and stragglers. They run on each
+// process's compact collective records (the ones rank summaries carry, summary.h), so the reduce
+// never needs the activities; the Trace overloads make those records from a loaded trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/open/trace.h"
+
+namespace c3::analyzer {
+
+// An NCCL call as cross-rank analysis needs it (communicator and op are indices into
+// RankCollectives::comms and ::ops).
+struct CollectiveRecord {
+  int32_t comm = -1;  // -1: unknown communicator
+  int32_t op = -1;
+  int64_t seq = -1;
+  int64_t bytes = 0;
+  int32_t nranks = 0, rank = -1;
+  int16_t device = 0;
+  int64_t gpu_start = -1, gpu_end = -1;
+  bool operator==(const CollectiveRecord&) const = default;
+};
+
+// One process's calls, sorted by (communicator name, sequence number), calls the same process
+// made more than once (one per GPU it drives) in the order it made them; calls without a
+// communicator or sequence number last.
+struct RankCollectives {
+  std::vector<std::string> comms, ops;
+  std::vector<CollectiveRecord> records;
+  // Puts `records` in that order (stable).
+  void sort();
+};
+// Process `process`'s collectives of `t`, sorted.
+RankCollectives collectives_of(const Trace& t, int process);
+
+struct ClockOffset {
+  int process = 0;
+  int64_t offset_ns = 0;  // added to this process's timestamps
+  int64_t matched = 0;    // collectives used to estimate it
+  std::string how;        // "reference", "same host as ...", "matched collective ends", "no match"
+};
+// Aligns processes: same host -> same clock; otherwise the offset that makes matched
+// collectives end together (median), relative to the lowest rank's clock. Sets
+// Process::offset_ns and returns what was applied. `calls[p]` are process p's collectives.
+std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
+                                      const std::vector<const RankCollectives*>& calls);
+std::vector<ClockOffset> align_clocks(Trace& t);
+
+struct MatchedCollective {
+  std::string comm_id;
+  int64_t seq = 0;
+  std::string op;
+  int ranks = 0;        // processes that recorded it
+  int64_t skew_ns = 0;  // latest start - earliest start (aligned)
+  // The process that arrived last; -1 when the latest arrivals tie (arrival_tolerance_ns): no
+  // rank was late.
+  int straggler = -1;
+};
+struct RankWait {
+  int process = 0;
+  int64_t matched = 0;
+  int64_t wait_ns = 0;  // sum of (latest start - its start)
+  int64_t straggler_count = 0;
+};
+struct CrossRank {
+  std::vector<MatchedCollective> collectives;
+  // Sorted: most often the straggler first, then the least wait, then rank order (rank_order).
+  std::vector<RankWait> ranks;
+  int64_t unmatched = 0;  // collectives seen by one process only
+  int64_t tied = 0;       // matched collectives without a straggler (the latest arrivals tie)
+};
+// How far apart two arrivals of a process may be and still tie: 1000 ns when every collective
+// start time it recorded is a whole microsecond (a PyTorch profiler trace without fractional
+// timestamps: arrivals 1 us apart may have been at the same time), else 0 (nanosecond clocks:
+// only equal starts tie). A collective whose latest arrival is within the larger tolerance of its
+// processes of another process's arrival has no straggler.
+int64_t arrival_tolerance_ns(const RankCollectives& calls);
+
+// Process indices in rank order: by rank number (rank 2 before rank 10), processes without a rank
+// after those with one, equal keys in index (input) order. Reports list processes so.
+std::vector<int> rank_order(const std::vector<Process>& processes);
+// Collectives matched by communicator + sequence number (imported traces: process group +
+// order), with each process's Process::offset_ns applied. A k-way merge of the processes'
+// sorted records: no memory per record.
+CrossRank cross_rank(const std::vector<Process>& processes,
+                     const std::vector<const RankCollectives*>& calls);
+CrossRank cross_rank(const Trace& t);
+
+}  // namespace c3::analyzer

@@ -1,0 +1,57 @@
+// The whole analysis of a job (docs/architecture.md "The analysis pipeline"): open
+// each input (open.h) on its own, map it to rank summaries (summary.h), reduce them to the job
+// report. Inputs are mapped one at a time per worker thread, so peak memory is the largest
+// traces in flight plus the summaries, not the job; a summary file given as an input is read,
+// not recomputed.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/report/report.h"
+#include "c3/analyzer/summary/summary.h"
+
+namespace c3::analyzer {
+
+struct PipelineOptions {
+  AnalyzeOptions analyze;
+  // Which of `analyze`'s options the user gave (the others are defaults). A summary input was
+  // made with options of its own: they are the job's, except that one given must be the same
+  // (docs/analyze.md "Summaries").
+  struct Given {
+    bool range = false, step = false, overlap_fraction = false, min_samples = false, rules = false,
+         hta_rounding = false;
+  } given;
+  OpenOptions open;  // rules, importer options, cancel (its progress is not used)
+  int workers = 0;   // 0: one per core
+  // The per-collective CSV rows of each input, in input order, as soon as the inputs before it
+  // are done (they are never held for the whole job).
+  std::function<void(const std::string& rows)> csv;
+  // (inputs mapped, inputs, the input just mapped)
+  std::function<void(size_t, size_t, const std::string&)> progress;
+};
+
+// The map: every input's rank summaries, in input order. Summary files are read first: the
+// options they were made with replace those `o.given` does not name, and the traces are mapped
+// with the result, which `*used` (optional) receives for the reduce and a --summary output.
+// Throws what open_traces, summarize and summaries_from_json throw (the first error of any input;
+// the other workers stop), and std::invalid_argument naming the summary and the option when a
+// given option, or another summary's, differs from a summary's.
+std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o,
+                                    AnalyzeOptions* used = nullptr);
+
+// The map, then the reduce of its summaries (which takes their steps over): the job report.
+Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);
+
+// The reduce's names of the inputs.
+std::vector<std::string> input_names(const std::vector<Input>& inputs);
+
+// One summary file's ranks (summary.h); throws std::invalid_argument naming the file.
+// `made_with` (optional) gets the options it was computed with.
+std::vector<RankSummary> read_summary_file(const std::string& path,
+                                           SummaryOptions* made_with = nullptr);
+
+}  // namespace c3::analyzer

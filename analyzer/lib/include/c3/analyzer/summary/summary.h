@@ -1,0 +1,90 @@
+// The analysis pipeline's map and reduce (docs/architecture.md "The analysis
+// pipeline", steps 2 and 3). The map turns one trace's processes (ranks) into RankSummary
+// values: every breakdown number per rank, per device and per step, interference statistics per
+// signature and collective statistics per op and size in mergeable form (distribution.h),
+// contention, c3bench results, and the compact collective records that cross-rank analysis
+// needs. The reduce turns summaries into the job report (report.h): clock alignment, matching,
+// skew, stragglers and totals read summaries only. A summary is what CI keeps as a baseline: it
+// is written and read as JSON, schema "c3scope-summary/3" (docs/analyze.md "Summaries"; files
+// of schema 1 and 2 are read too, without what later schemas added).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/metrics/cross_rank.h"
+#include "c3/analyzer/metrics/distribution.h"
+#include "c3/analyzer/metrics/interference.h"
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/report/report.h"
+
+namespace c3::analyzer {
+
+struct RankSummary {
+  Process process;  // identity, host, rank, clock anchors
+  std::vector<Device> devices;
+  int64_t kernels = 0, memcpys = 0, memsets = 0;
+  int64_t skipped = 0;  // rows the loader could not use, with the first one
+  std::string first_skipped;
+  // Trace::cpu_collectives (process 0; summary files keep them from schema 3 on).
+  std::map<std::pair<std::string, std::string>, int64_t> cpu_collectives;
+  Breakdown total;                                        // the rank (inside --range windows)
+  std::vector<std::pair<int16_t, Breakdown>> per_device;  // (device ordinal, breakdown)
+  int64_t matching_ranges = 0;                            // --range matches
+  std::vector<RangeReport> ranges;                        // one per matching range (process 0)
+  std::string step_source;                                // how steps were found; empty: none
+  std::vector<StepSample> steps;
+  std::vector<CollectiveStat> collectives;     // sorted by (op, bucket)
+  std::vector<KernelStat> kernel_stats;        // sorted by (normalized name, class)
+  std::vector<InterferenceStat> interference;  // sorted by signature
+  std::vector<Contention> contention;          // per device (process 0)
+  std::vector<BenchResult> bench;              // (process 0)
+  RankCollectives calls;  // the compact collective records (cross_rank.h), sorted
+  // The input it came from (the pipeline's map: a summary file or a trace), for errors; not
+  // stored in summary files. Empty: Process::source names it.
+  std::string input;
+
+  // Bytes of memory this summary holds (its vectors, strings and distributions), for the
+  // pipeline's memory figures.
+  size_t bytes() const;
+};
+
+// What a map computes with: AnalyzeOptions (range, step, interference); `align` is the
+// reduce's.
+using SummaryOptions = AnalyzeOptions;
+
+// The per-activity rows of one rank's communication (the --csv table), handed over during the
+// map so that they need not be held for the whole job.
+using CommRows = std::function<void(const Trace& t, const std::vector<CommOverlap>& rows)>;
+
+// One summary per process of `t` (in Trace::processes order). Throws std::invalid_argument for a
+// bad --range or --step pattern, std::logic_error while kernel shapes are pending.
+std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o,
+                                   const CommRows& rows = {});
+
+// The job report of summaries (in rank order). `align`: estimate the clock offsets from the
+// collective records (align_clocks); off: each summary's Process::offset_ns as it is.
+Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align = true);
+// The same, taking the summaries' per-rank steps over instead of copying them (the pipeline's
+// reduce: the summaries are not needed afterwards).
+Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align = true);
+
+// Summary files: JSON, schema "c3scope-summary/3", every rank of a run in one file.
+std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
+// The same as a gzip stream (a file named *.gz): the record columns compress about 100-fold.
+std::string gzip_bytes(const std::string& data);
+// The largest summary text read (decompressed): 4 GiB (docs/analyze.md "Limits").
+constexpr size_t kSummaryTextLimit = size_t{1} << 32;
+// Throws std::invalid_argument "<where>: ..." for anything that is not a valid summary file,
+// longer than kSummaryTextLimit, or holding a string past common/text_limits.h's caps.
+// `made_with` (optional) gets the options the summaries were computed with.
+std::vector<RankSummary> summaries_from_json(const std::string& text, const std::string& where,
+                                             SummaryOptions* made_with = nullptr);
+
+}  // namespace c3::analyzer

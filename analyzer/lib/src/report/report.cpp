@@ -1,0 +1,779 @@
+#include "c3/analyzer/report/report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "c3/analyzer/metrics/names.h"
+#include "c3/analyzer/open/load.h"
+#include "c3/analyzer/summary/summary.h"
+#include "c3/common/units.h"
+#include "c3/tracedb/output_file.h"
+
+namespace c3::analyzer {
+namespace {
+
+// Text from a trace (names, hosts, labels) as the terminal may show it: control characters,
+// escape sequences, invalid UTF-8 and bidirectional overrides escaped (tracedb::printable).
+std::string tx(const std::string& s) {
+  return tracedb::printable(s);
+}
+
+// A process's label for text output.
+std::string label_of(const Report& r, int p) {
+  return tx(r.process_info[static_cast<size_t>(p)].label());
+}
+
+// An overlap % (or another share) that has no denominator is null in JSON, not 0: "0% hidden"
+// would read "all exposed".
+nlohmann::json ratio(bool defined, double v) {
+  return defined ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+// A size, bandwidth or count that is 0 when unknown: null in JSON.
+template <class T>
+nlohmann::json known(T v) {
+  return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+std::string ms(int64_t ns) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(ns) / 1e6);
+  return b;
+}
+
+std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", v);
+  return b;
+}
+
+std::string gbps(double bytes_per_s) {
+  if (bytes_per_s <= 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", bytes_per_s / 1e9);
+  return b;
+}
+
+std::string duration(double ns) {
+  return common::format_duration(ns, common::DurationStyle::report);
+}
+
+// Report::order, or index order for a report the reduce did not make.
+std::vector<int> order_of(const Report& r) {
+  if (r.order.size() == r.process_info.size()) return r.order;
+  std::vector<int> o(r.process_info.size());
+  for (size_t p = 0; p < o.size(); ++p) o[p] = static_cast<int>(p);
+  return o;
+}
+
+nlohmann::json breakdown_json(const Breakdown& b) {
+  nlohmann::json j;
+  j["activities"] = b.activities;
+  j["first_ns"] = b.first;
+  j["last_ns"] = b.last;
+  j["span_ns"] = b.span;
+  j["busy_ns"] = b.busy;
+  j["idle_ns"] = b.idle;
+  j["compute_ns"] = b.compute();
+  j["comm_ns"] = b.comm();
+  j["memory_ns"] = b.memory();
+  j["other_ns"] = b.time[static_cast<size_t>(Class::other)];
+  j["overlap_ns"] = b.overlap;
+  j["overlap_pct"] = ratio(b.comm() > 0, b.overlap_pct);
+  j["exposed_comm_ns"] = b.exposed_comm;
+  j["exposed_memcpy_ns"] = b.exposed_memcpy;
+  j["exposed_other_ns"] = b.exposed_other;
+  j["non_compute_ns"] = b.non_compute;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (size_t m = 1; m < b.by_mask.size(); ++m) {
+    if (b.by_mask[m] > 0) kinds[mask_name(static_cast<int>(m))] = b.by_mask[m];
+  }
+  j["kernel_type_breakdown_ns"] = kinds;
+  return j;
+}
+
+nlohmann::json process_json(const Report& r, int p) {
+  const Process& pr = r.process_info[static_cast<size_t>(p)];
+  nlohmann::json j;
+  j["rank"] = pr.rank ? nlohmann::json(*pr.rank) : nlohmann::json(nullptr);
+  j["pid"] = pr.pid;
+  j["host"] = pr.host;
+  j["source"] = pr.source;
+  j["label"] = pr.label();
+  return j;
+}
+
+// The name column of the interference table: kernel names shortened as Nsight Systems shows
+// them, cut in the middle so that the launch shape stays whole.
+std::vector<std::string> interference_names(const std::vector<const InterferenceRow*>& rows) {
+  std::vector<std::string> sigs;
+  sigs.reserve(rows.size());
+  for (const InterferenceRow* x : rows) sigs.push_back(x->signature);
+  std::vector<std::string> out = short_signatures(sigs);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const size_t shape = out[i].rfind(" <<<");
+    const size_t tail = shape == std::string::npos ? 0 : out[i].size() - shape;
+    const size_t room = tail < 46 ? 52 - tail : 6;
+    out[i] = tx(elide_middle(out[i].substr(0, out[i].size() - tail), room) +
+                out[i].substr(out[i].size() - tail));
+    if (rows[i]->peer_wait == InterferenceRow::PeerWait::collective) out[i] += " *";
+  }
+  return out;
+}
+
+void print_interference(FILE* out, const Report& r) {
+  if (!r.interference.empty()) {
+    // Rows with a verdict; the others are counted (all of them are in --json).
+    std::vector<const InterferenceRow*> shown;
+    int64_t few = 0, p2p = 0;
+    for (const auto& x : r.interference) {
+      if (x.peer_wait == InterferenceRow::PeerWait::point_to_point) {
+        ++p2p;
+      } else if (!x.enough) {
+        ++few;
+      } else if (shown.size() < 15) {
+        shown.push_back(&x);
+      }
+    }
+    int64_t verdicts = 0;
+    for (const auto& x : r.interference) verdicts += x.verdict() ? 1 : 0;
+    std::fprintf(out,
+                 "\nInterference: duration alone vs overlapped (>= 50%% of it) with the other kind "
+                 "on the same device; %" PRId64 " signature(s) with a verdict%s\n",
+                 verdicts, verdicts > 15 ? ", the 15 with the most time" : "");
+    if (!shown.empty()) {
+      std::fprintf(out, "%-52s %6s %6s %10s %10s %9s %18s\n", "operation", "alone", "overl",
+                   "med alone", "med overl", "slowdown", "95% interval");
+      const std::vector<std::string> names = interference_names(shown);
+      bool starred = false;
+      for (size_t i = 0; i < shown.size(); ++i) {
+        const InterferenceRow& x = *shown[i];
+        char slow[32], ci[64];
+        std::snprintf(slow, sizeof slow, "%+.1f%%", 100 * x.slowdown);
+        std::snprintf(ci, sizeof ci, "[%+.1f%%, %+.1f%%]", 100 * x.ci_low, 100 * x.ci_high);
+        std::fprintf(out, "%-52s %6" PRId64 " %6" PRId64 " %10s %10s %9s %18s\n", names[i].c_str(),
+                     x.alone, x.overlapped, duration(x.median_alone_ns).c_str(),
+                     duration(x.median_overlapped_ns).c_str(), slow, ci);
+        starred = starred || x.peer_wait == InterferenceRow::PeerWait::collective;
+      }
+      if (starred) {
+        std::fprintf(out,
+                     "  * a collective: its time includes waiting for the other ranks (see "
+                     "\"Across ranks\"), not only interference\n");
+      }
+    }
+    if (few > 0) {
+      std::fprintf(out,
+                   "  %" PRId64 " %s without enough samples alone and overlapped for a verdict\n",
+                   few, shown.empty() ? "signature(s)" : "more");
+    }
+    if (p2p > 0) {
+      std::fprintf(out,
+                   "  %" PRId64
+                   " point-to-point signature(s) (Send/Recv) left out: their time is mostly "
+                   "waiting for the peer (cross-rank skew)\n",
+                   p2p);
+    }
+    if (few > 0 || p2p > 0) std::fprintf(out, "  (every row: analyze --json)\n");
+  }
+  if (!r.bench.empty()) {
+    std::fprintf(out, "\nControlled experiments (c3bench results in the trace%s)\n",
+                 r.bench.front().simulated ? "; SIMULATED predictions" : "");
+    std::fprintf(out, "%-58s %9s %9s %7s %7s %6s %6s  %s\n", "case", "slow_cp", "slow_cm", "ideal",
+                 "real", "frac", "r/i", "class");
+    auto p = [](const std::optional<double>& v) {
+      if (!v) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%+.1f%%", 100 * *v);
+      return std::string(b);
+    };
+    auto x = [](const std::optional<double>& v) {
+      if (!v) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.2f", *v);
+      return std::string(b);
+    };
+    int64_t marked = 0;
+    for (const auto& b : r.bench) {
+      const bool lost = b.fraction_of_ideal && *b.fraction_of_ideal < 0;
+      marked += lost ? 1 : 0;
+      std::fprintf(out,
+                   lost ? "%-58.58s %9s %9s %7s %7s %6s %6s  %-11s%s\n"
+                        : "%-58.58s %9s %9s %7s %7s %6s %6s  %s%s\n",
+                   tx(b.label).c_str(), p(b.compute_slowdown).c_str(), p(b.comm_slowdown).c_str(),
+                   x(b.ideal_speedup).c_str(), x(b.realized_speedup).c_str(),
+                   x(b.fraction_of_ideal).c_str(), x(b.realized_over_ideal).c_str(),
+                   tx(b.scenario).c_str(), lost ? " !frac<0" : "");
+    }
+    // The columns in words (docs/c3bench.md), so that the table reads without the docs.
+    std::fprintf(out,
+                 "  slow_cp, slow_cm: compute and comm slowdown while concurrent (T_concurrent / "
+                 "T_alone - 1)\n"
+                 "  ideal: (T_comp + T_comm) / max(T_comp, T_comm); real: (T_comp + T_comm) / "
+                 "T_c3; frac: (real - 1) / (ideal - 1); r/i: real / ideal\n"
+                 "  class: compute-long, comm-long or balanced (at 1.15x); -: not measured or not "
+                 "defined for the case\n");
+    if (marked > 0) {
+      std::fprintf(out,
+                   "  !frac<0 (%" PRId64
+                   " case(s)): running both together took longer than one after the other\n",
+                   marked);
+    }
+  }
+}
+
+void print_contention(FILE* out, const Report& r) {
+  bool any = false;
+  for (const auto& c : r.contention)
+    any = any || c.kernels_with_demand > 0 || c.copy_overlap_ns > 0 || c.queued_kernels > 0;
+  if (!any) return;
+  std::fprintf(out, "\nContention per device\n");
+  for (const auto& c : r.contention) {
+    std::fprintf(out,
+                 "  %s device %d: SM oversubscribed %s ms (%" PRId64
+                 " kernels with known SM demand, %" PRId64
+                 " unknown); same-direction copies together %s ms\n",
+                 label_of(r, c.process).c_str(), c.device, ms(c.oversubscribed_ns).c_str(),
+                 c.kernels_with_demand, c.kernels_unknown, ms(c.copy_overlap_ns).c_str());
+    for (size_t i = 0; i < c.oversubscribed_kernels.size() && i < 3; ++i) {
+      std::fprintf(
+          out, "    oversubscribed with %s: %s\n",
+          tx(elide_middle(short_kernel_name(c.oversubscribed_kernels[i].first), 60)).c_str(),
+          duration(static_cast<double>(c.oversubscribed_kernels[i].second)).c_str());
+    }
+    for (const auto& [dir, share] : c.copy_bandwidth_share) {
+      std::fprintf(out, "    %s copies: median %.1f%% of the device's memory bandwidth\n",
+                   tx(dir).c_str(), 100 * share);
+    }
+    if (c.queued_kernels > 0) {
+      std::fprintf(out,
+                   "    launch queueing (start - submitted) over %" PRId64
+                   " kernels: median %s, p95 %s, max %s\n",
+                   c.queued_kernels, duration(c.queue_median_ns).c_str(),
+                   duration(c.queue_p95_ns).c_str(), duration(c.queue_max_ns).c_str());
+    }
+  }
+}
+
+void print_cross_rank(FILE* out, const Report& r) {
+  if (r.cross.collectives.empty()) return;
+  std::fprintf(out,
+               "\nAcross ranks: %zu collectives matched by communicator and sequence (%" PRId64
+               " seen by one process only)\n",
+               r.cross.collectives.size(), r.cross.unmatched);
+  std::vector<int64_t> skews;
+  for (const auto& m : r.cross.collectives) skews.push_back(m.skew_ns);
+  std::sort(skews.begin(), skews.end());
+  std::fprintf(
+      out, "  arrival skew: median %s, p95 %s, max %s\n",
+      duration(static_cast<double>(skews[skews.size() / 2])).c_str(),
+      duration(static_cast<double>(
+                   skews[static_cast<size_t>(0.95 * static_cast<double>(skews.size() - 1))]))
+          .c_str(),
+      duration(static_cast<double>(skews.back())).c_str());
+  if (r.cross.tied > 0) {
+    std::fprintf(out,
+                 "  %" PRId64
+                 " collective(s) without a straggler: the latest ranks arrived together (equal "
+                 "starts; within 1 us where a trace has whole microseconds)\n",
+                 r.cross.tied);
+  }
+  std::fprintf(out, "  %-22s %9s %14s %11s\n", "rank", "matched", "waited (ms)", "straggler");
+  for (const auto& w : r.cross.ranks) {
+    std::fprintf(out, "  %-22s %9" PRId64 " %14s %11" PRId64 "\n", label_of(r, w.process).c_str(),
+                 w.matched, ms(w.wait_ns).c_str(), w.straggler_count);
+  }
+  for (const auto& c : r.clocks) {
+    if (c.how == "reference") continue;
+    std::fprintf(out, "  clock of %s: %s%s\n", label_of(r, c.process).c_str(), tx(c.how).c_str(),
+                 c.matched ? (", offset " + duration(static_cast<double>(c.offset_ns)) + " from " +
+                              std::to_string(c.matched) + " collectives")
+                                 .c_str()
+                           : "");
+  }
+}
+
+// Step time median and p90 over the job's steps; the per-step table on request.
+void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
+  if (r.job_steps.empty()) return;
+  std::vector<int64_t> t;
+  for (const JobStep& j : r.job_steps) t.push_back(j.step_ns);
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  const double med = n % 2
+                         ? static_cast<double>(t[n / 2])
+                         : (static_cast<double>(t[n / 2 - 1]) + static_cast<double>(t[n / 2])) / 2;
+  // Nearest rank: the smallest step time with at least 90% of the steps at or below it.
+  const auto rank90 = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n)));
+  const double p90 = static_cast<double>(t[std::max<size_t>(rank90, 1) - 1]);
+  std::fprintf(out,
+               "\nSteps (%s): %zu; step time (longest rank) median %.3f ms, p90 %.3f ms, min %.3f "
+               "ms, max %.3f ms\n",
+               tx(r.step_source).c_str(), n, med / 1e6, p90 / 1e6,
+               static_cast<double>(t.front()) / 1e6, static_cast<double>(t.back()) / 1e6);
+  if (!po.steps) return;
+  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
+               "step ms", "compute", "exp-comm", "exp-mem", "idle", "overlap%");
+  for (const JobStep& j : r.job_steps) {
+    const Breakdown& b = j.mean;
+    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %9s\n", j.index,
+                 tx(j.name).c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
+                 ms(b.exposed_comm).c_str(), ms(b.exposed_memcpy).c_str(), ms(b.idle).c_str(),
+                 b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-");
+  }
+  std::fprintf(out, "(per step: compute and the other columns are means over the ranks)\n");
+}
+
+}  // namespace
+
+bool is_simulated(const Process& p, const std::vector<Device>& devices,
+                  const std::vector<BenchResult>& bench) {
+  if (p.trace_clock.starts_with("simulated node")) return true;
+  for (const Device& d : devices) {
+    if (d.name.starts_with("Simulated ")) return true;
+  }
+  for (const BenchResult& b : bench) {
+    if (b.simulated) return true;
+  }
+  return false;
+}
+
+void order_by_rank(Report& r) {
+  r.order = rank_order(r.process_info);
+  std::vector<size_t> pos(r.process_info.size(), 0);
+  for (size_t i = 0; i < r.order.size(); ++i) pos[static_cast<size_t>(r.order[i])] = i;
+  // Stable: within a process, each list keeps its order (devices by ordinal, ranges by time).
+  auto by_rank = [&](auto& v) {
+    std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+      return pos[static_cast<size_t>(a.process)] < pos[static_cast<size_t>(b.process)];
+    });
+  };
+  by_rank(r.processes);
+  by_rank(r.devices);
+  by_rank(r.ranges);
+  by_rank(r.contention);
+  by_rank(r.bench);
+  by_rank(r.clocks);
+}
+
+Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
+  load_kernel_shapes(t);
+  std::vector<CommOverlap> comm;
+  const std::vector<RankSummary> ranks =
+      summarize(t, o, [&](const Trace&, const std::vector<CommOverlap>& rows) {
+        comm.insert(comm.end(), rows.begin(), rows.end());
+      });
+  Report r = reduce(ranks, inputs, o, o.align);
+  r.comm = std::move(comm);
+  for (const ClockOffset& c : r.clocks)
+    t.processes[static_cast<size_t>(c.process)].offset_ns = c.offset_ns;
+  return r;
+}
+
+Report analyze_aligned(const Trace& t, const std::vector<std::string>& inputs,
+                       const AnalyzeOptions& o) {
+  if (!t.pending_shapes.empty()) {
+    throw std::logic_error(
+        "analyze_aligned: the kernel shapes of a deferred load are still "
+        "pending (call load_kernel_shapes first)");
+  }
+  std::vector<CommOverlap> comm;
+  const std::vector<RankSummary> ranks =
+      summarize(t, o, [&](const Trace&, const std::vector<CommOverlap>& rows) {
+        comm.insert(comm.end(), rows.begin(), rows.end());
+      });
+  Report r = reduce(ranks, inputs, o, /*align=*/false);
+  r.comm = std::move(comm);
+  return r;
+}
+
+void print_text(FILE* out, const Report& r, const PrintOptions& po) {
+  std::fprintf(out,
+               "c3scope analyze: %zu trace(s), %zu process(es), %" PRId64 " kernels, %" PRId64
+               " memcpy, %" PRId64 " memset\n",
+               r.inputs.size(), r.process_info.size(), r.kernels, r.memcpys, r.memsets);
+  if (r.overall.simulated) {
+    std::string who;
+    size_t n = 0;
+    for (const ScopeReport& s : r.processes) {
+      if (!s.simulated) continue;
+      if (++n <= 4) who += (who.empty() ? "" : ", ") + label_of(r, s.process);
+    }
+    if (n > 4) who += " and " + std::to_string(n - 4) + " more";
+    std::fprintf(out,
+                 "SIMULATED: %s ran on c3bench's simulated node; every number of %s is a "
+                 "prediction of its model, not a measurement\n",
+                 n == r.processes.size() ? "every process" : who.c_str(),
+                 n == r.processes.size() ? "this report" : "theirs");
+  }
+  if (r.skipped > 0) {
+    std::fprintf(out, "warning: %" PRId64 " row(s) skipped; the first: %s\n", r.skipped,
+                 tx(r.first_skipped).c_str());
+  }
+  if (r.kernels + r.memcpys + r.memsets == 0) {
+    std::fprintf(out,
+                 "no GPU activity: the trace(s) hold no kernels, copies or sets (a CPU-only "
+                 "profile?), so compute, communication and overlap below are 0\n");
+  }
+  for (const std::string& line : cpu_collective_lines(r.cpu_collectives))
+    std::fprintf(out, "%s\n", line.c_str());
+  if (!r.ranges.empty() || r.matching_ranges > 0) {
+    std::fprintf(out,
+                 "restricted to %" PRId64
+                 " matching range(s): spans are the time inside them, idle what GPU work "
+                 "leaves of it\n",
+                 r.matching_ranges);
+  }
+  std::fprintf(
+      out,
+      "\nTime breakdown (ms); overlap %% = share of communication time hidden under compute\n");
+  std::fprintf(out, "%-22s %6s %11s %11s %11s %11s %11s %9s %11s %11s %9s\n", "scope", "device",
+               "span", "idle", "compute", "non-compute", "comm", "overlap%", "exposed-comm",
+               "exposed-mem", "activities");
+  auto row = [&](const std::string& scope, const std::string& dev, const Breakdown& b) {
+    std::fprintf(out, "%-22s %6s %11s %11s %11s %11s %11s %9s %11s %11s %9" PRId64 "\n",
+                 scope.c_str(), dev.c_str(), ms(b.span).c_str(), ms(b.idle).c_str(),
+                 ms(b.compute()).c_str(), ms(b.non_compute).c_str(), ms(b.comm()).c_str(),
+                 b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-", ms(b.exposed_comm).c_str(),
+                 ms(b.exposed_memcpy).c_str(), b.activities);
+  };
+  for (const ScopeReport& s : r.processes) {
+    row(label_of(r, s.process), "all", s.b);
+    size_t n = 0;
+    for (const ScopeReport& d : r.devices) n += d.process == s.process;
+    if (n > 1) {
+      for (const ScopeReport& d : r.devices) {
+        if (d.process == s.process) row("", std::to_string(d.device), d.b);
+      }
+    }
+  }
+  if (r.processes.size() > 1) row("overall (sum)", "", r.overall.b);
+
+  std::fprintf(out,
+               "\nKernel-type breakdown (overall): time during which exactly these classes run, "
+               "and its share of the busy time\n");
+  const Breakdown& o = r.overall.b;
+  for (size_t m = 1; m < o.by_mask.size(); ++m) {
+    if (o.by_mask[m] <= 0) continue;
+    std::fprintf(
+        out, "  %-42s %12s ms %6.2f%% of busy\n", mask_name(static_cast<int>(m)).c_str(),
+        ms(o.by_mask[m]).c_str(),
+        o.busy > 0 ? 100.0 * static_cast<double>(o.by_mask[m]) / static_cast<double>(o.busy) : 0.0);
+  }
+  if (!r.collectives.empty()) {
+    std::fprintf(out,
+                 "\nCollectives by op and size (S as nccl-tests counts it; bandwidth when sizes "
+                 "are known)\n");
+    std::fprintf(out, "%-16s %-12s %8s %12s %10s %10s %10s\n", "op", "size", "count", "total ms",
+                 "overlap%", "algbw GB/s", "busbw GB/s");
+    for (const auto& g : r.collectives) {
+      const std::string size = g.bucket_lo > 0 ? size_bucket(g.bucket_lo) : "unknown";
+      std::fprintf(out, "%-16s %-12s %8" PRId64 " %12s %10s %10s %10s\n", tx(g.op).c_str(),
+                   size.c_str(), g.count, ms(g.total_ns).c_str(),
+                   g.total_ns > 0 ? pct(g.mean_overlap_pct).c_str() : "-",
+                   gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
+    }
+  }
+  print_interference(out, r);
+  print_contention(out, r);
+  print_cross_rank(out, r);
+  print_steps(out, r, po);
+  if (!r.ranges.empty()) {
+    std::fprintf(out, "\nPer range (ms)\n");
+    std::fprintf(out, "%-22s %-28s %11s %11s %11s %11s %9s %11s\n", "scope", "range", "length",
+                 "idle", "compute", "comm", "overlap%", "exposed-comm");
+    for (const RangeReport& g : r.ranges) {
+      std::fprintf(out, "%-22s %-28.28s %11s %11s %11s %11s %9s %11s\n",
+                   label_of(r, g.process).c_str(), tx(g.name).c_str(), ms(g.end - g.start).c_str(),
+                   ms(g.b.idle).c_str(), ms(g.b.compute()).c_str(), ms(g.b.comm()).c_str(),
+                   g.b.comm() > 0 ? pct(g.b.overlap_pct).c_str() : "-",
+                   ms(g.b.exposed_comm).c_str());
+    }
+  }
+}
+
+std::vector<std::string> cpu_collective_lines(
+    const std::map<std::pair<std::string, std::string>, int64_t>& seen) {
+  std::vector<std::string> lines;
+  std::string backend, ops;
+  auto flush = [&] {
+    if (!backend.empty()) {
+      lines.push_back(
+          "CPU-side collectives (" +
+          (backend == "unnamed" ? std::string("backend not named in the trace") : backend) +
+          "): " + ops + " seen; not analysed: c3scope analyses GPU collectives (NCCL kernels)");
+    }
+  };
+  for (const auto& [key, n] : seen) {
+    if (key.first != backend) {
+      flush();
+      backend = key.first;
+      ops.clear();
+    }
+    ops += (ops.empty() ? "" : ", ") + std::to_string(n) + " " + key.second;
+  }
+  flush();
+  return lines;
+}
+
+std::string to_json(const Report& r) {
+  nlohmann::json j;
+  j["schema"] = "c3scope-analyze/1";
+  j["inputs"] = r.inputs;
+  j["simulated"] = r.overall.simulated;
+  j["counts"] = {{"processes", r.process_info.size()},
+                 {"kernels", r.kernels},
+                 {"memcpy", r.memcpys},
+                 {"memset", r.memsets},
+                 {"skipped_rows", r.skipped}};
+  if (!r.cpu_collectives.empty()) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [key, n] : r.cpu_collectives)
+      ops.push_back({{"backend", key.first}, {"op", key.second}, {"count", n}});
+    j["cpu_collectives"] = {{"analysed", false},
+                            {"why", "c3scope analyses GPU collectives (NCCL kernels)"},
+                            {"ops", ops}};
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const ScopeReport& s : r.processes) {
+    nlohmann::json p = process_json(r, s.process);
+    nlohmann::json b = breakdown_json(s.b);
+    p.update(b);
+    p["simulated"] = s.simulated;
+    nlohmann::json devs = nlohmann::json::array();
+    for (const ScopeReport& d : r.devices) {
+      if (d.process != s.process) continue;
+      nlohmann::json dj = breakdown_json(d.b);
+      dj["device"] = d.device;
+      devs.push_back(std::move(dj));
+    }
+    p["devices"] = std::move(devs);
+    ranks.push_back(std::move(p));
+  }
+  j["ranks"] = std::move(ranks);
+  j["overall"] = breakdown_json(r.overall.b);
+  nlohmann::json colls = nlohmann::json::array();
+  for (const auto& g : r.collectives) {
+    colls.push_back({{"op", g.op},
+                     {"size_min_bytes", known(g.bucket_lo)},
+                     {"size_max_bytes", known(g.bucket_hi)},
+                     {"count", g.count},
+                     {"total_ns", g.total_ns},
+                     {"mean_overlap_pct", ratio(g.total_ns > 0, g.mean_overlap_pct)},
+                     {"median_algbw_bytes_per_s", known(g.median_algbw)},
+                     {"median_busbw_bytes_per_s", known(g.median_busbw)}});
+  }
+  j["collectives"] = std::move(colls);
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const RangeReport& g : r.ranges) {
+    nlohmann::json rj = breakdown_json(g.b);
+    rj["rank"] = process_json(r, g.process)["rank"];
+    rj["process"] = r.process_info[static_cast<size_t>(g.process)].label();
+    rj["name"] = g.name;
+    rj["start_ns"] = g.start;
+    rj["end_ns"] = g.end;
+    ranges.push_back(std::move(rj));
+  }
+  j["ranges"] = std::move(ranges);
+  nlohmann::json inter = nlohmann::json::array();
+  for (const auto& x : r.interference) {
+    nlohmann::json o = {
+        {"signature", x.signature},
+        {"class", class_name(x.cls)},
+        {"alone", x.alone},
+        {"overlapped", x.overlapped},
+        {"partial", x.partial},
+        {"median_alone_ns", x.median_alone_ns},
+        {"median_overlapped_ns", x.median_overlapped_ns},
+        {"total_ns", x.total_ns},
+        {"enough_samples", x.enough},
+        {"peer_wait", x.peer_wait == InterferenceRow::PeerWait::point_to_point ? "point_to_point"
+                      : x.peer_wait == InterferenceRow::PeerWait::collective   ? "collective"
+                                                                               : "none"},
+        {"verdict", x.verdict()}};
+    if (x.enough) {
+      o["slowdown"] = x.slowdown;
+      o["slowdown_ci95"] = {x.ci_low, x.ci_high};
+    }
+    inter.push_back(std::move(o));
+  }
+  j["interference"] = std::move(inter);
+  nlohmann::json bench = nlohmann::json::array();
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  for (const auto& b : r.bench) {
+    nlohmann::json o = {{"label", b.label},         {"backend", b.backend},
+                        {"simulated", b.simulated}, {"t_comp_ns", b.t_comp},
+                        {"t_comm_ns", b.t_comm},    {"t_c3_ns", b.t_c3},
+                        {"scenario", b.scenario}};
+    for (const BenchRatio& x : kBenchRatios) o[x.name] = opt(b.*x.value);
+    bench.push_back(std::move(o));
+  }
+  j["controlled_experiments"] = std::move(bench);
+  nlohmann::json cont = nlohmann::json::array();
+  for (const auto& c : r.contention) {
+    nlohmann::json o = {{"rank", process_json(r, c.process)["rank"]},
+                        {"device", c.device},
+                        {"sm_oversubscribed_ns", c.oversubscribed_ns},
+                        {"kernels_with_sm_demand", c.kernels_with_demand},
+                        {"kernels_unknown_demand", c.kernels_unknown},
+                        {"copy_overlap_ns", c.copy_overlap_ns},
+                        {"queued_kernels", c.queued_kernels},
+                        {"launch_queue_median_ns", ratio(c.queued_kernels > 0, c.queue_median_ns)},
+                        {"launch_queue_p95_ns", ratio(c.queued_kernels > 0, c.queue_p95_ns)},
+                        {"launch_queue_max_ns", ratio(c.queued_kernels > 0, c.queue_max_ns)}};
+    nlohmann::json inv = nlohmann::json::array();
+    for (const auto& [n, ns] : c.oversubscribed_kernels) inv.push_back({{"kernel", n}, {"ns", ns}});
+    o["oversubscribed_kernels"] = std::move(inv);
+    nlohmann::json cp = nlohmann::json::object();
+    for (const auto& [d, ns] : c.copy_overlap_by_kind) cp[d] = ns;
+    o["copy_overlap_by_direction_ns"] = std::move(cp);
+    nlohmann::json bw = nlohmann::json::object();
+    for (const auto& [d, share] : c.copy_bandwidth_share) bw[d] = share;
+    o["copy_bandwidth_share_median"] = std::move(bw);
+    cont.push_back(std::move(o));
+  }
+  j["contention"] = std::move(cont);
+  nlohmann::json xr;
+  xr["matched"] = r.cross.collectives.size();
+  xr["unmatched"] = r.cross.unmatched;
+  xr["tied"] = r.cross.tied;
+  nlohmann::json waits = nlohmann::json::array();
+  for (const auto& w : r.cross.ranks) {
+    nlohmann::json o = process_json(r, w.process);
+    o["matched"] = w.matched;
+    o["wait_ns"] = w.wait_ns;
+    o["straggler_count"] = w.straggler_count;
+    waits.push_back(std::move(o));
+  }
+  xr["ranks"] = std::move(waits);
+  nlohmann::json skews = nlohmann::json::array();
+  for (const auto& m : r.cross.collectives) {
+    skews.push_back({{"comm_id", m.comm_id},
+                     {"seq", m.seq},
+                     {"op", m.op},
+                     {"ranks", m.ranks},
+                     {"arrival_skew_ns", m.skew_ns},
+                     {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
+                                                    : nlohmann::json(nullptr)}});
+  }
+  xr["collectives"] = std::move(skews);
+  nlohmann::json clocks = nlohmann::json::array();
+  for (const auto& c : r.clocks) {
+    clocks.push_back({{"process", process_json(r, c.process)["label"]},
+                      {"offset_ns", c.offset_ns},
+                      {"matched", c.matched},
+                      {"how", c.how}});
+  }
+  xr["clock_offsets"] = std::move(clocks);
+  j["cross_rank"] = std::move(xr);
+  nlohmann::json steps;
+  steps["source"] = r.step_source;
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const int pi : order_of(r)) {
+    const auto p = static_cast<size_t>(pi);
+    if (p >= r.steps.size()) continue;
+    for (const StepSample& st : r.steps[p]) {
+      nlohmann::json o = breakdown_json(st.b);
+      o["rank"] = process_json(r, static_cast<int>(p))["rank"];
+      o["process"] = r.process_info[p].label();
+      o["index"] = st.index;
+      o["name"] = st.name;
+      o["start_ns"] = st.start;
+      o["end_ns"] = st.end;
+      o["step_ns"] = st.end - st.start;
+      per_rank.push_back(std::move(o));
+    }
+  }
+  steps["per_rank"] = std::move(per_rank);
+  nlohmann::json job = nlohmann::json::array();
+  for (const JobStep& js : r.job_steps) {
+    nlohmann::json o = breakdown_json(js.mean);
+    o["index"] = js.index;
+    o["name"] = js.name;
+    o["ranks"] = js.ranks;
+    o["step_ns"] = js.step_ns;
+    job.push_back(std::move(o));
+  }
+  steps["job"] = std::move(job);
+  j["steps"] = std::move(steps);
+  // The schema first (readers that look at a file's start, such as open's detection, find it
+  // whatever the report's size), then the other keys in their sorted order.
+  nlohmann::ordered_json out;
+  out["schema"] = j.at("schema");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "schema") out[it.key()] = it.value();  // (another json type: a copy)
+  }
+  // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal. All but
+  // ASCII is written as \uXXXX: the library escapes control characters, and this the C1
+  // controls and bidirectional overrides too, so the file is inert in a terminal (cat, less).
+  return out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string collectives_csv_header() {
+  return "rank,pid,device,stream,op,kernel,start_ns,duration_ns,overlapped_ns,overlap_pct,bytes,"
+         "nranks,algbw_bytes_per_s,busbw_bytes_per_s\n";
+}
+
+std::string collectives_csv(const Trace& t, const Report& r) {
+  return collectives_csv_header() + collectives_csv_rows(t, r.comm);
+}
+
+std::string collectives_csv_rows(const Trace& t, const std::vector<CommOverlap>& rows) {
+  std::ostringstream o;
+  // Text fields: quoted, control characters and bidirectional overrides escaped (a file shown
+  // in a terminal), and a leading = + - @ made literal for spreadsheets (OWASP "CSV injection").
+  auto quote = [](const std::string& raw) {
+    const std::string s = tracedb::printable(raw);
+    std::string q = "\"";
+    if (!s.empty() && std::string_view("=+-@").find(s.front()) != std::string_view::npos) q += '\'';
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  const Activities& a = t.activities;
+  for (const CommOverlap& c : rows) {
+    const size_t i = c.activity;
+    const Process& p = t.processes[static_cast<size_t>(a.process[i])];
+    const std::string op = collective_op(t, i);
+    int64_t bytes = 0;
+    int nranks = 0;
+    if (a.collective[i] >= 0) {
+      const Collective& col = t.collectives[static_cast<size_t>(a.collective[i])];
+      nranks = col.nranks;
+      // S and the bus factor of AllGather, ReduceScatter, AllReduce, AllToAll need the rank
+      // count: without it they are unknown, not the per-rank size or a factor of 1.
+      const bool per_rank = nccl_tests_size(op, 1, 2) != 1;
+      bytes = nranks > 0 || !per_rank ? nccl_tests_size(op, col.bytes, nranks) : 0;
+    }
+    double alg = 0, bus = 0;
+    if (bytes > 0 && c.duration > 0) {
+      alg = static_cast<double>(bytes) / (static_cast<double>(c.duration) * 1e-9);
+      bus = nranks > 0 || busbw_factor(op, 2) == 1.0 ? alg * busbw_factor(op, nranks) : 0;
+    }
+    // Unknown values (no communication time, no size, no rank count) are empty, not 0.
+    char num[64] = "";
+    if (c.duration > 0) std::snprintf(num, sizeof num, "%.3f", c.pct());
+    auto count = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string(); };
+    o << (p.rank ? std::to_string(*p.rank) : "") << ',' << p.pid << ',' << a.device[i] << ','
+      << a.stream[i] << ',' << quote(op) << ','
+      << quote(a.name[i] >= 0 ? t.names[static_cast<size_t>(a.name[i])] : "") << ',' << a.start[i]
+      << ',' << c.duration << ',' << c.overlapped << ',' << num << ',' << count(bytes) << ','
+      << count(nranks) << ',';
+    auto rate = [](double v) {
+      char b[64] = "";
+      if (v > 0) std::snprintf(b, sizeof b, "%.0f", v);
+      return std::string(b);
+    };
+    o << rate(alg) << ',' << rate(bus) << '\n';
+  }
+  return o.str();
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,316 @@
+#include "c3/analyzer/summary/summary.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <map>
+#include <stdexcept>
+
+#include "c3/analyzer/metrics/pattern.h"
+#include "time_limits.h"
+
+namespace c3::analyzer {
+namespace {
+
+// Step windows of process p: (index, name, start, end), sorted by start.
+std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
+                                     std::string* source) {
+  std::vector<StepSample> out;
+  static const Pattern profiler = Pattern::compile("^ProfilerStep#[0-9]+$", "steps");
+  auto take = [&](auto&& keep) {
+    for (const Range& g : t.ranges) {
+      if (g.process != p || g.end <= g.start || !keep(g)) continue;
+      StepSample s;
+      s.name = g.name;
+      s.start = g.start;
+      s.end = g.end;
+      s.index = -1;
+      out.push_back(std::move(s));
+    }
+  };
+  if (step != nullptr) {
+    take([&](const Range& g) { return step->search(g.name); });
+    if (!out.empty()) *source = "--step '" + step->text() + "'";
+  } else {
+    take([&](const Range& g) { return profiler.match_prefix(g.name); });
+    if (!out.empty()) {
+      *source = "ProfilerStep#N";
+      for (StepSample& s : out) {
+        // The N of ProfilerStep#N; one past the summary's limit for indices (2^61: a
+        // ProfilerStep#9223372036854775807 made a summary that did not read back) keeps its
+        // order index instead.
+        const char* b = s.name.data() + 13;
+        int64_t n = -1;
+        const auto [end, ec] = std::from_chars(b, s.name.data() + s.name.size(), n);
+        s.index =
+            ec == std::errc() && end == s.name.data() + s.name.size() && n <= kStampLimit ? n : -1;
+      }
+    } else {
+      take([&](const Range& g) { return g.domain == "c3bench" && g.name.rfind("case ", 0) == 0; });
+      if (!out.empty()) *source = "c3bench cases";
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StepSample& a, const StepSample& b) { return a.start < b.start; });
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].index < 0) out[i].index = static_cast<int64_t>(i);
+  }
+  return out;
+}
+
+using CollectiveGroups = std::map<std::pair<std::string, int64_t>, CollectiveStat>;
+
+// Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
+// loop body, apart from what it keeps pointers to). Throws std::overflow_error past int64.
+void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& groups,
+                 std::map<std::string, InterferenceStat>& inter,
+                 std::map<int64_t, JobStep>& steps) {
+  r.process_info.push_back(s.process);
+  checked_add(r.kernels, s.kernels);
+  checked_add(r.memcpys, s.memcpys);
+  checked_add(r.memsets, s.memsets);
+  if (r.skipped == 0 && s.skipped > 0) r.first_skipped = s.first_skipped;
+  checked_add(r.skipped, s.skipped);
+  for (const auto& [key, n] : s.cpu_collectives) {
+    int64_t& v = r.cpu_collectives[key];
+    if (__builtin_add_overflow(v, n, &v)) v = INT64_MAX;
+  }
+  ScopeReport sr;
+  sr.process = pi;
+  sr.b = s.total;
+  sr.simulated = is_simulated(s.process, s.devices, s.bench);
+  r.overall.simulated = r.overall.simulated || sr.simulated;
+  r.overall.b.add(s.total);
+  r.processes.push_back(sr);
+  for (const auto& [dev, b] : s.per_device) {
+    ScopeReport ds;
+    ds.process = pi;
+    ds.device = dev;
+    ds.b = b;
+    r.devices.push_back(ds);
+  }
+  checked_add(r.matching_ranges, s.matching_ranges);
+  for (RangeReport g : s.ranges) {
+    g.process = pi;
+    r.ranges.push_back(std::move(g));
+  }
+  for (const CollectiveStat& c : s.collectives) {
+    auto [it, fresh] = groups.try_emplace({c.op, c.bucket}, c);
+    if (!fresh) it->second.merge(c);
+  }
+  for (const InterferenceStat& x : s.interference) {
+    auto [it, fresh] = inter.try_emplace(x.signature, x);
+    if (!fresh) it->second.merge(x);
+  }
+  for (Contention c : s.contention) {
+    c.process = pi;
+    r.contention.push_back(std::move(c));
+  }
+  for (BenchResult b : s.bench) {
+    b.process = static_cast<int16_t>(pi);
+    r.bench.push_back(std::move(b));
+  }
+  if (r.step_source.empty()) r.step_source = s.step_source;
+  for (const StepSample& st : s.steps) {
+    JobStep& j = steps[st.index];
+    j.index = st.index;
+    if (j.name.empty()) j.name = st.name;
+    ++j.ranks;
+    j.step_ns = std::max(j.step_ns, st.end - st.start);
+    j.mean.add(st.b);
+  }
+}
+
+}  // namespace
+
+size_t RankSummary::bytes() const {
+  auto str = [](const std::string& x) { return x.capacity() > 15 ? x.capacity() + 1 : 0; };
+  size_t b = sizeof(*this) + str(first_skipped) + str(step_source) + str(process.source) +
+             str(process.host) + str(process.command_line);
+  b += devices.capacity() * sizeof(Device) + per_device.capacity() * sizeof(per_device[0]);
+  b += ranges.capacity() * sizeof(RangeReport) + steps.capacity() * sizeof(StepSample);
+  for (const RangeReport& g : ranges) b += str(g.name);
+  for (const StepSample& st : steps) b += str(st.name);
+  b += collectives.capacity() * sizeof(CollectiveStat);
+  for (const CollectiveStat& c : collectives)
+    b += str(c.op) + c.algbw.bytes() + c.busbw.bytes() + c.duration.bytes();
+  b += kernel_stats.capacity() * sizeof(KernelStat);
+  for (const KernelStat& k : kernel_stats) b += str(k.name) + k.duration.bytes();
+  b += process.versions.capacity() * sizeof(process.versions[0]);
+  for (const auto& [k, v] : process.versions) b += str(k) + str(v);
+  b += interference.capacity() * sizeof(InterferenceStat);
+  for (const InterferenceStat& x : interference)
+    b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
+  b += contention.capacity() * sizeof(Contention) + bench.capacity() * sizeof(BenchResult);
+  b += calls.records.capacity() * sizeof(CollectiveRecord);
+  for (const std::string& x : calls.comms) b += sizeof(std::string) + str(x);
+  for (const std::string& x : calls.ops) b += sizeof(std::string) + str(x);
+  return b;
+}
+
+std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, const CommRows& rows) {
+  if (!t.pending_shapes.empty()) {
+    throw std::logic_error("summarize: kernel shapes are still pending (load_kernel_shapes)");
+  }
+  Pattern range_re, step_re;
+  if (!o.range.empty()) range_re = Pattern::compile(o.range, "--range");
+  if (!o.step.empty()) step_re = Pattern::compile(o.step, "--step");
+  const Activities& a = t.activities;
+  std::vector<RankSummary> out(t.processes.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    RankSummary& s = out[static_cast<size_t>(a.process[i])];
+    switch (a.kind[i]) {
+      case Kind::kernel:
+        ++s.kernels;
+        break;
+      case Kind::memcpy:
+        ++s.memcpys;
+        break;
+      case Kind::memset:
+        ++s.memsets;
+        break;
+    }
+  }
+  std::vector<Contention> cont = contention(t);
+  for (size_t p = 0; p < t.processes.size(); ++p) {
+    const int pi = static_cast<int>(p);
+    RankSummary& s = out[p];
+    s.process = t.processes[p];
+    if (p == 0) {
+      s.skipped = t.skipped;
+      s.first_skipped = t.first_skipped;
+      s.cpu_collectives = t.cpu_collectives;
+    }
+    for (Device d : t.devices) {
+      if (d.process != pi) continue;
+      d.process = 0;
+      s.devices.push_back(std::move(d));
+    }
+    Intervals window;
+    if (!o.range.empty()) {
+      for (const Range& g : t.ranges) {
+        // An NVTX mark (no duration) is no window.
+        if (g.process != pi || g.end <= g.start || !range_re.search(g.name)) continue;
+        ++s.matching_ranges;
+        window.push_back({g.start, g.end});
+        RangeReport rr;
+        rr.process = 0;
+        rr.name = g.name;
+        rr.start = g.start;
+        rr.end = g.end;
+        const Intervals w{{g.start, g.end}};
+        rr.b = breakdown(t, {pi, -1}, &w);
+        span_over(rr.b, w);
+        s.ranges.push_back(std::move(rr));
+      }
+      window = union_of(std::move(window));
+    }
+    const Intervals* win = o.range.empty() ? nullptr : &window;
+    s.total = breakdown(t, {pi, -1}, win);
+    // Over ranges, spans are the time inside them (span_over).
+    if (win != nullptr) span_over(s.total, *win);
+    std::vector<int16_t> devs;
+    for (const Device& d : s.devices) devs.push_back(d.device);
+    // Devices that have activities but no device row.
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.process[i] == pi && std::find(devs.begin(), devs.end(), a.device[i]) == devs.end())
+        devs.push_back(a.device[i]);
+    }
+    std::sort(devs.begin(), devs.end());
+    for (int16_t d : devs) {
+      s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
+      if (win != nullptr) span_over(s.per_device.back().second, *win);
+    }
+    const std::vector<CommOverlap> comm = comm_overlap(t, {pi, -1}, win);
+    s.collectives = collective_stats(t, comm);
+    s.kernel_stats = kernel_stats(t, pi, win);
+    if (rows) rows(t, comm);
+    s.steps = step_windows(t, pi, o.step.empty() ? nullptr : &step_re, &s.step_source);
+    std::vector<Interval> windows;
+    windows.reserve(s.steps.size());
+    for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
+    const std::vector<Breakdown> per_step = window_breakdowns(t, pi, windows);
+    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = per_step[k];
+    s.interference = interference_stats(t, o.interference, pi);
+    for (Contention& c : cont) {
+      if (c.process != pi) continue;
+      c.process = 0;
+      s.contention.push_back(std::move(c));
+    }
+    for (BenchResult b : t.bench) {
+      if (b.process != pi) continue;
+      b.process = 0;
+      s.bench.push_back(std::move(b));
+    }
+  }
+  for (size_t p = 0; p < out.size(); ++p) out[p].calls = collectives_of(t, static_cast<int>(p));
+  return out;
+}
+
+Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align) {
+  std::vector<RankSummary> copy = ranks;
+  return reduce(std::move(copy), inputs, o, align);
+}
+
+Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align) {
+  Report r;
+  r.inputs = inputs;
+  r.overall.process = -1;
+  CollectiveGroups groups;
+  std::map<std::string, InterferenceStat> inter;
+  // Clock alignment and matching run on the processes and their collective records only.
+  std::vector<Process> processes;
+  std::vector<const RankCollectives*> calls;
+  std::map<int64_t, JobStep> steps;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankSummary& s = ranks[i];
+    const int pi = static_cast<int>(i);
+    // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
+    // the totals of 8,192 ranks or more at those limits pass int64.
+    try {
+      reduce_rank(r, s, pi, groups, inter, steps);
+    } catch (const std::overflow_error&) {
+      const std::string& where = s.input.empty() ? s.process.source : s.input;
+      throw std::invalid_argument(
+          "'" + where + "': adding rank " + std::to_string(i) + " of " +
+          std::to_string(ranks.size()) +
+          " to the job's totals passes int64 (2^63): its numbers are out of range, or the job has "
+          "8,192 ranks or more at a summary's per-rank limits; analyze fewer at a time");
+    }
+    processes.push_back(s.process);
+    calls.push_back(&s.calls);
+    // The report takes the per-rank steps over (they are most of a summary's bytes).
+    r.steps.push_back(std::move(s.steps));
+  }
+  for (auto& [k, j] : steps) {
+    // Means over the ranks that have the step.
+    Breakdown& m = j.mean;
+    const int64_t n = j.ranks;
+    auto div = [n](int64_t& v) { v /= n; };
+    // (first and last stay the earliest start and latest end.)
+    for (int64_t* v : {&m.activities, &m.span, &m.busy, &m.idle, &m.overlap, &m.exposed_comm,
+                       &m.exposed_memcpy, &m.exposed_other, &m.non_compute})
+      div(*v);
+    for (int64_t& v : m.time) div(v);
+    for (int64_t& v : m.by_mask) div(v);
+    m.overlap_pct =
+        m.comm() > 0 ? 100.0 * static_cast<double>(m.overlap) / static_cast<double>(m.comm()) : 0.0;
+    r.job_steps.push_back(j);
+  }
+  std::vector<CollectiveStat> cs;
+  cs.reserve(groups.size());
+  for (auto& [k, g] : groups) cs.push_back(std::move(g));
+  r.collectives = collective_groups(cs);
+  std::vector<InterferenceStat> merged;
+  merged.reserve(inter.size());
+  for (auto& [k, x] : inter) merged.push_back(std::move(x));
+  r.interference = interference_rows(merged, o.interference);
+  if (align) r.clocks = align_clocks(processes, calls);
+  r.cross = cross_rank(processes, calls);
+  order_by_rank(r);
+  return r;
+}
+
+}  // namespace c3::analyzer
