@@ -11,6 +11,7 @@
 
 #include "c3/analyzer/open/load.h"
 #include "c3/common/workers.h"
+#include "json_scan.h"
 
 namespace c3::analyzer {
 namespace {
@@ -142,24 +143,10 @@ std::vector<RankSummary> read_summary_file(const std::string& path, SummaryOptio
   // Whitespace outside strings is dropped as it is read: it means nothing in JSON, and a file of
   // padding (a 500 KB gzip of 512 MiB of spaces) would otherwise fill memory up to the cap. Past
   // the cap summaries_from_json refuses, reading on would only fill memory (a gzip bomb).
-  bool in_string = false, escaped = false;
+  JsonScan scan;
   while ((got = gzread(f, buf, sizeof buf)) > 0 && text.size() <= kSummaryTextLimit) {
     for (int i = 0; i < got; ++i) {
-      const char c = buf[i];
-      if (in_string) {
-        if (escaped) {
-          escaped = false;
-        } else if (c == '\\') {
-          escaped = true;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-        continue;
-      } else if (c == '"') {
-        in_string = true;
-      }
-      text.push_back(c);
+      if (scan.feed(buf[i])) text.push_back(buf[i]);
     }
   }
   int err = Z_OK;

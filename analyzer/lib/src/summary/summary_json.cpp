@@ -15,6 +15,7 @@
 #include "c3/analyzer/metrics/classify.h"
 #include "c3/analyzer/summary/summary.h"
 #include "c3/common/text_limits.h"
+#include "json_scan.h"
 #include "time_limits.h"
 
 namespace c3::analyzer {
@@ -629,27 +630,12 @@ void cap_strings(ojson& j, size_t limit) {
 // How deep `text` nests arrays and objects (outside strings), counted up to just past
 // kSummaryDepthLimit.
 size_t nesting_depth(std::string_view text) {
-  size_t depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
+  JsonScan scan;
   for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-      if (deepest > kSummaryDepthLimit) break;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
+    scan.feed(c);
+    if (scan.deepest > kSummaryDepthLimit) break;
   }
-  return deepest;
+  return scan.deepest;
 }
 
 }  // namespace
