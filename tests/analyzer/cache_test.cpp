@@ -96,6 +96,7 @@ TEST(Cache, RoundTripGivesTheSameTrace) {
   EXPECT_EQ(back->activities.collective, t.activities.collective);
   EXPECT_EQ(back->activities.cls, t.activities.cls);
   EXPECT_EQ(back->names, t.names);
+  EXPECT_FALSE(back->activities.has_calls());  // none in the sample
   ASSERT_EQ(back->collectives.size(), t.collectives.size());
   EXPECT_EQ(back->collectives[7].seq, t.collectives[7].seq);
   EXPECT_EQ(back->collectives[7].comm_id, "0xabc");
@@ -163,6 +164,21 @@ TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
   EXPECT_EQ(left, 4);
 }
 
+// Format 6 keeps the launch calls (issue 25): a snapshot of a trace with them has them back.
+TEST(Cache, LaunchCallsRoundTrip) {
+  TempDir dir;
+  Trace t = sample();
+  t.activities.set_call(5, t.activities.start[5] - 9, t.activities.start[5] - 4, 0);
+  const std::string path = cache_path(dir.path.string(), "calls");
+  ASSERT_TRUE(save_cache(t, "calls", path));
+  const std::optional<Trace> back = load_cache(path, "calls");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->activities.call_start, t.activities.call_start);
+  EXPECT_EQ(back->activities.call_end, t.activities.call_end);
+  EXPECT_EQ(back->activities.call_name, t.activities.call_name);
+  EXPECT_EQ(back->activities.call_end[4], kNoCall);
+}
+
 // Issue 12: a snapshot with a negative name index was accepted (only upper bounds were checked),
 // and the metrics then indexed the name table with it. Every index is checked both ways.
 TEST(Cache, NegativeOrPastTheEndIndicesAreRefused) {
@@ -177,6 +193,15 @@ TEST(Cache, NegativeOrPastTheEndIndicesAreRefused) {
       {"end before start", [](Trace& t) { t.activities.end[3] = t.activities.start[3] - 1; }},
       {"range of no process", [](Trace& t) { t.ranges[0].process = 7; }},
       {"device of no process", [](Trace& t) { t.devices[0].process = -2; }},
+      // Format 6: the launch calls' columns.
+      {"call ends before it starts",
+       [](Trace& t) { t.activities.set_call(3, 50, 40, 0); }},
+      {"call name past the table", [](Trace& t) { t.activities.set_call(3, 40, 50, 99); }},
+      {"call column short",
+       [](Trace& t) {
+         t.activities.set_call(3, 40, 50, 0);
+         t.activities.call_name.pop_back();
+       }},
   };
   for (const auto& [what, tamper] : tampers) {
     Trace t = sample();

@@ -331,6 +331,7 @@ size_t TraceBuilder::memcpy(int64_t row, int64_t process_db, int64_t device, int
                                       static_cast<int16_t>(p), Kind::memcpy, bytes);
   t_.activities.collective[i] = link(process_db, correlation, dev, start, end);
   t_.activities.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(channel, -1, INT32_MAX));
+  if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
   return i;
 }
 
@@ -344,7 +345,44 @@ size_t TraceBuilder::memset(int64_t row, int64_t process_db, int64_t device, int
                                       static_cast<int16_t>(p), Kind::memset, bytes);
   // A set a collective launched counts in its GPU span (sets are not linked rows).
   link(process_db, correlation, dev, start, end);
+  if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
   return i;
+}
+
+void TraceBuilder::launched(int64_t process_db, int64_t correlation, size_t i) {
+  if (i >= UINT32_MAX) return;
+  uint32_t& slot = launched_.slot(process_db, correlation, process_db == main_process_);
+  const auto row = static_cast<uint32_t>(i);
+  if (slot == 0) {
+    slot = row + 1;
+    return;
+  }
+  // Appended at the chain's end, so a launch's rows stay in the order they came.
+  uint32_t at = slot - 1;
+  for (auto it = more_launched_.find(at); it != more_launched_.end();
+       it = more_launched_.find(at)) {
+    at = it->second;
+  }
+  more_launched_.emplace(at, row);
+}
+
+void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start,
+                            int64_t end, int32_t name) {
+  if (correlation < 0) return;
+  const uint32_t slot = launched_.find(process_db, correlation);
+  if (slot == 0) return;
+  if (end < start || !in_time_limit(start, end) || !in_duration_limit(start, end)) {
+    skip_row(row, "api_call", end < start ? "ends before it starts"
+                                          : "has a time beyond the limits (+-2^61 ns, 2^50 ns long)");
+    return;
+  }
+  Activities& a = t_.activities;
+  for (uint32_t at = slot - 1;;) {
+    if (!a.has_calls() || a.call_end[at] == kNoCall) a.set_call(at, start, end, name);
+    auto it = more_launched_.find(at);
+    if (it == more_launched_.end()) break;
+    at = it->second;
+  }
 }
 
 void TraceBuilder::range(int64_t process_db, Range g) {
@@ -496,6 +534,13 @@ int64_t TraceSink::insert(const tracedb::MemsetRow& row) {
   const int64_t id = ++memsets_;
   b_.memset(id, row.process_id, row.device_id, row.stream_id.value_or(-1), row.start_ns, row.end_ns,
             row.bytes, row.correlation_id.value_or(-1));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::ApiCallRow& row) {
+  const int64_t id = ++api_calls_;
+  b_.api_call(id, row.process_id, row.correlation_id, row.start_ns, row.end_ns,
+              static_cast<int32_t>(row.name_id));
   return id;
 }
 

@@ -143,6 +143,15 @@ class TraceBuilder {
   size_t memset(int64_t row, int64_t process_db, int64_t device, int64_t stream, int64_t start,
                 int64_t end, int64_t bytes, int64_t correlation);
   void range(int64_t process_db, Range g);
+  // Whether launch calls will follow (a file with API calls): only then does the builder keep
+  // each GPU row's (process, correlation id) for them (4 bytes per correlation id meanwhile).
+  void expect_calls(bool yes) { expect_calls_ = yes; }
+  // A host API call (after the GPU rows): when its correlation id is a GPU row's, that row's
+  // launch call (Activities::call_start/call_end; the first call of an id wins). Others are
+  // ignored; one ending before it starts or beyond the time limits is skipped and counted.
+  // `name`: a Trace::names index.
+  void api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start, int64_t end,
+                int32_t name);
   // A row of `table` that cannot be used (`why`: an integer column holding text), skipped and
   // counted.
   void bad_row(int64_t row, const char* table, const std::string& why);
@@ -156,6 +165,7 @@ class TraceBuilder {
   bool check(int64_t row, int p, int64_t s, int64_t e, const char* table);
   void skip_row(int64_t row, const char* table, const char* why);
   int32_t link(int64_t process_db, int64_t correlation, int16_t device, int64_t s, int64_t e);
+  void launched(int64_t process_db, int64_t correlation, size_t i);
 
   Trace& t_;
   std::string source_;
@@ -179,6 +189,11 @@ class TraceBuilder {
   std::unordered_map<std::string, int32_t> copy_names_;  // "Memcpy <kind>" per kind
   int32_t memset_name_ = -1;
   int64_t rows_ = 0;
+  // (process, correlation id) -> 1 + the first GPU row of that launch; further rows of one launch
+  // (a CUDA graph's kernels share their cudaGraphLaunch) chain through more_launched_.
+  bool expect_calls_ = true;
+  LinkTable launched_;
+  std::unordered_map<uint32_t, uint32_t> more_launched_;
 };
 
 // Per row: inline, as the loader's loop calls them millions of times.
@@ -223,6 +238,7 @@ inline size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t devi
                                       static_cast<int16_t>(p), Kind::kernel, 0);
   t_.activities.collective[i] =
       t_.collectives.empty() ? -1 : link(process_db, correlation, dev, start, end);
+  if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
   return i;
 }
 
@@ -248,12 +264,14 @@ class TraceSink final : public tracedb::RowSink {
   int64_t insert(const tracedb::MemcpyRow& row) override;
   int64_t insert(const tracedb::MemsetRow& row) override;
   int64_t insert(const tracedb::NvtxRangeRow& row) override;
+  int64_t insert(const tracedb::ApiCallRow& row) override;
   int64_t intern(std::string_view value) override { return b_.name(value); }
   void set_meta(std::string_view key, std::string_view value) override { b_.meta(key, value); }
 
  private:
   TraceBuilder& b_;
-  int64_t processes_ = 0, collectives_ = 0, kernels_ = 0, memcpys_ = 0, memsets_ = 0, ranges_ = 0;
+  int64_t processes_ = 0, collectives_ = 0, kernels_ = 0, memcpys_ = 0, memsets_ = 0, ranges_ = 0,
+          api_calls_ = 0;
 };
 
 // One input of load_sources: a trace database (`fill` empty), or a function that feeds a

@@ -32,7 +32,8 @@ constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // 4: c3bench results' typed configuration (BenchConfig); older formats get it from the label.
 // 5: the loader keeps NVTX marks (ranges of no duration); the layout is format 4's, so a format 4
 // snapshot still reads (without marks), and a user's cache of format 4 is rebuilt.
-constexpr int64_t kFormat = 5;
+// 6: the activities' launch calls (Activities::call_start/call_end); older formats read without.
+constexpr int64_t kFormat = 6;
 constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
@@ -229,6 +230,11 @@ void visit(IO& io, T& t) {
   io.vec(a.bytes);
   io.vec(a.shape);
   io.vec(a.collective);
+  if (io.format() >= 6) {
+    io.vec(a.call_start);
+    io.vec(a.call_end);
+    io.vec(a.call_name);
+  }
   io.list(
       t.collectives,
       [&](auto& c) {
@@ -274,6 +280,18 @@ Trace read_trace(In& in) {
        {a.end.size(), a.name.size(), a.stream.size(), a.device.size(), a.process.size(),
         a.kind.size(), a.cls.size(), a.bytes.size(), a.shape.size(), a.collective.size()}) {
     if (m != n) throw Damaged{};
+  }
+  // Launch calls: none, or one (possibly kNoCall) per row, each within the limits.
+  if (a.call_start.size() != a.call_end.size() || a.call_name.size() != a.call_end.size() ||
+      (a.has_calls() && a.call_end.size() != n)) {
+    throw Damaged{};
+  }
+  const auto names_n = static_cast<int64_t>(t.names.size());
+  for (size_t i = 0; i < a.call_end.size(); ++i) {
+    const int64_t cs = a.call_start[i], ce = a.call_end[i];
+    if (a.call_name[i] < -1 || a.call_name[i] >= names_n) throw Damaged{};
+    if (cs == kNoCall && ce == kNoCall) continue;
+    if (ce < cs || !in_time_limit(cs, ce) || !in_duration_limit(cs, ce)) throw Damaged{};
   }
   // Indices that point into other tables must be in range: a damaged snapshot never reaches
   // the metrics.

@@ -272,6 +272,28 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
   }
 }
 
+// The host calls that launched GPU rows (API calls recorded with --cuda-api, or imported), by
+// correlation id; the builder keeps only those (TraceBuilder::api_call).
+void read_api_calls(const tracedb::Reader& r, TraceBuilder& b, StringTable& names) {
+  auto q =
+      r.query("SELECT id, process_id, correlation_id, start_ns, end_ns, name_id FROM api_call");
+  while (q.step()) {
+    const int64_t id = q.i64(0), process = q.i64(1), correlation = q.i64(2), start = q.i64(3),
+                  end = q.i64(4), name = q.i64(5);
+    if (const std::string why = q.row_problem(); !why.empty()) {
+      b.bad_row(id, "api_call", why);
+      continue;
+    }
+    b.api_call(id, process, correlation, start, end, names(name));
+  }
+}
+
+// Whether the file has API call rows (a collector's trace has them with --cuda-api).
+bool has_api_calls(const tracedb::Reader& r) {
+  auto q = r.query("SELECT EXISTS (SELECT 1 FROM api_call)");
+  return q.step() && q.i64(0) != 0;
+}
+
 // NVTX ranges, and marks as ranges of no duration (the timeline draws them as ticks; steps and
 // --range windows, which need a duration, pass them over).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
@@ -303,6 +325,8 @@ void load_file(const std::string& path, Trace& t, bool defer,
   read_devices(*r, b);
   read_collectives(*r, b, t);
   StringTable names(*r, b);
+  const bool calls = has_api_calls(*r);
+  b.expect_calls(calls);
   reserve_activities(*r, t.activities);
   PendingShapes pending = read_kernels(*r, b, t.activities, names, defer, path);
   if (defer && pending.kernels > 0) {
@@ -315,6 +339,7 @@ void load_file(const std::string& path, Trace& t, bool defer,
   }
   read_memcpys(*r, b);
   read_memsets(*r, b);
+  if (calls) read_api_calls(*r, b, names);
   // c3bench results recorded with the trace (bench_run.pid names the process).
   load_bench_results(*r, b, t);
   read_ranges(*r, b);
@@ -493,6 +518,46 @@ void merge(Trace& t, std::vector<Trace>& parts) {
   });
   mapped(&Activities::collective,
          [&](size_t f, size_t, int32_t c) { return c >= 0 ? c + maps[f].coff : c; });
+  // Launch calls: when any part has them, every part's rows get theirs (kNoCall, -1 where it has
+  // none).
+  // (Each part's row count is taken now: the other tasks free the columns size() reads.)
+  const bool calls = std::any_of(parts.begin(), parts.end(),
+                                 [](const Trace& p) { return p.activities.has_calls(); });
+  std::vector<size_t> part_rows;
+  for (const auto& part : parts) part_rows.push_back(part.activities.size());
+  for (auto member : {&Activities::call_start, &Activities::call_end}) {
+    if (!calls) break;
+    tasks.emplace_back([&, member] {
+      auto& dst = to.*member;
+      dst.reserve(rows);
+      for (size_t f = 0; f < parts.size(); ++f) {
+        auto& src = parts[f].activities.*member;
+        if (src.empty()) {
+          dst.insert(dst.end(), part_rows[f], kNoCall);
+        } else {
+          dst.insert(dst.end(), src.begin(), src.end());
+        }
+        std::vector<int64_t>().swap(src);
+      }
+    });
+  }
+  if (calls) {
+    tasks.emplace_back([&] {
+      auto& dst = to.call_name;
+      dst.reserve(rows);
+      for (size_t f = 0; f < parts.size(); ++f) {
+        auto& src = parts[f].activities.call_name;
+        if (src.empty()) {
+          dst.insert(dst.end(), part_rows[f], -1);
+        } else {
+          for (const int32_t nm : src) {
+            dst.push_back(nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm);
+          }
+        }
+        std::vector<int32_t>().swap(src);
+      }
+    });
+  }
   run_parallel(tasks);
   for (auto& part : parts) part = Trace{};
 }

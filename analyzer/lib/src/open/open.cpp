@@ -332,7 +332,7 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     io.hta_rounding = o.hta_rounding;
     io.salvage = o.salvage;
     io.scratch = o.read_once;
-    io.api_calls = !o.read_once;  // the analysis reads none
+    io.api_calls = true;  // launch calls: idle causes, launch statistics, queue length
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
     if (o.progress) o.progress(0, "importing " + name);
@@ -409,8 +409,7 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
                          importer::Options io;
                          io.hta_rounding = o.hta_rounding;
                          io.salvage = o.salvage;
-                         io.salvage = o.salvage;
-                         io.api_calls = false;  // the analysis reads none
+                         io.api_calls = true;  // launch calls (why/)
                          direct_stats[i] = importer::import_kineto(inputs[i].path, sink, io,
                                                                    [&](int64_t, int64_t) {
                                                                      if (o.cancel && *o.cancel)

@@ -61,7 +61,23 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
   bytes.push_back(nbytes);
   shape.push_back(-1);
   collective.push_back(-1);
+  if (has_calls()) {
+    call_start.push_back(kNoCall);
+    call_end.push_back(kNoCall);
+    call_name.push_back(-1);
+  }
   return start.size() - 1;
+}
+
+void Activities::set_call(size_t i, int64_t entry, int64_t exit, int32_t name_id) {
+  if (!has_calls()) {
+    call_start.assign(size(), kNoCall);
+    call_end.assign(size(), kNoCall);
+    call_name.assign(size(), -1);
+  }
+  call_start[i] = entry;
+  call_end[i] = exit;
+  call_name[i] = name_id;
 }
 
 namespace {
@@ -246,6 +262,11 @@ void Activities::sort() {
   permute(process, order, done);
   permute(kind, order, done);
   permute(cls, order, done);
+  if (has_calls()) {
+    permute(call_start, order, done);
+    permute(call_end, order, done);
+    permute(call_name, order, done);
+  }
 }
 
 std::string Process::label() const {

@@ -15,6 +15,8 @@
 namespace c3::analyzer {
 
 enum class Kind : uint8_t { kernel, memcpy, memset };
+// Activities::call_start/call_end of a row whose launch call is not known.
+inline constexpr int64_t kNoCall = INT64_MIN;
 // docs/metrics.md "Classes of GPU activity".
 enum class Class : uint8_t { compute, communication, memory, other };
 inline constexpr int kClasses = 4;
@@ -48,8 +50,18 @@ struct Activities {
   std::vector<int32_t> shape;
   std::vector<int32_t>
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
+  // The host call that launched the row (the runtime or driver API call with the row's
+  // correlation id: cudaLaunchKernel, cudaMemcpyAsync, ...): its entry and exit, ns (kNoCall:
+  // none known), and its name (a Trace::names index, -1). The columns are empty while no row has one
+  // (traces recorded without API calls), so they cost 20 bytes per row only where a trace carries
+  // launch calls (docs/analyze.md "Memory").
+  std::vector<int64_t> call_start, call_end;
+  std::vector<int32_t> call_name;
 
   size_t size() const { return start.size(); }
+  bool has_calls() const { return !call_end.empty(); }
+  // Sets row i's launch call, making the columns (-1 for every other row) on first use.
+  void set_call(size_t i, int64_t entry, int64_t exit, int32_t name);
   int32_t channel(size_t i) const { return kind[i] == Kind::memcpy ? shape[i] : -1; }
   void reserve(size_t n);
   // Appends a row (all columns); returns its index.
