@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,7 +30,9 @@ Action add_analyze(CLI::App& app) {
     std::string json, csv, range, step, summary;
     double threshold = 0.5;
     int min_samples = 5;
-    bool steps = false, force = false, salvage = false;
+    double kernel_wait_us = 30, micro_idle_us = 0, runtime_cutoff_us = 50, delay_cutoff_us = 100;
+    int64_t queue_limit = 1024;
+    bool steps = false, force = false, salvage = false, why = false;
     TraceFlags trace;
   };
   auto o = std::make_shared<Opts>();
@@ -41,7 +44,7 @@ Action add_analyze(CLI::App& app) {
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
   cmd->add_option("--summary", o->summary,
-                  "Write the rank summaries (schema c3scope-summary/3; a CI baseline, and an "
+                  "Write the rank summaries (schema c3scope-summary/4; a CI baseline, and an "
                   "input of analyze) to this file, gzip-compressed when it ends in .gz");
   cmd->add_option(
       "--range", o->range,
@@ -63,12 +66,41 @@ Action add_analyze(CLI::App& app) {
                       "Interference: fewer samples alone or overlapped than this give no slowdown")
           ->capture_default_str()
           ->check(CLI::Range(1, 1 << 30));
+  cmd->add_flag("--why", o->why,
+                "Also print idle causes per stream, launch statistics per kernel and queue "
+                "length per stream");
+  // Thresholds in microseconds, as HTA's (its defaults); kept in summaries like the others.
+  constexpr double kMaxUs = 1e12;  // 11.6 days: every threshold in ns stays within int64 sums
+  std::vector<CLI::Option*> why_flags = {
+      cmd->add_option("--kernel-wait-us", o->kernel_wait_us,
+                      "Idle causes: a gap the host did not cause is kernel wait when shorter "
+                      "than this (HTA's consecutive_kernel_delay)")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, kMaxUs)),
+      cmd->add_option("--micro-idle-us", o->micro_idle_us,
+                      "Idle causes: also split idle into micro (gaps shorter than this) and "
+                      "macro idle, as TraceLens does; 0: no split")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, kMaxUs)),
+      cmd->add_option("--runtime-cutoff-us", o->runtime_cutoff_us,
+                      "Launch statistics: launch calls longer than this are runtime outliers")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, kMaxUs)),
+      cmd->add_option("--delay-cutoff-us", o->delay_cutoff_us,
+                      "Launch statistics: launch delays longer than this are delay outliers")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, kMaxUs)),
+      cmd->add_option("--queue-limit", o->queue_limit,
+                      "Queue length: the per-stream launch queue's limit, time at or above which "
+                      "counts as blocked on a full queue")
+          ->capture_default_str()
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))};
   add_trace_flags(cmd, o->trace);
   cmd->add_flag("--salvage", o->salvage,
                 "A damaged or truncated .json.gz: analyze the events before the damage (counted "
                 "as skipped) instead of failing");
   add_force_flag(cmd, o->force);
-  return [o, threshold, min_samples] {
+  return [o, threshold, min_samples, why_flags] {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
     std::vector<std::string> notes;
@@ -110,6 +142,17 @@ Action add_analyze(CLI::App& app) {
     po.given.step = !o->step.empty();
     po.given.overlap_fraction = threshold->count() > 0;
     po.given.min_samples = min_samples->count() > 0;
+    auto ns = [](double us) { return static_cast<int64_t>(std::llround(us * 1e3)); };
+    po.analyze.idle.kernel_wait_ns = ns(o->kernel_wait_us);
+    po.analyze.idle.micro_ns = ns(o->micro_idle_us);
+    po.analyze.launch.runtime_cutoff_ns = ns(o->runtime_cutoff_us);
+    po.analyze.launch.delay_cutoff_ns = ns(o->delay_cutoff_us);
+    po.analyze.queue.limit = o->queue_limit;
+    po.given.kernel_wait = why_flags[0]->count() > 0;
+    po.given.micro_idle = why_flags[1]->count() > 0;
+    po.given.runtime_cutoff = why_flags[2]->count() > 0;
+    po.given.delay_cutoff = why_flags[3]->count() > 0;
+    po.given.queue_limit = why_flags[4]->count() > 0;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && inputs.size() > 1) {
       po.progress = [](size_t done, size_t total, const std::string&) {
@@ -158,6 +201,7 @@ Action add_analyze(CLI::App& app) {
     }
     analyzer::PrintOptions print;
     print.steps = o->steps;
+    print.why = o->why;
     // The text report only when no output file is standard output (--json /dev/stdout | jq).
     if (!outputs->to_stdout()) analyzer::print_text(stdout, r, print);
     if (json_out) json_out->write(analyzer::to_json(r));

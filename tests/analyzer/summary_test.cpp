@@ -202,7 +202,7 @@ TEST(Summary, SchemaThreeKeepsCpuCollectivesAndTwoReadsWithout) {
   ASSERT_EQ(now.size(), 1u);
   EXPECT_EQ(now[0].cpu_collectives, t.cpu_collectives);
   nlohmann::json j = nlohmann::json::parse(text);
-  EXPECT_EQ(j["schema"], "c3scope-summary/3");
+  EXPECT_EQ(j["schema"], "c3scope-summary/4");
   j["schema"] = "c3scope-summary/2";
   j["ranks"][0]["counts"].erase("cpu_collectives");
   EXPECT_TRUE(summaries_from_json(j.dump(), "two.json")[0].cpu_collectives.empty());
@@ -213,6 +213,64 @@ TEST(Summary, SchemaThreeKeepsCpuCollectivesAndTwoReadsWithout) {
     k["ranks"][0]["counts"]["cpu_collectives"].push_back(nlohmann::json::parse(bad));
     EXPECT_THROW(summaries_from_json(k.dump(), "bad.json"), std::invalid_argument) << bad;
   }
+}
+
+// Issue 25: schema 4 keeps the why/ analyses (idle causes of the rank, its devices, streams and
+// steps; launch statistics; queues) and their options; schema 3 reads without them, and the
+// report says they are not there rather than showing zeros; parts that do not add up are refused.
+TEST(Summary, SchemaFourKeepsIdleCausesLaunchesAndQueues) {
+  Trace t = small_trace();
+  for (size_t i = 0; i < t.activities.size(); ++i) {
+    t.activities.set_call(i, t.activities.start[i] - 50, t.activities.start[i] - 40,
+                          static_cast<int32_t>(t.names.size()));
+  }
+  t.names.push_back("cudaLaunchKernel");
+  SummaryOptions o;
+  o.idle.kernel_wait_ns = 7;
+  o.idle.micro_ns = 3;
+  o.launch.delay_cutoff_ns = 9;
+  o.queue.limit = 2;
+  const std::vector<RankSummary> made = summarize(t, o);
+  ASSERT_TRUE(made[0].why);
+  ASSERT_TRUE(made[0].launch_calls);
+  ASSERT_FALSE(made[0].launches.empty());
+  ASSERT_FALSE(made[0].queues.empty());
+  const std::string text = summaries_to_json(made, o);
+  SummaryOptions used;
+  const std::vector<RankSummary> back = summaries_from_json(text, "s.json", &used);
+  EXPECT_EQ(used.idle.kernel_wait_ns, 7);
+  EXPECT_EQ(used.idle.micro_ns, 3);
+  EXPECT_EQ(used.launch.delay_cutoff_ns, 9);
+  EXPECT_EQ(used.queue.limit, 2);
+  ASSERT_TRUE(back[0].why);
+  EXPECT_EQ(back[0].idle, made[0].idle);
+  EXPECT_EQ(back[0].device_idle, made[0].device_idle);
+  ASSERT_EQ(back[0].stream_idle.size(), made[0].stream_idle.size());
+  EXPECT_EQ(back[0].stream_idle[0].causes, made[0].stream_idle[0].causes);
+  ASSERT_EQ(back[0].launches.size(), made[0].launches.size());
+  EXPECT_EQ(back[0].launches[0].delay_ns, made[0].launches[0].delay_ns);
+  EXPECT_EQ(back[0].launches[0].delay.count(), made[0].launches[0].delay.count());
+  ASSERT_EQ(back[0].queues.size(), made[0].queues.size());
+  EXPECT_EQ(back[0].queues[0].max, made[0].queues[0].max);
+  ASSERT_EQ(back[0].steps.size(), made[0].steps.size());
+  EXPECT_EQ(back[0].steps[0].idle, made[0].steps[0].idle);
+  // The same report from the summary as from the trace.
+  const Report direct = reduce(made, {"t"}, o);
+  const Report again = reduce(back, {"t"}, o);
+  EXPECT_TRUE(direct.why);
+  EXPECT_EQ(to_json(direct), to_json(again));
+  // Schema 3: no why block; the report says so.
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["schema"] = "c3scope-summary/3";
+  j["ranks"][0].erase("why");
+  for (auto& st : j["ranks"][0]["steps"]["samples"]) st.erase("idle");
+  const std::vector<RankSummary> old = summaries_from_json(j.dump(), "three.json");
+  EXPECT_FALSE(old[0].why);
+  EXPECT_FALSE(reduce(old, {"t"}, o).why);
+  // Parts that do not add up to idle are refused.
+  nlohmann::json k = nlohmann::json::parse(text);
+  k["ranks"][0]["why"]["idle"]["other"] = k["ranks"][0]["why"]["idle"]["other"].get<int64_t>() + 1;
+  EXPECT_THROW(summaries_from_json(k.dump(), "bad.json"), std::invalid_argument);
 }
 
 // A ProfilerStep#N past the summaries' index limit (2^61) keeps its order index: N =

@@ -299,6 +299,204 @@ void print_cross_rank(FILE* out, const Report& r) {
   }
 }
 
+nlohmann::json idle_json(const IdleCauses& c) {
+  nlohmann::json j = {{"gaps", c.gaps},
+                      {"idle_ns", c.idle},
+                      {"host_wait_ns", c.host_wait},
+                      {"kernel_wait_ns", c.kernel_wait},
+                      {"other_ns", c.other}};
+  if (c.micro + c.macro > 0) {
+    j["micro_ns"] = c.micro;
+    j["macro_ns"] = c.macro;
+  }
+  return j;
+}
+
+void add_capped(int64_t& sum, int64_t v) {
+  if (__builtin_add_overflow(sum, v, &sum)) sum = INT64_MAX;
+}
+
+std::string share(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return pct(100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// Idle causes per rank (and device, when a rank has several), always; per stream, launch
+// statistics and queues with --why.
+void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
+  if (!r.why) {
+    std::fprintf(out,
+                 "\nIdle causes: not in these summaries (schema 3 or older); analyze the traces, "
+                 "or summaries made by this c3scope\n");
+    return;
+  }
+  const IdleOptions& o = r.idle_options;
+  const bool micro = o.micro_ns > 0;
+  std::fprintf(out,
+               "\nIdle causes (ms): host wait = the next work's launch call started after the GPU "
+               "went idle; kernel wait = other gaps under %s; other = the rest\n",
+               duration(static_cast<double>(o.kernel_wait_ns)).c_str());
+  if (!r.launch_calls) {
+    std::fprintf(out,
+                 "  no launch calls in the trace(s) (record with --cuda-api, or a PyTorch or "
+                 "Nsight trace): host wait cannot be told apart and counts as kernel wait or "
+                 "other\n");
+  }
+  std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %8s", "scope", "device", "idle",
+               "host-wait", "%", "kernel-wait", "%", "other", "%", "gaps");
+  if (micro) std::fprintf(out, " %11s %11s", "micro", "macro");
+  std::fprintf(out, "\n");
+  auto row = [&](const std::string& scope, const std::string& dev, const IdleCauses& c) {
+    std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %8" PRId64, scope.c_str(),
+                 dev.c_str(), ms(c.idle).c_str(), ms(c.host_wait).c_str(),
+                 share(c.host_wait, c.idle).c_str(), ms(c.kernel_wait).c_str(),
+                 share(c.kernel_wait, c.idle).c_str(), ms(c.other).c_str(),
+                 share(c.other, c.idle).c_str(), c.gaps);
+    if (micro) std::fprintf(out, " %11s %11s", ms(c.micro).c_str(), ms(c.macro).c_str());
+    std::fprintf(out, "\n");
+  };
+  for (const ScopeReport& s : r.processes) {
+    row(label_of(r, s.process), "all", s.idle);
+    size_t n = 0;
+    for (const ScopeReport& d : r.devices) n += d.process == s.process;
+    if (n > 1) {
+      for (const ScopeReport& d : r.devices) {
+        if (d.process == s.process) row("", std::to_string(d.device), d.idle);
+      }
+    }
+  }
+  if (r.processes.size() > 1) row("overall (sum)", "", r.overall.idle);
+  if (!po.why) return;
+  std::fprintf(out,
+               "\nIdle causes per stream (ms; HTA's idle time breakdown: the gaps between one "
+               "stream's operations)\n");
+  std::fprintf(out, "%-22s %6s %8s %10s %11s %11s %11s %11s\n", "scope", "device", "stream",
+               "activities", "idle", "host-wait", "kernel-wait", "other");
+  for (const StreamIdle& x : r.streams) {
+    std::fprintf(out, "%-22s %6d %8d %10" PRId64 " %11s %11s %11s %11s\n",
+                 label_of(r, x.process).c_str(), x.device, x.stream, x.activities,
+                 ms(x.causes.idle).c_str(), ms(x.causes.host_wait).c_str(),
+                 ms(x.causes.kernel_wait).c_str(), ms(x.causes.other).c_str());
+  }
+  const LaunchOptions& lo = r.launch_options;
+  std::fprintf(out,
+               "\nLaunch statistics (cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync, "
+               "cudaMemsetAsync); delay = GPU start - call end; outliers: GPU shorter than "
+               "the call, call > %s, delay > %s\n",
+               duration(static_cast<double>(lo.runtime_cutoff_ns)).c_str(),
+               duration(static_cast<double>(lo.delay_cutoff_ns)).c_str());
+  if (r.launches.empty()) {
+    std::fprintf(out, "  none: the trace(s) carry no launch calls\n");
+  } else {
+    std::fprintf(out, "%-40s %8s %10s %10s %10s %10s %8s %8s %8s\n", "signature", "count",
+                 "call med", "gpu med", "delay med", "delay max", "short", "slow-call",
+                 "late");
+    std::vector<const LaunchStat*> rows;
+    for (const LaunchStat& x : r.launches) rows.push_back(&x);
+    std::stable_sort(rows.begin(), rows.end(), [](const LaunchStat* a, const LaunchStat* b) {
+      return a->delay_ns > b->delay_ns;
+    });
+    int64_t count = 0, cpu = 0, gpu = 0, delay = 0;
+    constexpr size_t kShown = 20;  // by total launch delay; JSON has every signature
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const LaunchStat* x = rows[k];
+      add_capped(count, x->count);
+      add_capped(cpu, x->cpu_ns);
+      add_capped(gpu, x->gpu_ns);
+      add_capped(delay, x->delay_ns);
+      if (k >= kShown) continue;
+      std::fprintf(out, "%-40.40s %8" PRId64 " %10s %10s %10s %10s %8" PRId64 " %8" PRId64
+                        " %8" PRId64 "\n",
+                   tx(x->name).c_str(), x->count, duration(x->cpu.median()).c_str(),
+                   duration(x->gpu.median()).c_str(), duration(x->delay.median()).c_str(),
+                   duration(x->delay.quantile(1.0)).c_str(), x->short_gpu, x->runtime_outliers,
+                   x->delay_outliers);
+    }
+    if (rows.size() > kShown) {
+      std::fprintf(out, "  ... %zu more signature(s) with less launch delay (all in --json)\n",
+                   rows.size() - kShown);
+    }
+    std::fprintf(out, "%-40s %8" PRId64 " sums: call %s ms, gpu %s ms, delay %s ms\n", "all",
+                 count, ms(cpu).c_str(), ms(gpu).c_str(), ms(delay).c_str());
+  }
+  std::fprintf(out,
+               "\nQueue length per stream (operations launched and not finished; time-weighted; "
+               "at limit = time with %" PRId64 " or more)\n",
+               r.queue_options.limit);
+  if (r.queues.empty()) {
+    std::fprintf(out, "  none: the trace(s) carry no launch calls\n");
+    return;
+  }
+  std::fprintf(out, "%-22s %6s %8s %10s %8s %8s %8s %8s %11s\n", "scope", "device", "stream",
+               "launches", "max", "mean", "p50", "p90", "at limit");
+  for (const StreamQueue& q : r.queues) {
+    std::fprintf(out, "%-22s %6d %8d %10" PRId64 " %8" PRId64 " %8.2f %8" PRId64 " %8" PRId64
+                      " %11s\n",
+                 label_of(r, q.process).c_str(), q.device, q.stream, q.launches, q.max, q.mean,
+                 q.p50, q.p90, ms(q.at_limit_ns).c_str());
+  }
+}
+
+// The why/ analyses: their options, per-stream idle causes, launch statistics, queues.
+nlohmann::json why_json(const Report& r) {
+  nlohmann::json w;
+  w["available"] = r.why;
+  w["launch_calls"] = r.launch_calls;
+  w["options"] = {{"kernel_wait_ns", r.idle_options.kernel_wait_ns},
+                  {"micro_idle_ns", r.idle_options.micro_ns},
+                  {"runtime_cutoff_ns", r.launch_options.runtime_cutoff_ns},
+                  {"delay_cutoff_ns", r.launch_options.delay_cutoff_ns},
+                  {"queue_limit", r.queue_options.limit}};
+  nlohmann::json streams = nlohmann::json::array();
+  for (const StreamIdle& x : r.streams) {
+    nlohmann::json o = idle_json(x.causes);
+    o["rank"] = process_json(r, x.process)["rank"];
+    o["process"] = r.process_info[static_cast<size_t>(x.process)].label();
+    o["device"] = x.device;
+    o["stream"] = x.stream;
+    o["activities"] = x.activities;
+    streams.push_back(std::move(o));
+  }
+  w["idle_per_stream"] = std::move(streams);
+  nlohmann::json launches = nlohmann::json::array();
+  for (const LaunchStat& x : r.launches) {
+    auto dist = [](const Distribution& d) {
+      return nlohmann::json{{"median_ns", d.count() > 0 ? d.median() : 0.0},
+                            {"p90_ns", d.count() > 0 ? d.quantile(0.9) : 0.0},
+                            {"max_ns", d.count() > 0 ? d.quantile(1.0) : 0.0}};
+    };
+    launches.push_back({{"signature", x.name},
+                        {"count", x.count},
+                        {"cpu_duration_ns", x.cpu_ns},
+                        {"gpu_duration_ns", x.gpu_ns},
+                        {"launch_delay_ns", x.delay_ns},
+                        {"cpu_duration", dist(x.cpu)},
+                        {"gpu_duration", dist(x.gpu)},
+                        {"launch_delay", dist(x.delay)},
+                        {"short_gpu", x.short_gpu},
+                        {"runtime_outliers", x.runtime_outliers},
+                        {"delay_outliers", x.delay_outliers}});
+  }
+  w["launches"] = std::move(launches);
+  nlohmann::json queues = nlohmann::json::array();
+  for (const StreamQueue& q : r.queues) {
+    queues.push_back({{"rank", process_json(r, q.process)["rank"]},
+                      {"process", r.process_info[static_cast<size_t>(q.process)].label()},
+                      {"device", q.device},
+                      {"stream", q.stream},
+                      {"launches", q.launches},
+                      {"span_ns", q.span_ns},
+                      {"max", q.max},
+                      {"max_at_ns", q.max_at},
+                      {"mean", q.mean},
+                      {"p50", q.p50},
+                      {"p90", q.p90},
+                      {"at_limit_ns", q.at_limit_ns}});
+  }
+  w["queues"] = std::move(queues);
+  return w;
+}
+
 // Step time median and p90 over the job's steps; the per-step table on request.
 void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
   if (r.job_steps.empty()) return;
@@ -318,13 +516,15 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
                tx(r.step_source).c_str(), n, med / 1e6, p90 / 1e6,
                static_cast<double>(t.front()) / 1e6, static_cast<double>(t.back()) / 1e6);
   if (!po.steps) return;
-  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
-               "step ms", "compute", "exp-comm", "exp-mem", "idle", "overlap%");
+  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %11s %9s\n", "step", "name",
+               "ranks", "step ms", "compute", "exp-comm", "exp-mem", "idle", "host-wait",
+               "overlap%");
   for (const JobStep& j : r.job_steps) {
     const Breakdown& b = j.mean;
-    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %9s\n", j.index,
+    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %11s %9s\n", j.index,
                  tx(j.name).c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
                  ms(b.exposed_comm).c_str(), ms(b.exposed_memcpy).c_str(), ms(b.idle).c_str(),
+                 r.why ? ms(j.idle.host_wait).c_str() : "-",
                  b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-");
   }
   std::fprintf(out, "(per step: compute and the other columns are means over the ranks)\n");
@@ -360,6 +560,8 @@ void order_by_rank(Report& r) {
   by_rank(r.contention);
   by_rank(r.bench);
   by_rank(r.clocks);
+  by_rank(r.streams);
+  by_rank(r.queues);
 }
 
 Report analyze(Trace& t, const std::vector<std::string>& inputs, const AnalyzeOptions& o) {
@@ -480,6 +682,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                    gbps(g.median_algbw).c_str(), gbps(g.median_busbw).c_str());
     }
   }
+  print_idle(out, r, po);
   print_interference(out, r);
   print_contention(out, r);
   print_cross_rank(out, r);
@@ -546,11 +749,13 @@ std::string to_json(const Report& r) {
     nlohmann::json b = breakdown_json(s.b);
     p.update(b);
     p["simulated"] = s.simulated;
+    if (r.why) p["idle_causes"] = idle_json(s.idle);
     nlohmann::json devs = nlohmann::json::array();
     for (const ScopeReport& d : r.devices) {
       if (d.process != s.process) continue;
       nlohmann::json dj = breakdown_json(d.b);
       dj["device"] = d.device;
+      if (r.why) dj["idle_causes"] = idle_json(d.idle);
       devs.push_back(std::move(dj));
     }
     p["devices"] = std::move(devs);
@@ -558,6 +763,8 @@ std::string to_json(const Report& r) {
   }
   j["ranks"] = std::move(ranks);
   j["overall"] = breakdown_json(r.overall.b);
+  if (r.why) j["overall"]["idle_causes"] = idle_json(r.overall.idle);
+  j["why"] = why_json(r);
   nlohmann::json colls = nlohmann::json::array();
   for (const auto& g : r.collectives) {
     colls.push_back({{"op", g.op},
@@ -689,6 +896,7 @@ std::string to_json(const Report& r) {
       o["start_ns"] = st.start;
       o["end_ns"] = st.end;
       o["step_ns"] = st.end - st.start;
+      if (r.why) o["idle_causes"] = idle_json(st.idle);
       per_rank.push_back(std::move(o));
     }
   }
@@ -700,6 +908,7 @@ std::string to_json(const Report& r) {
     o["name"] = js.name;
     o["ranks"] = js.ranks;
     o["step_ns"] = js.step_ns;
+    if (r.why) o["idle_causes"] = idle_json(js.idle);
     job.push_back(std::move(o));
   }
   steps["job"] = std::move(job);

@@ -29,6 +29,15 @@ std::string option_text(const SummaryOptions& x, const char* which) {
   if (w == "--min-samples") return "--min-samples " + std::to_string(x.interference.min_samples);
   if (w == "--rules")
     return x.classification == "default" ? "the built-in rules" : "its own --rules";
+  auto us = [&](int64_t ns) {
+    std::snprintf(b, sizeof b, " %g", static_cast<double>(ns) / 1e3);
+    return w + b;
+  };
+  if (w == "--kernel-wait-us") return us(x.idle.kernel_wait_ns);
+  if (w == "--micro-idle-us") return us(x.idle.micro_ns);
+  if (w == "--runtime-cutoff-us") return us(x.launch.runtime_cutoff_ns);
+  if (w == "--delay-cutoff-us") return us(x.launch.delay_cutoff_ns);
+  if (w == "--queue-limit") return "--queue-limit " + std::to_string(x.queue.limit);
   return x.hta_rounding ? "--hta-rounding" : "no --hta-rounding";
 }
 
@@ -42,6 +51,12 @@ std::vector<const char*> differences(const SummaryOptions& a, const SummaryOptio
   if (a.interference.min_samples != b.interference.min_samples) out.push_back("--min-samples");
   if (a.classification != b.classification) out.push_back("--rules");
   if (a.hta_rounding != b.hta_rounding) out.push_back("--hta-rounding");
+  if (a.idle.kernel_wait_ns != b.idle.kernel_wait_ns) out.push_back("--kernel-wait-us");
+  if (a.idle.micro_ns != b.idle.micro_ns) out.push_back("--micro-idle-us");
+  if (a.launch.runtime_cutoff_ns != b.launch.runtime_cutoff_ns)
+    out.push_back("--runtime-cutoff-us");
+  if (a.launch.delay_cutoff_ns != b.launch.delay_cutoff_ns) out.push_back("--delay-cutoff-us");
+  if (a.queue.limit != b.queue.limit) out.push_back("--queue-limit");
   return out;
 }
 
@@ -51,6 +66,11 @@ bool given(const PipelineOptions::Given& g, const std::string& flag) {
   if (flag == "--overlap-threshold") return g.overlap_fraction;
   if (flag == "--min-samples") return g.min_samples;
   if (flag == "--rules") return g.rules;
+  if (flag == "--kernel-wait-us") return g.kernel_wait;
+  if (flag == "--micro-idle-us") return g.micro_idle;
+  if (flag == "--runtime-cutoff-us") return g.runtime_cutoff;
+  if (flag == "--delay-cutoff-us") return g.delay_cutoff;
+  if (flag == "--queue-limit") return g.queue_limit;
   return g.hta_rounding;
 }
 
@@ -106,6 +126,9 @@ void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& pa
   o.analyze.classification = made.classification;
   o.analyze.hta_rounding = made.hta_rounding;
   o.open.hta_rounding = made.hta_rounding;
+  o.analyze.idle = made.idle;
+  o.analyze.launch = made.launch;
+  o.analyze.queue = made.queue;
 }
 
 // The summaries of one input: read from a summary file, or mapped from its trace (converted

@@ -60,11 +60,47 @@ std::vector<StepSample> step_windows(const Trace& t, int p, const Pattern* step,
 
 using CollectiveGroups = std::map<std::pair<std::string, int64_t>, CollectiveStat>;
 
+// a += b, field by field, throwing std::overflow_error past int64 (as checked_add).
+void add_checked(IdleCauses& a, const IdleCauses& b) {
+  checked_add(a.gaps, b.gaps);
+  checked_add(a.idle, b.idle);
+  checked_add(a.host_wait, b.host_wait);
+  checked_add(a.kernel_wait, b.kernel_wait);
+  checked_add(a.other, b.other);
+  checked_add(a.micro, b.micro);
+  checked_add(a.macro, b.macro);
+}
+
+// Why the GPU waited, for rank `pi` of the map (why/): idle causes of the rank, its devices,
+// streams and steps, launch statistics and queues, over the same window as its breakdowns.
+void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Intervals* win,
+                   const std::vector<int16_t>& devs, RankSummary& s) {
+  s.why = true;
+  const Activities& a = t.activities;
+  if (a.has_calls()) {
+    for (size_t i = 0; i < a.size() && !s.launch_calls; ++i) {
+      s.launch_calls = a.process[i] == pi && a.call_end[i] != kNoCall;
+    }
+  }
+  s.idle = idle_causes(t, {pi, -1}, o.idle, win);
+  for (int16_t d : devs) s.device_idle.emplace_back(d, idle_causes(t, {pi, d}, o.idle, win));
+  s.stream_idle = stream_idle(t, pi, o.idle, win);
+  for (StreamIdle& x : s.stream_idle) x.process = 0;
+  s.launches = launch_stats(t, pi, o.launch, win);
+  s.queues = stream_queues(t, pi, o.queue, win);
+  for (StreamQueue& q : s.queues) q.process = 0;
+  std::vector<Interval> windows;
+  windows.reserve(s.steps.size());
+  for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
+  const std::vector<IdleCauses> per_step = window_idle_causes(t, pi, windows, o.idle);
+  for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].idle = per_step[k];
+}
+
 // Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
 // loop body, apart from what it keeps pointers to). Throws std::overflow_error past int64.
 void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& groups,
-                 std::map<std::string, InterferenceStat>& inter,
-                 std::map<int64_t, JobStep>& steps) {
+                 std::map<std::string, InterferenceStat>& inter, std::map<int64_t, JobStep>& steps,
+                 std::map<std::string, LaunchStat>& launches) {
   r.process_info.push_back(s.process);
   checked_add(r.kernels, s.kernels);
   checked_add(r.memcpys, s.memcpys);
@@ -78,6 +114,22 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
   ScopeReport sr;
   sr.process = pi;
   sr.b = s.total;
+  sr.idle = s.idle;
+  add_checked(r.overall.idle, s.idle);
+  r.why = r.why && s.why;
+  r.launch_calls = r.launch_calls || s.launch_calls;
+  for (StreamIdle x : s.stream_idle) {
+    x.process = pi;
+    r.streams.push_back(x);
+  }
+  for (StreamQueue q : s.queues) {
+    q.process = pi;
+    r.queues.push_back(q);
+  }
+  for (const LaunchStat& x : s.launches) {
+    auto [it, fresh] = launches.try_emplace(x.name, x);
+    if (!fresh) it->second.merge(x);
+  }
   sr.simulated = is_simulated(s.process, s.devices, s.bench);
   r.overall.simulated = r.overall.simulated || sr.simulated;
   r.overall.b.add(s.total);
@@ -87,6 +139,9 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
     ds.process = pi;
     ds.device = dev;
     ds.b = b;
+    for (const auto& [d, c] : s.device_idle) {
+      if (d == dev) ds.idle = c;
+    }
     r.devices.push_back(ds);
   }
   checked_add(r.matching_ranges, s.matching_ranges);
@@ -118,6 +173,7 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
     ++j.ranks;
     j.step_ns = std::max(j.step_ns, st.end - st.start);
     j.mean.add(st.b);
+    add_checked(j.idle, st.idle);
   }
 }
 
@@ -143,6 +199,11 @@ size_t RankSummary::bytes() const {
     b += str(x.signature) + x.alone.bytes() + x.overlapped.bytes();
   b += contention.capacity() * sizeof(Contention) + bench.capacity() * sizeof(BenchResult);
   b += calls.records.capacity() * sizeof(CollectiveRecord);
+  b += device_idle.capacity() * sizeof(device_idle[0]) +
+       stream_idle.capacity() * sizeof(StreamIdle) + queues.capacity() * sizeof(StreamQueue);
+  b += launches.capacity() * sizeof(LaunchStat);
+  for (const LaunchStat& x : launches)
+    b += str(x.name) + x.cpu.bytes() + x.gpu.bytes() + x.delay.bytes();
   for (const std::string& x : calls.comms) b += sizeof(std::string) + str(x);
   for (const std::string& x : calls.ops) b += sizeof(std::string) + str(x);
   return b;
@@ -231,6 +292,7 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
     const std::vector<Breakdown> per_step = window_breakdowns(t, pi, windows);
     for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = per_step[k];
+    summarize_why(t, o, pi, win, devs, s);
     s.interference = interference_stats(t, o.interference, pi);
     for (Contention& c : cont) {
       if (c.process != pi) continue;
@@ -264,13 +326,18 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   std::vector<Process> processes;
   std::vector<const RankCollectives*> calls;
   std::map<int64_t, JobStep> steps;
+  std::map<std::string, LaunchStat> launches;
+  r.why = !ranks.empty();
+  r.idle_options = o.idle;
+  r.launch_options = o.launch;
+  r.queue_options = o.queue;
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankSummary& s = ranks[i];
     const int pi = static_cast<int>(i);
     // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
     // the totals of 8,192 ranks or more at those limits pass int64.
     try {
-      reduce_rank(r, s, pi, groups, inter, steps);
+      reduce_rank(r, s, pi, groups, inter, steps, launches);
     } catch (const std::overflow_error&) {
       const std::string& where = s.input.empty() ? s.process.source : s.input;
       throw std::invalid_argument(
@@ -294,6 +361,9 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
                        &m.exposed_memcpy, &m.exposed_other, &m.non_compute})
       div(*v);
     for (int64_t& v : m.time) div(v);
+    for (int64_t* v : {&j.idle.gaps, &j.idle.idle, &j.idle.host_wait, &j.idle.kernel_wait,
+                       &j.idle.other, &j.idle.micro, &j.idle.macro})
+      div(*v);
     for (int64_t& v : m.by_mask) div(v);
     m.overlap_pct =
         m.comm() > 0 ? 100.0 * static_cast<double>(m.overlap) / static_cast<double>(m.comm()) : 0.0;
@@ -307,6 +377,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   merged.reserve(inter.size());
   for (auto& [k, x] : inter) merged.push_back(std::move(x));
   r.interference = interference_rows(merged, o.interference);
+  for (auto& [k, x] : launches) r.launches.push_back(std::move(x));
   if (align) r.clocks = align_clocks(processes, calls);
   r.cross = cross_rank(processes, calls);
   order_by_rank(r);

@@ -1,6 +1,7 @@
-// Summary files (summary.h): JSON, schema "c3scope-summary/3" (docs/analyze.md "Summaries");
-// schema 1 and 2 files are read as well (2 added kernels, collective durations, c3bench busbw and
-// process versions; 3 added the CPU-side collectives seen; what a file lacks stays empty).
+// Summary files (summary.h): JSON, schema "c3scope-summary/4" (docs/analyze.md "Summaries");
+// schema 1 to 3 files are read as well (2 added kernels, collective durations, c3bench busbw and
+// process versions; 3 added the CPU-side collectives seen; 4 the why/ analyses: idle causes,
+// launch statistics and queues; what a file lacks stays empty).
 #include <zlib.h>
 
 #include <algorithm>
@@ -24,7 +25,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
-constexpr const char* kSchema = "c3scope-summary/3";
+constexpr const char* kSchema = "c3scope-summary/4";
+constexpr const char* kSchemaV3 = "c3scope-summary/3";
 constexpr const char* kSchemaV2 = "c3scope-summary/2";
 constexpr const char* kSchemaV1 = "c3scope-summary/1";
 // The deepest nesting a summary may have (it has 6: ranks, a rank, steps, samples, a breakdown,
@@ -156,6 +158,30 @@ Breakdown breakdown_in(const json& j) {
   return b;
 }
 
+ojson idle_out(const IdleCauses& c) {
+  return {{"gaps", c.gaps},           {"idle", c.idle},   {"host_wait", c.host_wait},
+          {"kernel_wait", c.kernel_wait}, {"other", c.other}, {"micro", c.micro},
+          {"macro", c.macro}};
+}
+
+// The parts must add up: a file whose do not is refused (a report would show parts that are not
+// of the whole).
+IdleCauses idle_in(const json& j) {
+  IdleCauses c;
+  c.gaps = amount(j, "gaps");
+  c.idle = amount(j, "idle");
+  c.host_wait = amount(j, "host_wait");
+  c.kernel_wait = amount(j, "kernel_wait");
+  c.other = amount(j, "other");
+  c.micro = amount(j, "micro");
+  c.macro = amount(j, "macro");
+  if (c.host_wait + c.kernel_wait + c.other != c.idle ||
+      (c.micro + c.macro != 0 && c.micro + c.macro != c.idle)) {
+    throw std::invalid_argument("idle causes do not add up to idle");
+  }
+  return c;
+}
+
 ojson dist_out(const Distribution& d) {
   ojson j;
   if (d.exact()) {
@@ -261,11 +287,13 @@ ojson rank_out(const RankSummary& s) {
   r["ranges"] = std::move(ranges);
   ojson steps = ojson::array();
   for (const StepSample& st : s.steps) {
-    steps.push_back({{"index", st.index},
-                     {"name", st.name},
-                     {"start_ns", st.start},
-                     {"end_ns", st.end},
-                     {"breakdown", breakdown_out(st.b)}});
+    ojson x = {{"index", st.index},
+               {"name", st.name},
+               {"start_ns", st.start},
+               {"end_ns", st.end},
+               {"breakdown", breakdown_out(st.b)}};
+    if (s.why) x["idle"] = idle_out(st.idle);
+    steps.push_back(std::move(x));
   }
   r["steps"] = {{"source", s.step_source}, {"samples", std::move(steps)}};
   ojson colls = ojson::array();
@@ -325,6 +353,57 @@ ojson rank_out(const RankSummary& s) {
     bench.push_back(std::move(o));
   }
   r["bench"] = std::move(bench);
+  if (s.why) {
+    ojson w;
+    w["launch_calls"] = s.launch_calls;
+    w["idle"] = idle_out(s.idle);
+    ojson dev = ojson::array();
+    for (const auto& [d, c] : s.device_idle) {
+      ojson j = idle_out(c);
+      j["device"] = d;
+      dev.push_back(std::move(j));
+    }
+    w["devices"] = std::move(dev);
+    ojson streams = ojson::array();
+    for (const StreamIdle& x : s.stream_idle) {
+      ojson j = idle_out(x.causes);
+      j["device"] = x.device;
+      j["stream"] = x.stream;
+      j["activities"] = x.activities;
+      streams.push_back(std::move(j));
+    }
+    w["streams"] = std::move(streams);
+    ojson launches = ojson::array();
+    for (const LaunchStat& x : s.launches) {
+      launches.push_back({{"name", x.name},
+                          {"count", x.count},
+                          {"cpu_ns", x.cpu_ns},
+                          {"gpu_ns", x.gpu_ns},
+                          {"delay_ns", x.delay_ns},
+                          {"cpu", dist_out(x.cpu)},
+                          {"gpu", dist_out(x.gpu)},
+                          {"delay", dist_out(x.delay)},
+                          {"short_gpu", x.short_gpu},
+                          {"runtime_outliers", x.runtime_outliers},
+                          {"delay_outliers", x.delay_outliers}});
+    }
+    w["launches"] = std::move(launches);
+    ojson queues = ojson::array();
+    for (const StreamQueue& q : s.queues) {
+      queues.push_back({{"device", q.device},
+                        {"stream", q.stream},
+                        {"launches", q.launches},
+                        {"span_ns", q.span_ns},
+                        {"max", q.max},
+                        {"max_at_ns", q.max_at},
+                        {"mean", q.mean},
+                        {"p50", q.p50},
+                        {"p90", q.p90},
+                        {"at_limit_ns", q.at_limit_ns}});
+    }
+    w["queues"] = std::move(queues);
+    r["why"] = std::move(w);
+  }
   r["comms"] = s.calls.comms;
   r["ops"] = s.calls.ops;
   // Records as columns, one array per field, each entry the difference from the one before it
@@ -431,6 +510,7 @@ RankSummary rank_in(const json& r) {
     x.end = stamp(g, "end_ns");
     x.b = breakdown_in(g.at("breakdown"));
     if (x.end < x.start) throw std::invalid_argument("a step ends before it starts");
+    if (g.contains("idle")) x.idle = idle_in(g.at("idle"));  // schema 4
     s.steps.push_back(std::move(x));
   }
   for (const json& g : r.at("collectives")) {
@@ -563,6 +643,50 @@ RankSummary rank_in(const json& r) {
         static_cast<int64_t>(static_cast<uint64_t>(gs[i]) + static_cast<uint64_t>(dur[i]));
   }
   s.calls.sort();  // cross-rank merging needs the order (a file written by hand may lack it)
+  if (r.contains("why")) {  // schema 4
+    const json& w = r.at("why");
+    s.why = true;
+    s.launch_calls = w.at("launch_calls").get<bool>();
+    s.idle = idle_in(w.at("idle"));
+    for (const json& d : w.at("devices")) s.device_idle.emplace_back(i16(d, "device"), idle_in(d));
+    for (const json& g : w.at("streams")) {
+      StreamIdle x;
+      x.device = i16(g, "device");
+      x.stream = static_cast<int32_t>(whole(g.at("stream"), "stream", INT32_MIN, INT32_MAX));
+      x.activities = amount(g, "activities");
+      x.causes = idle_in(g);
+      s.stream_idle.push_back(x);
+    }
+    for (const json& g : w.at("launches")) {
+      LaunchStat x;
+      x.name = string_in(g, "name");
+      x.count = amount(g, "count");
+      x.cpu_ns = amount(g, "cpu_ns");
+      x.gpu_ns = amount(g, "gpu_ns");
+      x.delay_ns = amount(g, "delay_ns");
+      x.cpu = dist_in(g.at("cpu"));
+      x.gpu = dist_in(g.at("gpu"));
+      x.delay = dist_in(g.at("delay"));
+      x.short_gpu = amount(g, "short_gpu");
+      x.runtime_outliers = amount(g, "runtime_outliers");
+      x.delay_outliers = amount(g, "delay_outliers");
+      s.launches.push_back(std::move(x));
+    }
+    for (const json& g : w.at("queues")) {
+      StreamQueue q;
+      q.device = i16(g, "device");
+      q.stream = static_cast<int32_t>(whole(g.at("stream"), "stream", INT32_MIN, INT32_MAX));
+      q.launches = amount(g, "launches");
+      q.span_ns = amount(g, "span_ns");
+      q.max = amount(g, "max");
+      q.max_at = stamp(g, "max_at_ns");
+      q.mean = real(g, "mean", 0, static_cast<double>(kAmountLimit));
+      q.p50 = amount(g, "p50");
+      q.p90 = amount(g, "p90");
+      q.at_limit_ns = amount(g, "at_limit_ns");
+      s.queues.push_back(q);
+    }
+  }
   return s;
 }
 
@@ -648,7 +772,12 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
                   {"overlap_fraction", o.interference.overlap_fraction},
                   {"min_samples", o.interference.min_samples},
                   {"classification", o.classification},
-                  {"hta_rounding", o.hta_rounding}};
+                  {"hta_rounding", o.hta_rounding},
+                  {"kernel_wait_ns", o.idle.kernel_wait_ns},
+                  {"micro_idle_ns", o.idle.micro_ns},
+                  {"runtime_cutoff_ns", o.launch.runtime_cutoff_ns},
+                  {"delay_cutoff_ns", o.launch.delay_cutoff_ns},
+                  {"queue_limit", o.queue.limit}};
   ojson rs = ojson::array();
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
@@ -703,10 +832,10 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
   try {
     const json j = json::parse(text);
     const std::string schema = string_in(j, "schema");
-    if (schema != kSchema && schema != kSchemaV2 && schema != kSchemaV1) {
+    if (schema != kSchema && schema != kSchemaV3 && schema != kSchemaV2 && schema != kSchemaV1) {
       throw std::invalid_argument("schema '" + schema + "', this c3scope reads " +
-                                  std::string(kSchema) + ", " + kSchemaV2 + " and " + kSchemaV1 +
-                                  " (a newer c3scope wrote it?)");
+                                  std::string(kSchema) + ", " + kSchemaV3 + ", " + kSchemaV2 +
+                                  " and " + kSchemaV1 + " (a newer c3scope wrote it?)");
     }
     if (made_with != nullptr) {
       const json& o = j.at("options");
@@ -716,6 +845,13 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
       made_with->interference.min_samples = small(o, "min_samples", 1, 1 << 30);
       made_with->classification = string_in(o, "classification", common::kCommandLineLimit);
       made_with->hta_rounding = o.at("hta_rounding").get<bool>();
+      if (o.contains("kernel_wait_ns")) {  // schema 4
+        made_with->idle.kernel_wait_ns = amount(o, "kernel_wait_ns");
+        made_with->idle.micro_ns = amount(o, "micro_idle_ns");
+        made_with->launch.runtime_cutoff_ns = amount(o, "runtime_cutoff_ns");
+        made_with->launch.delay_cutoff_ns = amount(o, "delay_cutoff_ns");
+        made_with->queue.limit = amount(o, "queue_limit");
+      }
     }
     std::vector<RankSummary> out;
     for (const json& r : j.at("ranks")) out.push_back(rank_in(r));

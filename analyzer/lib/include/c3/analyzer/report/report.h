@@ -11,6 +11,9 @@
 #include "c3/analyzer/metrics/interference.h"
 #include "c3/analyzer/metrics/metrics.h"
 #include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/why/idle.h"
+#include "c3/analyzer/why/launch.h"
+#include "c3/analyzer/why/queue.h"
 
 namespace c3::analyzer {
 
@@ -26,6 +29,10 @@ struct AnalyzeOptions {
   // change every number, so a summary records them and is not mixed with other ones.
   std::string classification = "default";
   bool hta_rounding = false;
+  // Why the GPU waited (why/): idle causes' thresholds, launch outlier cutoffs, the queue limit.
+  IdleOptions idle;
+  LaunchOptions launch;
+  QueueOptions queue;
   // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.
   bool align = true;
 };
@@ -34,6 +41,7 @@ struct ScopeReport {
   int process = -1;  // Trace::processes index; -1 overall
   int device = -1;   // -1: every device of the process
   Breakdown b;
+  IdleCauses idle;  // the causes of b.idle (Report::why)
   // The scope's GPU activity came from c3bench's simulated node (is_simulated): its numbers are
   // the model's predictions, not measurements. Overall: any process's did.
   bool simulated = false;
@@ -59,6 +67,7 @@ struct StepSample {
   std::string name;
   int64_t start = 0, end = 0;  // the rank's trace clock
   Breakdown b;
+  IdleCauses idle;  // the causes of b.idle (summaries of schema 4 on)
 };
 
 // A step of the job: the same step (by index) on every rank that has it.
@@ -68,6 +77,7 @@ struct JobStep {
   int ranks = 0;
   int64_t step_ns = 0;  // the longest of the ranks' step times
   Breakdown mean;       // the ranks' breakdowns, averaged (each field / ranks)
+  IdleCauses idle;      // the ranks' idle causes, averaged likewise
 };
 
 struct Report {
@@ -97,10 +107,23 @@ struct Report {
   std::string step_source;                     // how steps were found; empty: no steps
   std::vector<std::vector<StepSample>> steps;  // per process (process_info index)
   std::vector<JobStep> job_steps;              // by index
+  // Why (why/): whether every rank's summary has idle causes, launch statistics and queues
+  // (summaries of schema 4 on, and every trace); the per-stream rows in rank order, launches
+  // merged over ranks by signature.
+  bool why = false;
+  std::vector<StreamIdle> streams;
+  std::vector<LaunchStat> launches;
+  std::vector<StreamQueue> queues;
+  bool launch_calls = false;  // some rank's trace carries launch calls
+  // The thresholds they were computed with (AnalyzeOptions).
+  IdleOptions idle_options;
+  LaunchOptions launch_options;
+  QueueOptions queue_options;
 };
 
 struct PrintOptions {
   bool steps = false;  // the per-step table
+  bool why = false;    // idle causes per stream, launch statistics and queues (--why)
 };
 
 // Reads the kernel shapes a deferred load left pending (load_kernel_shapes), then maps every

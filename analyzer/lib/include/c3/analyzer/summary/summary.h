@@ -44,6 +44,15 @@ struct RankSummary {
   std::vector<Contention> contention;          // per device (process 0)
   std::vector<BenchResult> bench;              // (process 0)
   RankCollectives calls;  // the compact collective records (cross_rank.h), sorted
+  // Why the GPU waited (why/; summaries of schema 4 on: `why` says whether this one has them).
+  // idle: the causes of total.idle; per device those of per_device's; steps carry their own.
+  bool why = false;
+  bool launch_calls = false;  // the trace carries launch calls (launches and queues need them)
+  IdleCauses idle;
+  std::vector<std::pair<int16_t, IdleCauses>> device_idle;
+  std::vector<StreamIdle> stream_idle;  // process 0
+  std::vector<LaunchStat> launches;     // sorted by name
+  std::vector<StreamQueue> queues;      // process 0
   // The input it came from (the pipeline's map: a summary file or a trace), for errors; not
   // stored in summary files. Empty: Process::source names it.
   std::string input;

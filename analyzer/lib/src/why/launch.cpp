@@ -1,0 +1,111 @@
+#include "c3/analyzer/why/launch.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include "c3/analyzer/metrics/metrics.h"
+
+namespace c3::analyzer {
+namespace {
+// Sums of call durations and delays are not bounded by the loader's span check (GPU times are):
+// a hostile trace's saturate instead of overflowing.
+void add_sat(int64_t& sum, int64_t v) {
+  if (__builtin_add_overflow(sum, v, &sum)) sum = INT64_MAX;
+}
+}  // namespace
+
+bool is_launch_call(std::string_view name) {
+  // CUPTI names runtime functions with their version ("cudaLaunchKernel_v7000") and per-thread
+  // default stream variant ("_ptsz"); PyTorch traces without either.
+  for (;;) {
+    const size_t u = name.rfind('_');
+    if (u == std::string_view::npos) break;
+    const std::string_view tail = name.substr(u + 1);
+    const bool version = tail.size() > 1 && tail[0] == 'v' &&
+                         std::all_of(tail.begin() + 1, tail.end(),
+                                     [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!version && tail != "ptsz" && tail != "ptds") break;
+    name = name.substr(0, u);
+  }
+  static constexpr std::array<std::string_view, 4> kCalls = {
+      "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"};
+  return std::find(kCalls.begin(), kCalls.end(), name) != kCalls.end();
+}
+
+void LaunchStat::merge(const LaunchStat& o) {
+  add_sat(count, o.count);
+  add_sat(cpu_ns, o.cpu_ns);
+  add_sat(gpu_ns, o.gpu_ns);
+  add_sat(delay_ns, o.delay_ns);
+  cpu.merge(o.cpu);
+  gpu.merge(o.gpu);
+  delay.merge(o.delay);
+  add_sat(short_gpu, o.short_gpu);
+  add_sat(runtime_outliers, o.runtime_outliers);
+  add_sat(delay_outliers, o.delay_outliers);
+}
+
+std::vector<LaunchStat> launch_stats(const Trace& t, int process, const LaunchOptions& o,
+                                     const Intervals* window) {
+  const Activities& a = t.activities;
+  if (!a.has_calls()) return {};
+  // Whether each call name counts, decided once per name.
+  std::vector<int8_t> counts(t.names.size(), -1);
+  auto launch = [&](int32_t nm) {
+    if (nm < 0 || static_cast<size_t>(nm) >= t.names.size()) return false;
+    int8_t& c = counts[static_cast<size_t>(nm)];
+    if (c < 0) c = is_launch_call(t.names[static_cast<size_t>(nm)]) ? 1 : 0;
+    return c == 1;
+  };
+  const auto p = static_cast<int16_t>(process);
+  const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
+  const auto hi = std::upper_bound(lo, a.process.end(), p);
+  // Per (activity name id) first, merged under signatures below.
+  std::map<int32_t, LaunchStat> by_id;
+  for (auto i = static_cast<size_t>(lo - a.process.begin());
+       i < static_cast<size_t>(hi - a.process.begin()); ++i) {
+    if (a.call_end[i] == kNoCall || !launch(a.call_name[i])) continue;
+    if (window != nullptr) {
+      const auto it = std::upper_bound(window->begin(), window->end(), a.start[i],
+                                       [](int64_t s, const Interval& w) { return s < w.start; });
+      if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
+    }
+    LaunchStat& s = by_id[a.name[i]];
+    const int64_t cpu = a.call_end[i] - a.call_start[i];
+    const int64_t gpu = a.end[i] - a.start[i];
+    const int64_t delay = std::max<int64_t>(0, a.start[i] - a.call_end[i]);
+    ++s.count;
+    add_sat(s.cpu_ns, cpu);
+    add_sat(s.gpu_ns, gpu);
+    add_sat(s.delay_ns, delay);
+    s.cpu.add(static_cast<double>(cpu));
+    s.gpu.add(static_cast<double>(gpu));
+    s.delay.add(static_cast<double>(delay));
+    if (cpu <= o.runtime_cutoff_ns && gpu < cpu) ++s.short_gpu;
+    if (cpu > o.runtime_cutoff_ns) ++s.runtime_outliers;
+    if (delay > o.delay_cutoff_ns) ++s.delay_outliers;
+  }
+  std::map<std::string, LaunchStat> merged;
+  for (auto& [id, s] : by_id) {
+    const auto n = static_cast<size_t>(id);
+    const std::string_view raw = n < t.names.size() ? std::string_view(t.names[n]) : "?";
+    std::string name = normalized_kernel_name(raw);
+    auto [it, fresh] = merged.try_emplace(name);
+    if (fresh) {
+      it->second = std::move(s);
+      it->second.name = std::move(name);
+    } else {
+      it->second.merge(s);
+    }
+  }
+  std::vector<LaunchStat> out;
+  out.reserve(merged.size());
+  for (auto& [k, s] : merged) out.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace c3::analyzer
