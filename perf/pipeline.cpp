@@ -6,13 +6,19 @@
 // (target: within 1.25x). The baseline in the same run is a child that reads every trace file
 // once (`cat > /dev/null`): the least any analysis of the files must do.
 //
-//   build/bin/c3_perf_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR]
+// --why (issue 25): the cost of the why/ analyses. An 8-rank job with API calls (one per launch,
+// as `c3scope record --cuda-api` writes them) is analyzed twice in the same run: as before
+// issue 25 (no launch calls read, no why/ analyses: the baseline) and as now; it prints both
+// and the added time (target: at most +30%).
+//
+//   build/bin/c3_perf_pipeline [--ranks 8,32,128] [--activities 250000] [--keep DIR] [--why]
 #include "c3/analyzer/summary/pipeline.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -85,9 +91,12 @@ Child run(const std::vector<std::string>& argv, bool capture = true) {
 
 // The measured child (`--map DIR`): the pipeline as `c3scope analyze DIR` runs it, then one line
 // "PEAK_KB SUMMARY_BYTES RECORDS".
-int map_child(const std::string& dir) {
+int map_child(const std::string& dir, bool why) {
   const auto inputs = c3::analyzer::resolve_inputs({dir});
-  std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, {});
+  c3::analyzer::PipelineOptions po;
+  po.analyze.why = why;
+  po.open.launch_calls = why || std::getenv("C3_CALLS") != nullptr;
+  std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, po);
   uint64_t bytes = 0, records = 0;
   for (const auto& s : summaries) {
     bytes += s.bytes();
@@ -102,6 +111,56 @@ int map_child(const std::string& dir) {
   }
   std::printf("%ld %llu %llu\n", own_peak_kb(), static_cast<unsigned long long>(bytes),
               static_cast<unsigned long long>(records));
+  return 0;
+}
+
+// --why: one 8-rank job with API calls, analyzed without and with the why/ analyses, each run
+// three times (the median counts: the machines are noisy).
+int why_cost(const std::string& self, int64_t per_rank, const std::string& keep) {
+  const fs::path root = keep.empty()
+                            ? fs::temp_directory_path() / ("c3perf-why-" + std::to_string(getpid()))
+                            : fs::path(keep);
+  c3::gui::testing::SyntheticJob job;
+  job.small_kernels = 12;
+  job.api_calls = true;
+  job.ranks = 2;
+  const int64_t per_step = c3::gui::testing::synthetic_activities_per_rank(job) / job.steps;
+  job.steps = static_cast<int>(std::max<int64_t>(1, per_rank / per_step));
+  job.ranks = 8;
+  const fs::path dir = root / "job8";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  c3::gui::testing::write_synthetic_job(dir.string(), job);
+  auto median_of = [&](bool with) {
+    std::vector<double> t;
+    long peak = 0;
+    for (int k = 0; k < 3; ++k) {
+      std::vector<std::string> argv = {self, "--map", dir.string()};
+      if (!with) argv.push_back("--no-why");
+      const Child c = run(argv);
+      if (c.status != 0) return std::make_pair(-1.0, 0L);
+      long kb = 0;
+      std::sscanf(c.out.c_str(), "%ld", &kb);
+      peak = std::max(peak, kb);
+      t.push_back(c.seconds);
+    }
+    std::sort(t.begin(), t.end());
+    return std::make_pair(t[1], peak);
+  };
+  const auto [base, base_kb] = median_of(false);
+  const auto [now, now_kb] = median_of(true);
+  if (keep.empty()) fs::remove_all(root);
+  if (base < 0 || now < 0) {
+    std::fprintf(stderr, "c3_perf_pipeline: the pipeline failed on %s\n", dir.c_str());
+    return 1;
+  }
+  std::printf(
+      "c3_perf_pipeline --why: 8 ranks x %lld GPU activities with API calls; analyze (median of "
+      "3)\n  before issue 25 (no launch calls, no why/): %.2f s, peak %.1f MB\n  with idle "
+      "causes, launch statistics, queues: %.2f s, peak %.1f MB\n  added time: %+.1f%% "
+      "(target: at most +30%%)\n",
+      static_cast<long long>(job.steps) * per_step, base, static_cast<double>(base_kb) / 1024, now,
+      static_cast<double>(now_kb) / 1024, 100.0 * (now / base - 1));
   return 0;
 }
 
@@ -121,7 +180,10 @@ int main(int argc, char** argv) {
   std::vector<int> ranks = {8, 32, 128};
   int64_t per_rank = 250'000;
   std::string keep;
-  if (argc == 3 && std::strcmp(argv[1], "--map") == 0) return map_child(argv[2]);
+  if (argc >= 3 && std::strcmp(argv[1], "--map") == 0) {
+    return map_child(argv[2], !(argc == 4 && std::strcmp(argv[3], "--no-why") == 0));
+  }
+  bool why = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
       ranks = parse_list(argv[++i]);
@@ -129,8 +191,11 @@ int main(int argc, char** argv) {
       per_rank = std::atoll(argv[++i]);
     } else if (std::strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
       keep = argv[++i];
+    } else if (std::strcmp(argv[i], "--why") == 0) {
+      why = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--ranks 8,32,128] [--activities N] [--keep DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--ranks 8,32,128] [--activities N] [--keep DIR] [--why]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -145,6 +210,7 @@ int main(int argc, char** argv) {
     }
   }
   const std::string self = fs::canonical("/proc/self/exe").string();
+  if (why) return why_cost(self, per_rank, keep);
   const fs::path root =
       keep.empty() ? fs::temp_directory_path() / ("c3perf-pipeline-" + std::to_string(getpid()))
                    : fs::path(keep);

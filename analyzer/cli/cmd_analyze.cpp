@@ -14,6 +14,7 @@
 
 #include "c3/analyzer/metrics/pattern.h"
 #include "c3/analyzer/summary/pipeline.h"
+#include "c3/analyzer/why/whatif.h"
 #include "commands.h"
 #include "output.h"
 #include "trace_flags.h"
@@ -28,6 +29,7 @@ Action add_analyze(CLI::App& app) {
   struct Opts {
     std::vector<std::string> inputs;
     std::string json, csv, range, step, summary;
+    std::vector<std::string> what_if;
     double threshold = 0.5;
     int min_samples = 5;
     double kernel_wait_us = 30, micro_idle_us = 0, runtime_cutoff_us = 50, delay_cutoff_us = 100;
@@ -95,6 +97,12 @@ Action add_analyze(CLI::App& app) {
                       "counts as blocked on a full queue")
           ->capture_default_str()
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))};
+  why_flags.push_back(
+      cmd->add_option("--what-if", o->what_if,
+                      "Replay each step's critical path with a change and print the step time it "
+                      "gives (repeatable, up to 16): compute=-30%, comm=hidden, host=-50%, "
+                      "kernel:REGEX=-50%, nccl:AllReduce=-50%, rank:5=on-time (docs/analyze.md "
+                      "\"What-if\")"));
   add_trace_flags(cmd, o->trace);
   cmd->add_flag("--salvage", o->salvage,
                 "A damaged or truncated .json.gz: analyze the events before the damage (counted "
@@ -109,6 +117,9 @@ Action add_analyze(CLI::App& app) {
       // Bad patterns are found before any input is read.
       if (!o->range.empty()) analyzer::Pattern::compile(o->range, "--range");
       if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
+      if (o->what_if.size() > 16) throw std::invalid_argument("at most 16 --what-if");
+      for (const std::string& w : o->what_if)
+        po.analyze.what_ifs.push_back(analyzer::parse_what_if(w));
       inputs = analyzer::resolve_inputs(o->inputs, &notes);
     } catch (const std::exception& e) {
       error_line(std::string("analyze: ") + e.what());
@@ -153,6 +164,7 @@ Action add_analyze(CLI::App& app) {
     po.given.runtime_cutoff = why_flags[2]->count() > 0;
     po.given.delay_cutoff = why_flags[3]->count() > 0;
     po.given.queue_limit = why_flags[4]->count() > 0;
+    po.given.what_if = why_flags[5]->count() > 0;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && inputs.size() > 1) {
       po.progress = [](size_t done, size_t total, const std::string&) {

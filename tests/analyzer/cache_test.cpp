@@ -194,8 +194,7 @@ TEST(Cache, NegativeOrPastTheEndIndicesAreRefused) {
       {"range of no process", [](Trace& t) { t.ranges[0].process = 7; }},
       {"device of no process", [](Trace& t) { t.devices[0].process = -2; }},
       // Format 6: the launch calls' columns.
-      {"call ends before it starts",
-       [](Trace& t) { t.activities.set_call(3, 50, 40, 0); }},
+      {"call ends before it starts", [](Trace& t) { t.activities.set_call(3, 50, 40, 0); }},
       {"call name past the table", [](Trace& t) { t.activities.set_call(3, 40, 50, 99); }},
       {"call column short",
        [](Trace& t) {

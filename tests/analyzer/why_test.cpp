@@ -123,9 +123,9 @@ TEST(Why, WindowsClipAndMicroMacroSplit) {
   o.micro_ns = 20;
   const Trace t = Builder()
                       .kernel("a", 0, 100, 7, 0, 1)
-                      .kernel("a", 110, 200, 7, 2, 3)   // gap 10: kernel wait, micro
-                      .kernel("a", 260, 300, 7, 4, 5)   // gap 60: other, macro
-                      .kernel("a", 340, 500, 7, 6, 7)   // gap 40: other, macro
+                      .kernel("a", 110, 200, 7, 2, 3)  // gap 10: kernel wait, micro
+                      .kernel("a", 260, 300, 7, 4, 5)  // gap 60: other, macro
+                      .kernel("a", 340, 500, 7, 6, 7)  // gap 40: other, macro
                       .done();
   const IdleCauses all = idle_causes(t, {0, -1}, o);
   EXPECT_EQ(all.idle, 110);
@@ -154,8 +154,9 @@ TEST(Why, PartsAddUpToBreakdownIdleOnRandomTraces) {
       const auto s = static_cast<int64_t>(rng() % 1000);
       const auto e = s + static_cast<int64_t>(rng() % 80);
       const int64_t cs = rng() % 3 == 0 ? -1 : static_cast<int64_t>(rng() % 1000);
-      b.kernel(rng() % 2 ? "gemm" : "ncclDevKernel_AllReduce", s, e, 7 + static_cast<int>(rng() % 3),
-               cs, cs < 0 ? -1 : cs + 5, "cudaLaunchKernel", static_cast<int>(rng() % 2));
+      b.kernel(rng() % 2 ? "gemm" : "ncclDevKernel_AllReduce", s, e,
+               7 + static_cast<int>(rng() % 3), cs, cs < 0 ? -1 : cs + 5, "cudaLaunchKernel",
+               static_cast<int>(rng() % 2));
     }
     const Trace t = b.done();
     IdleOptions o;
@@ -185,10 +186,10 @@ TEST(Why, LaunchStatisticsAndHtasOutliers) {
   LaunchOptions o;  // HTA's: 50 us, 100 us
   const Trace t =
       Builder()
-          .kernel("gemm", 10'000, 100'000, 7, 0, 5'000)          // delay 5 us
-          .kernel("gemm", 300'000, 400'000, 7, 6'000, 10'000)    // delay 290 us: outlier
-          .kernel("tiny", 500'000, 502'000, 7, 20'000, 30'000)   // 2 us on the GPU after 10
-          .kernel("slow", 600'000, 601'000, 7, 40'000, 100'000)  // call of 60 us: outlier
+          .kernel("gemm", 10'000, 100'000, 7, 0, 5'000)            // delay 5 us
+          .kernel("gemm", 300'000, 400'000, 7, 6'000, 10'000)      // delay 290 us: outlier
+          .kernel("tiny", 500'000, 502'000, 7, 20'000, 30'000)     // 2 us on the GPU after 10
+          .kernel("slow", 600'000, 601'000, 7, 40'000, 100'000)    // call of 60 us: outlier
           .kernel("early", 700'000, 800'000, 7, 690'000, 710'000)  // starts before its call ends
           .kernel("triton", 900'000, 910'000, 7, 800'000, 801'000, "cuLaunchKernel")
           .done();
@@ -233,7 +234,7 @@ TEST(Why, QueueFillsAndTimeAtTheLimit) {
   // Five kernels launched at once (calls returning at 1..5), run one after another for 100
   // each: the queue holds 5 from 5 to 100, then 4, 3, 2, 1.
   Builder b;
-  for (int k = 0; k < 5; ++k) b.kernel("k", 100 * k, 100 * (k + 1), 7, k, k + 1);
+  for (int k = 0; k < 5; ++k) b.kernel("k", int64_t{100} * k, int64_t{100} * (k + 1), 7, k, k + 1);
   const Trace t = b.done();
   QueueOptions o;
   o.limit = 4;

@@ -368,12 +368,25 @@ void TraceBuilder::launched(int64_t process_db, int64_t correlation, size_t i) {
 
 void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start,
                             int64_t end, int32_t name) {
-  if (correlation < 0) return;
-  const uint32_t slot = launched_.find(process_db, correlation);
-  if (slot == 0) return;
+  const uint32_t slot = correlation < 0 ? 0 : launched_.find(process_db, correlation);
+  if (slot == 0) {
+    // Not a launch: a synchronization is kept for the critical path (why/path.h).
+    if (name < 0 || static_cast<size_t>(name) >= t_.names.size()) return;
+    if (sync_name_.size() <= static_cast<size_t>(name)) {
+      sync_name_.resize(static_cast<size_t>(name) + 1, -1);
+    }
+    int8_t& s = sync_name_[static_cast<size_t>(name)];
+    if (s < 0) s = is_sync_call(t_.names[static_cast<size_t>(name)]) ? 1 : 0;
+    const int p = s == 1 ? process_index(process_db) : -1;
+    if (p >= 0 && end >= start && in_time_limit(start, end) && in_duration_limit(start, end)) {
+      t_.host_syncs.push_back({static_cast<int16_t>(p), start, end});
+    }
+    return;
+  }
   if (end < start || !in_time_limit(start, end) || !in_duration_limit(start, end)) {
-    skip_row(row, "api_call", end < start ? "ends before it starts"
-                                          : "has a time beyond the limits (+-2^61 ns, 2^50 ns long)");
+    skip_row(row, "api_call",
+             end < start ? "ends before it starts"
+                         : "has a time beyond the limits (+-2^61 ns, 2^50 ns long)");
     return;
   }
   Activities& a = t_.activities;

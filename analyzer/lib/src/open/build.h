@@ -194,6 +194,7 @@ class TraceBuilder {
   bool expect_calls_ = true;
   LinkTable launched_;
   std::unordered_map<uint32_t, uint32_t> more_launched_;
+  std::vector<int8_t> sync_name_;  // per Trace::names index: -1 unknown, 0 no, 1 a sync call
 };
 
 // Per row: inline, as the loader's loop calls them millions of times.

@@ -234,6 +234,8 @@ void visit(IO& io, T& t) {
     io.vec(a.call_start);
     io.vec(a.call_end);
     io.vec(a.call_name);
+    io.list(
+        t.host_syncs, [&](auto& s) { fields(io, s.process, s.start, s.end); }, 18);
   }
   io.list(
       t.collectives,
@@ -285,6 +287,12 @@ Trace read_trace(In& in) {
   if (a.call_start.size() != a.call_end.size() || a.call_name.size() != a.call_end.size() ||
       (a.has_calls() && a.call_end.size() != n)) {
     throw Damaged{};
+  }
+  for (const HostSync& s : t.host_syncs) {
+    if (s.process < 0 || s.process >= static_cast<int16_t>(t.processes.size()) || s.end < s.start ||
+        !in_time_limit(s.start, s.end) || !in_duration_limit(s.start, s.end)) {
+      throw Damaged{};
+    }
   }
   const auto names_n = static_cast<int64_t>(t.names.size());
   for (size_t i = 0; i < a.call_end.size(); ++i) {

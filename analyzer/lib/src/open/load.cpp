@@ -276,7 +276,7 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
 // correlation id; the builder keeps only those (TraceBuilder::api_call).
 void read_api_calls(const tracedb::Reader& r, TraceBuilder& b, StringTable& names) {
   auto q =
-      r.query("SELECT id, process_id, correlation_id, start_ns, end_ns, name_id FROM api_call");
+      r.query("SELECT rowid, process_id, correlation_id, start_ns, end_ns, name_id FROM api_call");
   while (q.step()) {
     const int64_t id = q.i64(0), process = q.i64(1), correlation = q.i64(2), start = q.i64(3),
                   end = q.i64(4), name = q.i64(5);
@@ -316,7 +316,7 @@ void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
 
 // Loads one file into `t` (a trace of its own: files load in parallel, then merge), stage by
 // stage (above). `tick` is called every kTickRows GPU rows.
-void load_file(const std::string& path, Trace& t, bool defer,
+void load_file(const std::string& path, Trace& t, bool defer, bool launch_calls,
                const std::function<void(int64_t)>& tick) {
   const auto stamp = file_stamp(path);
   const auto r = tracedb::Reader::open(path);  // refuses what is not a readable c3scope trace
@@ -325,7 +325,7 @@ void load_file(const std::string& path, Trace& t, bool defer,
   read_devices(*r, b);
   read_collectives(*r, b, t);
   StringTable names(*r, b);
-  const bool calls = has_api_calls(*r);
+  const bool calls = launch_calls && has_api_calls(*r);
   b.expect_calls(calls);
   reserve_activities(*r, t.activities);
   PendingShapes pending = read_kernels(*r, b, t.activities, names, defer, path);
@@ -453,6 +453,10 @@ void merge(Trace& t, std::vector<Trace>& parts) {
         l.process = static_cast<int16_t>(l.process + poff);
         t.launch_delays.push_back(l);
       }
+      for (auto s : part.host_syncs) {
+        s.process = static_cast<int16_t>(s.process + poff);
+        t.host_syncs.push_back(s);
+      }
       for (auto& b : part.bench) {
         b.process = static_cast<int16_t>(b.process + poff);
         t.bench.push_back(std::move(b));
@@ -524,6 +528,7 @@ void merge(Trace& t, std::vector<Trace>& parts) {
   const bool calls = std::any_of(parts.begin(), parts.end(),
                                  [](const Trace& p) { return p.activities.has_calls(); });
   std::vector<size_t> part_rows;
+  part_rows.reserve(parts.size());
   for (const auto& part : parts) part_rows.push_back(part.activities.size());
   for (auto member : {&Activities::call_start, &Activities::call_end}) {
     if (!calls) break;
@@ -627,7 +632,8 @@ Trace load_sources(const std::vector<Source>& sources, const LoadOptions& option
                      sources[f].fill(b);
                      b.done();
                    } else {
-                     load_file(sources[f].path, parts[f], options.defer_kernel_shapes, tick);
+                     load_file(sources[f].path, parts[f], options.defer_kernel_shapes,
+                               options.launch_calls, tick);
                    }
                    parts[f].activities.sort();
                    check_time_span(parts[f], sources[f].path);

@@ -332,7 +332,7 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     io.hta_rounding = o.hta_rounding;
     io.salvage = o.salvage;
     io.scratch = o.read_once;
-    io.api_calls = true;  // launch calls: idle causes, launch statistics, queue length
+    io.api_calls = o.launch_calls;  // launch calls: idle causes, launch statistics, queues
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
     if (o.progress) o.progress(0, "importing " + name);
@@ -386,6 +386,7 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
   LoadOptions lo;
   lo.rules = o.rules;
   lo.defer_kernel_shapes = o.defer_kernel_shapes;
+  lo.launch_calls = o.launch_calls;
   lo.progress = [&](int64_t done, int64_t total) {
     if (o.cancel && *o.cancel) throw Cancelled();
     if (o.progress) {
@@ -409,7 +410,7 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
                          importer::Options io;
                          io.hta_rounding = o.hta_rounding;
                          io.salvage = o.salvage;
-                         io.api_calls = true;  // launch calls (why/)
+                         io.api_calls = o.launch_calls;  // launch calls (why/)
                          direct_stats[i] = importer::import_kineto(inputs[i].path, sink, io,
                                                                    [&](int64_t, int64_t) {
                                                                      if (o.cancel && *o.cancel)

@@ -69,6 +69,24 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
   return start.size() - 1;
 }
 
+bool is_sync_call(std::string_view name) {
+  for (;;) {
+    const size_t u = name.rfind('_');
+    if (u == std::string_view::npos) break;
+    const std::string_view tail = name.substr(u + 1);
+    const bool version = tail.size() > 1 && tail[0] == 'v' &&
+                         tail.find_first_not_of("0123456789", 1) == std::string_view::npos;
+    if (!version && tail != "ptsz" && tail != "ptds" && tail != "v2") break;
+    name = name.substr(0, u);
+  }
+  for (const std::string_view s :
+       {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+        "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"}) {
+    if (name == s) return true;
+  }
+  return false;
+}
+
 void Activities::set_call(size_t i, int64_t entry, int64_t exit, int32_t name_id) {
   if (!has_calls()) {
     call_start.assign(size(), kNoCall);

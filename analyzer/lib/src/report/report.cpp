@@ -389,8 +389,7 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
     std::fprintf(out, "  none: the trace(s) carry no launch calls\n");
   } else {
     std::fprintf(out, "%-40s %8s %10s %10s %10s %10s %8s %8s %8s\n", "signature", "count",
-                 "call med", "gpu med", "delay med", "delay max", "short", "slow-call",
-                 "late");
+                 "call med", "gpu med", "delay med", "delay max", "short", "slow-call", "late");
     std::vector<const LaunchStat*> rows;
     for (const LaunchStat& x : r.launches) rows.push_back(&x);
     std::stable_sort(rows.begin(), rows.end(), [](const LaunchStat* a, const LaunchStat* b) {
@@ -405,19 +404,19 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
       add_capped(gpu, x->gpu_ns);
       add_capped(delay, x->delay_ns);
       if (k >= kShown) continue;
-      std::fprintf(out, "%-40.40s %8" PRId64 " %10s %10s %10s %10s %8" PRId64 " %8" PRId64
-                        " %8" PRId64 "\n",
-                   tx(x->name).c_str(), x->count, duration(x->cpu.median()).c_str(),
-                   duration(x->gpu.median()).c_str(), duration(x->delay.median()).c_str(),
-                   duration(x->delay.quantile(1.0)).c_str(), x->short_gpu, x->runtime_outliers,
-                   x->delay_outliers);
+      std::fprintf(
+          out, "%-40.40s %8" PRId64 " %10s %10s %10s %10s %8" PRId64 " %8" PRId64 " %8" PRId64 "\n",
+          tx(x->name).c_str(), x->count, duration(x->cpu.median()).c_str(),
+          duration(x->gpu.median()).c_str(), duration(x->delay.median()).c_str(),
+          duration(x->delay.quantile(1.0)).c_str(), x->short_gpu, x->runtime_outliers,
+          x->delay_outliers);
     }
     if (rows.size() > kShown) {
       std::fprintf(out, "  ... %zu more signature(s) with less launch delay (all in --json)\n",
                    rows.size() - kShown);
     }
-    std::fprintf(out, "%-40s %8" PRId64 " sums: call %s ms, gpu %s ms, delay %s ms\n", "all",
-                 count, ms(cpu).c_str(), ms(gpu).c_str(), ms(delay).c_str());
+    std::fprintf(out, "%-40s %8" PRId64 " sums: call %s ms, gpu %s ms, delay %s ms\n", "all", count,
+                 ms(cpu).c_str(), ms(gpu).c_str(), ms(delay).c_str());
   }
   std::fprintf(out,
                "\nQueue length per stream (operations launched and not finished; time-weighted; "
@@ -430,11 +429,197 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
   std::fprintf(out, "%-22s %6s %8s %10s %8s %8s %8s %8s %11s\n", "scope", "device", "stream",
                "launches", "max", "mean", "p50", "p90", "at limit");
   for (const StreamQueue& q : r.queues) {
-    std::fprintf(out, "%-22s %6d %8d %10" PRId64 " %8" PRId64 " %8.2f %8" PRId64 " %8" PRId64
-                      " %11s\n",
+    std::fprintf(out,
+                 "%-22s %6d %8d %10" PRId64 " %8" PRId64 " %8.2f %8" PRId64 " %8" PRId64 " %11s\n",
                  label_of(r, q.process).c_str(), q.device, q.stream, q.launches, q.max, q.mean,
                  q.p50, q.p90, ms(q.at_limit_ns).c_str());
   }
+}
+
+nlohmann::json parts_json(const PathParts& p) {
+  nlohmann::json j;
+  for (size_t k = 0; k < kPathParts; ++k) {
+    j[std::string(path_part_name(static_cast<PathPart>(k))) + "_ns"] = p[k];
+  }
+  return j;
+}
+
+double median_of(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? static_cast<double>(v[n / 2])
+               : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
+}
+
+// Per late rank: how often it was the late arrival on a step's path, by how much, and what it
+// did just before (its most frequent cause).
+struct LateRank {
+  int process = 0;
+  int64_t count = 0, late_ns = 0;
+  std::set<int64_t> steps;
+  std::map<std::string, int64_t> causes;  // "part: name" -> count
+};
+std::vector<LateRank> late_ranks(const Report& r) {
+  std::map<int, LateRank> by;
+  for (const StepPath& p : r.paths) {
+    for (const LateArrival& l : p.late) {
+      LateRank& x = by[l.late];
+      x.process = l.late;
+      ++x.count;
+      if (__builtin_add_overflow(x.late_ns, l.late_ns, &x.late_ns)) x.late_ns = INT64_MAX;
+      x.steps.insert(p.index);
+      ++x.causes[std::string(path_part_name(l.cause)) +
+                 (l.cause_name.empty() ? "" : ": " + l.cause_name)];
+    }
+  }
+  std::vector<LateRank> out;
+  out.reserve(by.size());
+  for (auto& [p, x] : by) out.push_back(std::move(x));
+  std::stable_sort(out.begin(), out.end(), [](const LateRank& a, const LateRank& b) {
+    return a.count != b.count ? a.count > b.count : a.late_ns > b.late_ns;
+  });
+  return out;
+}
+
+std::string top_cause(const LateRank& x) {
+  std::string best;
+  int64_t n = 0;
+  for (const auto& [c, k] : x.causes) {
+    if (k > n) {
+      n = k;
+      best = c;
+    }
+  }
+  return best;
+}
+
+void print_path(FILE* out, const Report& r, const PrintOptions& po) {
+  if (!r.why || r.paths.empty()) return;
+  PathParts total{};
+  std::vector<int64_t> steps;
+  int64_t path_sum = 0;
+  for (const StepPath& p : r.paths) {
+    for (size_t k = 0; k < kPathParts; ++k) add_capped(total[k], p.parts[k]);
+    steps.push_back(p.step_ns);
+    add_capped(path_sum, p.path_ns);
+  }
+  const bool whole = r.paths.size() == 1 && r.paths[0].index == -1;
+  std::fprintf(out,
+               "\nCritical path %s (across ranks: a collective waits for its last rank's "
+               "arrival); where its time went, %s\n",
+               whole ? "of the whole run (no steps)" : "of each step",
+               whole ? "ms" : "summed over the steps (ms)");
+  std::fprintf(out, "  %-14s %12s %8s\n", "part", "ms", "share");
+  for (size_t k = 0; k < kPathParts; ++k) {
+    if (total[k] == 0) continue;
+    std::fprintf(out, "  %-14s %12s %8s\n", path_part_name(static_cast<PathPart>(k)),
+                 ms(total[k]).c_str(), share(total[k], path_sum).c_str());
+  }
+  int64_t waited = 0;
+  for (const StepPath& p : r.paths) add_capped(waited, p.peer_wait_ns);
+  if (waited > 0) {
+    std::fprintf(out,
+                 "  the path went through late ranks: the ranks it came from waited %s ms in "
+                 "those collectives (peer wait, off the path)\n",
+                 ms(waited).c_str());
+  }
+  const std::vector<LateRank> late = late_ranks(r);
+  if (late.empty()) {
+    std::fprintf(out, "  no rank arrived late at a collective on the path\n");
+  } else {
+    std::fprintf(out,
+                 "  late arrivals on the path (straggler causes: what the late rank did "
+                 "just before arriving):\n");
+    for (size_t k = 0; k < late.size() && k < 8; ++k) {
+      const LateRank& x = late[k];
+      std::fprintf(out,
+                   "  %-22s late %" PRId64
+                   " time(s) in %zu of %zu step(s), %s ms in all; "
+                   "most often after %s\n",
+                   label_of(r, x.process).c_str(), x.count, x.steps.size(), r.paths.size(),
+                   ms(x.late_ns).c_str(), tx(top_cause(x)).c_str());
+    }
+  }
+  if (!r.what_ifs.empty()) {
+    std::vector<int64_t> replayed;
+    for (const StepPath& p : r.paths) replayed.push_back(p.replayed_ns);
+    const double base = median_of(replayed);
+    std::fprintf(out,
+                 "  what-if (the recorded schedule replayed along the path's dependencies with "
+                 "the change; no contention model: a bound on the gain), median step %.3f ms "
+                 "replayed:\n",
+                 base / 1e6);
+    for (size_t w = 0; w < r.what_ifs.size(); ++w) {
+      std::vector<int64_t> v;
+      for (const StepPath& p : r.paths) v.push_back(w < p.what_if_ns.size() ? p.what_if_ns[w] : 0);
+      const double m = median_of(v);
+      std::fprintf(out, "    %-34s median step %10.3f ms (%+.1f%%)\n",
+                   tx(r.what_ifs[w].text).c_str(), m / 1e6,
+                   base > 0 ? 100.0 * (m / base - 1) : 0.0);
+    }
+  }
+  if (!po.steps || whole) return;
+  std::fprintf(out, "%8s %11s %11s %11s %11s %11s %11s %5s %11s\n", "step", "path ms", "compute",
+               "comm", "host", "idle", "memory", "hops", "peer-wait");
+  for (const StepPath& p : r.paths) {
+    auto at = [&](PathPart x) { return ms(p.parts[static_cast<size_t>(x)]); };
+    std::fprintf(out, "%8" PRId64 " %11s %11s %11s %11s %11s %11s %5d %11s\n", p.index,
+                 ms(p.path_ns).c_str(), at(PathPart::compute).c_str(),
+                 at(PathPart::communication).c_str(), at(PathPart::host).c_str(),
+                 at(PathPart::idle).c_str(), at(PathPart::memory).c_str(), p.hops,
+                 ms(p.peer_wait_ns).c_str());
+  }
+}
+
+nlohmann::json path_json(const Report& r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepPath& p : r.paths) {
+    nlohmann::json late = nlohmann::json::array();
+    for (const LateArrival& l : p.late) {
+      late.push_back({{"communicator", l.comm},
+                      {"seq", l.seq},
+                      {"op", l.op},
+                      {"late_rank", process_json(r, l.late)["rank"]},
+                      {"late_process", r.process_info[static_cast<size_t>(l.late)].label()},
+                      {"waiting_process", r.process_info[static_cast<size_t>(l.waiting)].label()},
+                      {"late_ns", l.late_ns},
+                      {"cause", path_part_name(l.cause)},
+                      {"cause_name", l.cause_name},
+                      {"before", parts_json(l.before)}});
+    }
+    nlohmann::json wi = nlohmann::json::array();
+    for (size_t w = 0; w < p.what_if_ns.size() && w < r.what_ifs.size(); ++w) {
+      wi.push_back({{"what_if", r.what_ifs[w].text}, {"step_ns", p.what_if_ns[w]}});
+    }
+    steps.push_back(
+        {{"index", p.index},
+         {"name", p.name},
+         {"step_ns", p.step_ns},
+         {"path_ns", p.path_ns},
+         {"parts", parts_json(p.parts)},
+         {"end_process",
+          p.end_process >= 0
+              ? nlohmann::json(r.process_info[static_cast<size_t>(p.end_process)].label())
+              : nlohmann::json(nullptr)},
+         {"hops", p.hops},
+         {"peer_wait_ns", p.peer_wait_ns},
+         {"late_arrivals", std::move(late)},
+         {"replayed_ns", p.replayed_ns},
+         {"what_if", std::move(wi)}});
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const LateRank& x : late_ranks(r)) {
+    ranks.push_back({{"rank", process_json(r, x.process)["rank"]},
+                     {"process", r.process_info[static_cast<size_t>(x.process)].label()},
+                     {"late_count", x.count},
+                     {"late_steps", x.steps.size()},
+                     {"late_ns", x.late_ns},
+                     {"most_frequent_cause", top_cause(x)}});
+  }
+  nlohmann::json wis = nlohmann::json::array();
+  for (const WhatIf& w : r.what_ifs) wis.push_back(w.text);
+  return {{"steps", std::move(steps)}, {"late_ranks", std::move(ranks)}, {"what_ifs", wis}};
 }
 
 // The why/ analyses: their options, per-stream idle causes, launch statistics, queues.
@@ -494,6 +679,7 @@ nlohmann::json why_json(const Report& r) {
                       {"at_limit_ns", q.at_limit_ns}});
   }
   w["queues"] = std::move(queues);
+  w["critical_path"] = path_json(r);
   return w;
 }
 
@@ -516,9 +702,8 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
                tx(r.step_source).c_str(), n, med / 1e6, p90 / 1e6,
                static_cast<double>(t.front()) / 1e6, static_cast<double>(t.back()) / 1e6);
   if (!po.steps) return;
-  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %11s %9s\n", "step", "name",
-               "ranks", "step ms", "compute", "exp-comm", "exp-mem", "idle", "host-wait",
-               "overlap%");
+  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
+               "step ms", "compute", "exp-comm", "exp-mem", "idle", "host-wait", "overlap%");
   for (const JobStep& j : r.job_steps) {
     const Breakdown& b = j.mean;
     std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %11s %9s\n", j.index,
@@ -683,6 +868,7 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
     }
   }
   print_idle(out, r, po);
+  print_path(out, r, po);
   print_interference(out, r);
   print_contention(out, r);
   print_cross_rank(out, r);
@@ -896,7 +1082,10 @@ std::string to_json(const Report& r) {
       o["start_ns"] = st.start;
       o["end_ns"] = st.end;
       o["step_ns"] = st.end - st.start;
-      if (r.why) o["idle_causes"] = idle_json(st.idle);
+      if (r.why) {
+        o["idle_causes"] = idle_json(st.idle);
+        o["critical_path_local"] = parts_json(st.path.local);
+      }
       per_rank.push_back(std::move(o));
     }
   }

@@ -38,6 +38,12 @@ std::string option_text(const SummaryOptions& x, const char* which) {
   if (w == "--runtime-cutoff-us") return us(x.launch.runtime_cutoff_ns);
   if (w == "--delay-cutoff-us") return us(x.launch.delay_cutoff_ns);
   if (w == "--queue-limit") return "--queue-limit " + std::to_string(x.queue.limit);
+  if (w == "--what-if") {
+    std::string t;
+    for (const WhatIf& x1 : x.what_ifs)
+      t += (t.empty() ? "" : " ") + ("--what-if '" + x1.text + "'");
+    return t.empty() ? "no --what-if" : t;
+  }
   return x.hta_rounding ? "--hta-rounding" : "no --hta-rounding";
 }
 
@@ -57,6 +63,12 @@ std::vector<const char*> differences(const SummaryOptions& a, const SummaryOptio
     out.push_back("--runtime-cutoff-us");
   if (a.launch.delay_cutoff_ns != b.launch.delay_cutoff_ns) out.push_back("--delay-cutoff-us");
   if (a.queue.limit != b.queue.limit) out.push_back("--queue-limit");
+  auto texts = [](const SummaryOptions& x) {
+    std::vector<std::string> v;
+    for (const WhatIf& w : x.what_ifs) v.push_back(w.text);
+    return v;
+  };
+  if (texts(a) != texts(b)) out.push_back("--what-if");
   return out;
 }
 
@@ -71,6 +83,7 @@ bool given(const PipelineOptions::Given& g, const std::string& flag) {
   if (flag == "--runtime-cutoff-us") return g.runtime_cutoff;
   if (flag == "--delay-cutoff-us") return g.delay_cutoff;
   if (flag == "--queue-limit") return g.queue_limit;
+  if (flag == "--what-if") return g.what_if;
   return g.hta_rounding;
 }
 
@@ -129,6 +142,7 @@ void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& pa
   o.analyze.idle = made.idle;
   o.analyze.launch = made.launch;
   o.analyze.queue = made.queue;
+  o.analyze.what_ifs = made.what_ifs;
 }
 
 // The summaries of one input: read from a summary file, or mapped from its trace (converted

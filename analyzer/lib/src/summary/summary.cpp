@@ -78,12 +78,19 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
   s.why = true;
   const Activities& a = t.activities;
   if (a.has_calls()) {
-    for (size_t i = 0; i < a.size() && !s.launch_calls; ++i) {
-      s.launch_calls = a.process[i] == pi && a.call_end[i] != kNoCall;
+    const auto p = static_cast<int16_t>(pi);
+    const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
+    const auto hi = std::upper_bound(lo, a.process.end(), p);
+    for (auto i = static_cast<size_t>(lo - a.process.begin());
+         i < static_cast<size_t>(hi - a.process.begin()) && !s.launch_calls; ++i) {
+      s.launch_calls = a.call_end[i] != kNoCall;
     }
   }
   s.idle = idle_causes(t, {pi, -1}, o.idle, win);
-  for (int16_t d : devs) s.device_idle.emplace_back(d, idle_causes(t, {pi, d}, o.idle, win));
+  // One device: the rank's causes are the device's.
+  for (int16_t d : devs) {
+    s.device_idle.emplace_back(d, devs.size() == 1 ? s.idle : idle_causes(t, {pi, d}, o.idle, win));
+  }
   s.stream_idle = stream_idle(t, pi, o.idle, win);
   for (StreamIdle& x : s.stream_idle) x.process = 0;
   s.launches = launch_stats(t, pi, o.launch, win);
@@ -94,6 +101,30 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
   for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
   const std::vector<IdleCauses> per_step = window_idle_causes(t, pi, windows, o.idle);
   for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].idle = per_step[k];
+  // The critical path of each step, or of the whole run without steps.
+  PathOptions po;
+  po.what_ifs = o.what_ifs;
+  if (!windows.empty()) {
+    std::vector<RankPath> paths = rank_paths(t, pi, windows, s.calls.comms, s.calls.ops, po);
+    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].path = std::move(paths[k]);
+  } else {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    const auto p = static_cast<int16_t>(pi);
+    const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
+    const auto hi = std::upper_bound(lo, a.process.end(), p);
+    for (auto i = static_cast<size_t>(lo - a.process.begin());
+         i < static_cast<size_t>(hi - a.process.begin()); ++i) {
+      first = std::min(first, a.has_calls() && a.call_start[i] != kNoCall
+                                  ? std::min(a.call_start[i], a.start[i])
+                                  : a.start[i]);
+      last = std::max(last, a.end[i]);
+    }
+    if (first < last) {
+      s.run_start = first;
+      s.run_end = last;
+      s.run_path = std::move(rank_paths(t, pi, {{first, last}}, s.calls.comms, s.calls.ops, po)[0]);
+    }
+  }
 }
 
 // Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
@@ -177,6 +208,38 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
   }
 }
 
+// The critical path of each job step across ranks (why/path_join.h), after the clocks are aligned.
+void join_paths(Report& r, const std::vector<RankSummary>& ranks,
+                const std::vector<Process>& processes,
+                const std::vector<const RankCollectives*>& calls, const SummaryOptions& o) {
+  r.what_ifs = o.what_ifs;
+  if (!r.why) return;
+  std::map<int64_t, std::pair<std::string, std::vector<StepRankPath>>> steps;
+  bool any_steps = false;
+  for (size_t i = 0; i < r.steps.size() && i < ranks.size(); ++i) {
+    for (const StepSample& st : r.steps[i]) {
+      any_steps = true;
+      auto& [name, v] = steps[st.index];
+      if (name.empty()) name = st.name;
+      v.push_back({static_cast<int>(i), processes[i].rank.value_or(-1), st.start, st.end,
+                   processes[i].offset_ns, &st.path, calls[i]});
+    }
+  }
+  if (!any_steps) {
+    auto& [name, v] = steps[-1];
+    name = "whole run";
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (ranks[i].run_end <= ranks[i].run_start) continue;
+      v.push_back({static_cast<int>(i), processes[i].rank.value_or(-1), ranks[i].run_start,
+                   ranks[i].run_end, processes[i].offset_ns, &ranks[i].run_path, calls[i]});
+    }
+    if (v.empty()) steps.clear();
+  }
+  for (const auto& [index, entry] : steps) {
+    r.paths.push_back(join_step(index, entry.first, entry.second, o.what_ifs));
+  }
+}
+
 }  // namespace
 
 size_t RankSummary::bytes() const {
@@ -202,6 +265,13 @@ size_t RankSummary::bytes() const {
   b += device_idle.capacity() * sizeof(device_idle[0]) +
        stream_idle.capacity() * sizeof(StreamIdle) + queues.capacity() * sizeof(StreamQueue);
   b += launches.capacity() * sizeof(LaunchStat);
+  auto path_bytes = [&](const RankPath& p) {
+    size_t n = p.chains.capacity() * sizeof(PathChain);
+    for (const PathChain& c : p.chains) n += str(c.last_name) + c.removed.capacity() * 8;
+    return n;
+  };
+  b += path_bytes(run_path);
+  for (const StepSample& st : steps) b += path_bytes(st.path);
   for (const LaunchStat& x : launches)
     b += str(x.name) + x.cpu.bytes() + x.gpu.bytes() + x.delay.bytes();
   for (const std::string& x : calls.comms) b += sizeof(std::string) + str(x);
@@ -292,7 +362,8 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
     for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
     const std::vector<Breakdown> per_step = window_breakdowns(t, pi, windows);
     for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = per_step[k];
-    summarize_why(t, o, pi, win, devs, s);
+    s.calls = collectives_of(t, pi);
+    if (o.why) summarize_why(t, o, pi, win, devs, s);
     s.interference = interference_stats(t, o.interference, pi);
     for (Contention& c : cont) {
       if (c.process != pi) continue;
@@ -305,7 +376,6 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
       s.bench.push_back(std::move(b));
     }
   }
-  for (size_t p = 0; p < out.size(); ++p) out[p].calls = collectives_of(t, static_cast<int>(p));
   return out;
 }
 
@@ -379,6 +449,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   r.interference = interference_rows(merged, o.interference);
   for (auto& [k, x] : launches) r.launches.push_back(std::move(x));
   if (align) r.clocks = align_clocks(processes, calls);
+  join_paths(r, ranks, processes, calls, o);
   r.cross = cross_rank(processes, calls);
   order_by_rank(r);
   return r;

@@ -15,6 +15,7 @@
 
 #include "c3/analyzer/metrics/classify.h"
 #include "c3/analyzer/summary/summary.h"
+#include "c3/analyzer/why/whatif.h"
 #include "c3/common/text_limits.h"
 #include "json_scan.h"
 #include "time_limits.h"
@@ -32,6 +33,8 @@ constexpr const char* kSchemaV1 = "c3scope-summary/1";
 // The deepest nesting a summary may have (it has 6: ranks, a rank, steps, samples, a breakdown,
 // its by_mask).
 constexpr size_t kSummaryDepthLimit = 32;
+// The most what-ifs one analysis takes (analyze --what-if, repeated).
+constexpr size_t kMaxWhatIfs = 16;
 
 ojson breakdown_out(const Breakdown& b) {
   ojson j;
@@ -159,8 +162,9 @@ Breakdown breakdown_in(const json& j) {
 }
 
 ojson idle_out(const IdleCauses& c) {
-  return {{"gaps", c.gaps},           {"idle", c.idle},   {"host_wait", c.host_wait},
-          {"kernel_wait", c.kernel_wait}, {"other", c.other}, {"micro", c.micro},
+  return {{"gaps", c.gaps},           {"idle", c.idle},
+          {"host_wait", c.host_wait}, {"kernel_wait", c.kernel_wait},
+          {"other", c.other},         {"micro", c.micro},
           {"macro", c.macro}};
 }
 
@@ -180,6 +184,60 @@ IdleCauses idle_in(const json& j) {
     throw std::invalid_argument("idle causes do not add up to idle");
   }
   return c;
+}
+
+// A rank's critical path through a step (why/path.h): its single-rank parts and its chains,
+// each chain one array: [to_comm, to_seq, to_op, to_end_ns, from_comm, from_seq, from_ns, to_ns,
+// [parts], last part, last name, [removed per what-if]].
+ojson path_out(const RankPath& p) {
+  ojson chains = ojson::array();
+  for (const PathChain& c : p.chains) {
+    chains.push_back(
+        ojson::array({c.to_comm, c.to_seq, c.to_op, c.to_end_ns, c.from_comm, c.from_seq, c.from_ns,
+                      c.to_ns, c.parts, static_cast<int>(c.last), c.last_name, c.removed}));
+  }
+  return {{"local", p.local}, {"local_ns", p.local_ns}, {"chains", std::move(chains)}};
+}
+
+// Every number within the summaries' limits, and parts that add up to the chain's length.
+RankPath path_in(const json& j, size_t what_ifs) {
+  RankPath p;
+  p.local = amounts<kPathParts>(j, "local");
+  p.local_ns = amount(j, "local_ns");
+  int64_t local = 0;
+  for (int64_t v : p.local) local += v;
+  if (local != p.local_ns) throw std::invalid_argument("path: local parts do not add up");
+  for (const json& c : j.at("chains")) {
+    if (!c.is_array() || c.size() != 12)
+      throw std::invalid_argument("path: a chain is not 12 values");
+    PathChain x;
+    auto index = [](const json& v, const char* what) {
+      return static_cast<int32_t>(whole(v, what, -1, INT32_MAX));
+    };
+    x.to_comm = index(c[0], "chain to_comm");
+    x.to_seq = whole(c[1], "chain to_seq", -1, kStampLimit);
+    x.to_op = index(c[2], "chain to_op");
+    x.to_end_ns = whole(c[3], "chain to_end_ns", -kStampLimit, kStampLimit);
+    x.from_comm = index(c[4], "chain from_comm");
+    x.from_seq = whole(c[5], "chain from_seq", -1, kStampLimit);
+    x.from_ns = whole(c[6], "chain from_ns", -kStampLimit, kStampLimit);
+    x.to_ns = whole(c[7], "chain to_ns", -kStampLimit, kStampLimit);
+    if (!c[8].is_array() || c[8].size() != kPathParts) throw std::invalid_argument("path: parts");
+    int64_t sum = 0;
+    for (size_t k = 0; k < kPathParts; ++k) {
+      x.parts[k] = whole(c[8][k], "chain part", 0, kAmountLimit);
+      sum += x.parts[k];
+    }
+    if (x.to_ns < x.from_ns || sum != x.to_ns - x.from_ns)
+      throw std::invalid_argument("path: a chain's parts do not add up to its length");
+    x.last = static_cast<PathPart>(whole(c[9], "chain last", 0, kPathParts - 1));
+    x.last_name = string_value(c[10], "chain last name");
+    if (!c[11].is_array() || c[11].size() != what_ifs)
+      throw std::invalid_argument("path: a chain's what-ifs are not the summary's");
+    for (const json& v : c[11]) x.removed.push_back(whole(v, "chain removed", 0, kAmountLimit));
+    p.chains.push_back(std::move(x));
+  }
+  return p;
 }
 
 ojson dist_out(const Distribution& d) {
@@ -292,7 +350,10 @@ ojson rank_out(const RankSummary& s) {
                {"start_ns", st.start},
                {"end_ns", st.end},
                {"breakdown", breakdown_out(st.b)}};
-    if (s.why) x["idle"] = idle_out(st.idle);
+    if (s.why) {
+      x["idle"] = idle_out(st.idle);
+      x["path"] = path_out(st.path);
+    }
     steps.push_back(std::move(x));
   }
   r["steps"] = {{"source", s.step_source}, {"samples", std::move(steps)}};
@@ -402,6 +463,9 @@ ojson rank_out(const RankSummary& s) {
                         {"at_limit_ns", q.at_limit_ns}});
     }
     w["queues"] = std::move(queues);
+    w["run_start_ns"] = s.run_start;
+    w["run_end_ns"] = s.run_end;
+    w["run_path"] = path_out(s.run_path);
     r["why"] = std::move(w);
   }
   r["comms"] = s.calls.comms;
@@ -437,7 +501,7 @@ ojson rank_out(const RankSummary& s) {
   return r;
 }
 
-RankSummary rank_in(const json& r) {
+RankSummary rank_in(const json& r, size_t what_ifs) {
   RankSummary s;
   const json& p = r.at("process");
   s.process.source = string_in(p, "source", common::kCommandLineLimit);
@@ -511,6 +575,7 @@ RankSummary rank_in(const json& r) {
     x.b = breakdown_in(g.at("breakdown"));
     if (x.end < x.start) throw std::invalid_argument("a step ends before it starts");
     if (g.contains("idle")) x.idle = idle_in(g.at("idle"));  // schema 4
+    if (g.contains("path")) x.path = path_in(g.at("path"), what_ifs);
     s.steps.push_back(std::move(x));
   }
   for (const json& g : r.at("collectives")) {
@@ -686,6 +751,10 @@ RankSummary rank_in(const json& r) {
       q.at_limit_ns = amount(g, "at_limit_ns");
       s.queues.push_back(q);
     }
+    s.run_start = stamp(w, "run_start_ns");
+    s.run_end = stamp(w, "run_end_ns");
+    if (s.run_end < s.run_start) throw std::invalid_argument("the run ends before it starts");
+    s.run_path = path_in(w.at("run_path"), what_ifs);
   }
   return s;
 }
@@ -778,6 +847,9 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
                   {"runtime_cutoff_ns", o.launch.runtime_cutoff_ns},
                   {"delay_cutoff_ns", o.launch.delay_cutoff_ns},
                   {"queue_limit", o.queue.limit}};
+  ojson wi = ojson::array();
+  for (const WhatIf& w : o.what_ifs) wi.push_back(w.text);
+  j["options"]["what_if"] = std::move(wi);
   ojson rs = ojson::array();
   for (const RankSummary& s : ranks) rs.push_back(rank_out(s));
   j["ranks"] = std::move(rs);
@@ -837,7 +909,16 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
                                   std::string(kSchema) + ", " + kSchemaV3 + ", " + kSchemaV2 +
                                   " and " + kSchemaV1 + " (a newer c3scope wrote it?)");
     }
+    // The what-ifs (schema 4): read always, since the chains carry one number per what-if.
+    std::vector<WhatIf> what_ifs;
+    if (const json& o = j.at("options"); o.contains("what_if")) {
+      if (!o.at("what_if").is_array() || o.at("what_if").size() > kMaxWhatIfs)
+        throw std::invalid_argument("what_if is not a list of at most 16");
+      for (const json& w : o.at("what_if"))
+        what_ifs.push_back(parse_what_if(string_value(w, "what_if")));
+    }
     if (made_with != nullptr) {
+      made_with->what_ifs = what_ifs;
       const json& o = j.at("options");
       made_with->range = string_in(o, "range");
       made_with->step = string_in(o, "step");
@@ -854,7 +935,7 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
       }
     }
     std::vector<RankSummary> out;
-    for (const json& r : j.at("ranks")) out.push_back(rank_in(r));
+    for (const json& r : j.at("ranks")) out.push_back(rank_in(r, what_ifs.size()));
     return out;
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(where + ": not a valid c3scope summary: " + e.what());

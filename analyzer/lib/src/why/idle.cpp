@@ -13,8 +13,8 @@ namespace {
 // caused it when next's launch call started after the gap began (HTA compares the call's start,
 // ts of the runtime event, with the previous kernel's end); else it is launch overhead when
 // shorter than the threshold; else something else.
-void classify(IdleCauses& c, const Activities& a, bool calls, int64_t from, int64_t to,
-              size_t next, const IdleOptions& o) {
+void classify(IdleCauses& c, const Activities& a, bool calls, int64_t from, int64_t to, size_t next,
+              const IdleOptions& o) {
   const int64_t gap = to - from;
   ++c.gaps;
   c.idle += gap;
@@ -76,7 +76,8 @@ std::vector<StreamIdle> stream_idle(const Trace& t, int process, const IdleOptio
           st.s.stream = a.stream[p.row];
         }
         ++st.s.activities;
-        if (st.any && p.start > st.reach) classify(st.s.causes, a, calls, st.reach, p.start, p.row, o);
+        if (st.any && p.start > st.reach)
+          classify(st.s.causes, a, calls, st.reach, p.start, p.row, o);
         st.reach = st.any ? std::max(st.reach, p.end) : p.end;
         st.any = true;
       });
@@ -88,8 +89,7 @@ std::vector<StreamIdle> stream_idle(const Trace& t, int process, const IdleOptio
   return out;
 }
 
-IdleCauses idle_causes(const Trace& t, Scope scope, const IdleOptions& o,
-                       const Intervals* window) {
+IdleCauses idle_causes(const Trace& t, Scope scope, const IdleOptions& o, const Intervals* window) {
   const Activities& a = t.activities;
   IdleCauses c;
   const Intervals all{{INT64_MIN, INT64_MAX}};

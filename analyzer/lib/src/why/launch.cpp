@@ -25,9 +25,9 @@ bool is_launch_call(std::string_view name) {
     const size_t u = name.rfind('_');
     if (u == std::string_view::npos) break;
     const std::string_view tail = name.substr(u + 1);
-    const bool version = tail.size() > 1 && tail[0] == 'v' &&
-                         std::all_of(tail.begin() + 1, tail.end(),
-                                     [](char ch) { return ch >= '0' && ch <= '9'; });
+    const bool version =
+        tail.size() > 1 && tail[0] == 'v' &&
+        std::all_of(tail.begin() + 1, tail.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     if (!version && tail != "ptsz" && tail != "ptds") break;
     name = name.substr(0, u);
   }

@@ -22,9 +22,33 @@ bool inside(const Intervals* window, int64_t s) {
   return it != window->begin() && std::prev(it)->end > s;
 }
 
+// A stream's launches: when each call returned and when its operation ended. A stream runs its
+// operations in launch order, so both lists usually come sorted (rows are in start order): then
+// merging them is linear.
+struct Launches {
+  std::vector<int64_t> returned, ended;
+};
+
+std::vector<Event> events_of(Launches& l) {
+  for (auto* v : {&l.returned, &l.ended}) {
+    if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+  }
+  std::vector<Event> ev;
+  ev.reserve(l.returned.size() + l.ended.size());
+  size_t r = 0, e = 0;
+  // At one time, -1 (an operation ends) before +1 (a call returns).
+  while (r < l.returned.size() || e < l.ended.size()) {
+    if (e < l.ended.size() && (r == l.returned.size() || l.ended[e] <= l.returned[r])) {
+      ev.push_back({l.ended[e++], -1});
+    } else {
+      ev.push_back({l.returned[r++], +1});
+    }
+  }
+  return ev;
+}
+
 // Each stream's events, by (device, stream).
-std::map<std::pair<int16_t, int32_t>, std::vector<Event>> stream_events(const Trace& t,
-                                                                        int process,
+std::map<std::pair<int16_t, int32_t>, std::vector<Event>> stream_events(const Trace& t, int process,
                                                                         const Intervals* window,
                                                                         int16_t only_device,
                                                                         int32_t only_stream,
@@ -32,27 +56,27 @@ std::map<std::pair<int16_t, int32_t>, std::vector<Event>> stream_events(const Tr
   std::map<std::pair<int16_t, int32_t>, std::vector<Event>> out;
   const Activities& a = t.activities;
   if (!a.has_calls()) return out;
+  std::map<std::pair<int16_t, int32_t>, Launches> launches;
   for (const DeviceRows& d : device_rows(a, process)) {
     if (only && d.device != only_device) continue;
-    std::vector<Event>* last = nullptr;
+    Launches* last = nullptr;
     int32_t last_stream = 0;
     for (size_t i = d.begin; i < d.end; ++i) {
       if (a.call_end[i] == kNoCall || (only && a.stream[i] != only_stream)) continue;
       if (!inside(window, a.start[i])) continue;
       if (last == nullptr || a.stream[i] != last_stream) {
-        last = &out[{d.device, a.stream[i]}];
+        last = &launches[{d.device, a.stream[i]}];
         last_stream = a.stream[i];
       }
       // A call that returned after its work finished never left it waiting in the queue; it
       // still counts as a launch (a zero-length stay).
-      last->push_back({a.call_end[i], +1});
-      last->push_back({std::max(a.call_end[i], a.end[i]), -1});
+      last->returned.push_back(a.call_end[i]);
+      last->ended.push_back(std::max(a.call_end[i], a.end[i]));
     }
   }
-  for (auto& [k, ev] : out) {
-    std::sort(ev.begin(), ev.end(), [](const Event& x, const Event& y) {
-      return x.at != y.at ? x.at < y.at : x.delta < y.delta;
-    });
+  for (auto& [k, l] : launches) {
+    out.emplace(k, events_of(l));
+    l = Launches{};
   }
   return out;
 }
@@ -110,8 +134,7 @@ std::vector<StreamQueue> stream_queues(const Trace& t, int process, const QueueO
   return out;
 }
 
-std::vector<QueuePoint> queue_series(const Trace& t, int process, int16_t device,
-                                     int32_t stream) {
+std::vector<QueuePoint> queue_series(const Trace& t, int process, int16_t device, int32_t stream) {
   std::vector<QueuePoint> out;
   const auto all = stream_events(t, process, nullptr, device, stream, true);
   const auto it = all.find({device, stream});

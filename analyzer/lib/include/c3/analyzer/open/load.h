@@ -23,6 +23,9 @@ struct LoadOptions {
   // load_kernel_shapes: a timeline needs neither, and their nine columns are half of SQLite's
   // decoding time. Kernels get pending shape indices (Activities::shape) until then.
   bool defer_kernel_shapes = false;
+  // Reads each GPU row's launch call (Activities::call_*) from files with API calls; off, they
+  // are left out (what analyze read before issue 25: its benchmark's baseline).
+  bool launch_calls = true;
 };
 
 // Loads every process of every file: activities (kernels, memcpy, memset), devices,

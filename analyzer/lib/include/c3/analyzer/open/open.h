@@ -41,6 +41,7 @@ struct OpenOptions {
   std::function<void(double, const std::string&)> progress;
   const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled
   bool defer_kernel_shapes = false;           // LoadOptions::defer_kernel_shapes
+  bool launch_calls = true;                   // LoadOptions::launch_calls; imports' API calls
   // The inputs are read once and dropped (the pipeline's map): PyTorch (Kineto) files go straight
   // into the Trace with no database in between (no Process has a database then: process_db is
   // empty for them), Nsight exports are converted without a journal or indexes

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "c3/analyzer/open/bench_results.h"
@@ -52,9 +53,9 @@ struct Activities {
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
   // The host call that launched the row (the runtime or driver API call with the row's
   // correlation id: cudaLaunchKernel, cudaMemcpyAsync, ...): its entry and exit, ns (kNoCall:
-  // none known), and its name (a Trace::names index, -1). The columns are empty while no row has one
-  // (traces recorded without API calls), so they cost 20 bytes per row only where a trace carries
-  // launch calls (docs/analyze.md "Memory").
+  // none known), and its name (a Trace::names index, -1). The columns are empty while no row has
+  // one (traces recorded without API calls), so they cost 20 bytes per row only where a trace
+  // carries launch calls (docs/analyze.md "Memory").
   std::vector<int64_t> call_start, call_end;
   std::vector<int32_t> call_name;
 
@@ -130,6 +131,15 @@ struct Range {
   int64_t color = -1;  // ARGB the application set (0..2^32-1), -1 when it set none
 };
 
+// A host call that waits for GPU work (cudaDeviceSynchronize, cudaStreamSynchronize,
+// cudaEventSynchronize and their driver twins): the critical path's host side (why/path.h).
+struct HostSync {
+  int16_t process = 0;
+  int64_t start = 0, end = 0;
+};
+// Whether an API call's name is one of those (CUPTI's _vNNNN and _ptsz spellings too).
+bool is_sync_call(std::string_view name);
+
 // A kernel's launch queueing (CUPTI's submitted timestamp, when recorded): start - submitted.
 struct LaunchDelay {
   int16_t process = 0, device = 0;
@@ -156,6 +166,7 @@ struct Trace {
   std::vector<Collective> collectives;
   std::vector<Range> ranges;
   std::vector<LaunchDelay> launch_delays;
+  std::vector<HostSync> host_syncs;  // in load order
   std::vector<BenchResult> bench;
   // Rows the loader could not use (e.g. end before start), with the first one's description.
   int64_t skipped = 0;

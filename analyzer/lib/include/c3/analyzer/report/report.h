@@ -13,6 +13,7 @@
 #include "c3/analyzer/open/trace.h"
 #include "c3/analyzer/why/idle.h"
 #include "c3/analyzer/why/launch.h"
+#include "c3/analyzer/why/path_join.h"
 #include "c3/analyzer/why/queue.h"
 
 namespace c3::analyzer {
@@ -33,6 +34,10 @@ struct AnalyzeOptions {
   IdleOptions idle;
   LaunchOptions launch;
   QueueOptions queue;
+  // What-ifs replayed on each step's critical path (analyze --what-if; why/whatif.h).
+  std::vector<WhatIf> what_ifs;
+  // Computes them (off: the map leaves them out, as before issue 25; the benchmark's baseline).
+  bool why = true;
   // Align the processes' clocks first (align_clocks); off: the offsets already in the trace.
   bool align = true;
 };
@@ -68,6 +73,7 @@ struct StepSample {
   int64_t start = 0, end = 0;  // the rank's trace clock
   Breakdown b;
   IdleCauses idle;  // the causes of b.idle (summaries of schema 4 on)
+  RankPath path;    // its critical path (why/path.h; schema 4 on)
 };
 
 // A step of the job: the same step (by index) on every rank that has it.
@@ -115,6 +121,10 @@ struct Report {
   std::vector<LaunchStat> launches;
   std::vector<StreamQueue> queues;
   bool launch_calls = false;  // some rank's trace carries launch calls
+  // The critical path of each job step across ranks (why/path_join.h), by step index; without
+  // steps, one of the whole run (index -1, "whole run").
+  std::vector<StepPath> paths;
+  std::vector<WhatIf> what_ifs;
   // The thresholds they were computed with (AnalyzeOptions).
   IdleOptions idle_options;
   LaunchOptions launch_options;

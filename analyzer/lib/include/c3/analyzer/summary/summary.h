@@ -53,6 +53,10 @@ struct RankSummary {
   std::vector<StreamIdle> stream_idle;  // process 0
   std::vector<LaunchStat> launches;     // sorted by name
   std::vector<StreamQueue> queues;      // process 0
+  // Without steps: the critical path of the whole run (its window: the rank's first to last
+  // GPU or launch time).
+  RankPath run_path;
+  int64_t run_start = 0, run_end = 0;
   // The input it came from (the pipeline's map: a summary file or a trace), for errors; not
   // stored in summary files. Empty: Process::source names it.
   std::string input;

@@ -26,11 +26,11 @@ struct IdleOptions {
 };
 
 struct IdleCauses {
-  int64_t gaps = 0;         // gaps between GPU work
-  int64_t idle = 0;         // their total: host_wait + kernel_wait + other
-  int64_t host_wait = 0;    // the next activity's launch call started after the gap began
-  int64_t kernel_wait = 0;  // else, gaps shorter than IdleOptions::kernel_wait_ns
-  int64_t other = 0;        // the rest (dependencies, synchronization, waits on peers, ...)
+  int64_t gaps = 0;              // gaps between GPU work
+  int64_t idle = 0;              // their total: host_wait + kernel_wait + other
+  int64_t host_wait = 0;         // the next activity's launch call started after the gap began
+  int64_t kernel_wait = 0;       // else, gaps shorter than IdleOptions::kernel_wait_ns
+  int64_t other = 0;             // the rest (dependencies, synchronization, waits on peers, ...)
   int64_t micro = 0, macro = 0;  // with IdleOptions::micro_ns: micro + macro = idle
   void add(const IdleCauses& o);
   bool operator==(const IdleCauses&) const = default;

@@ -22,13 +22,13 @@ struct StreamQueue {
   int process = 0;  // Trace::processes index
   int16_t device = 0;
   int32_t stream = -1;
-  int64_t launches = 0;        // operations with a known launch call
-  int64_t span_ns = 0;         // first call end to last end: the time the numbers cover
-  int64_t max = 0;             // the longest queue
-  int64_t max_at = 0;          // when it was first reached
-  double mean = 0;             // time-weighted over span_ns
-  int64_t p50 = 0, p90 = 0;    // time-weighted: the queue was at most this long for 50%, 90%
-  int64_t at_limit_ns = 0;     // time with the queue at QueueOptions::limit or longer
+  int64_t launches = 0;      // operations with a known launch call
+  int64_t span_ns = 0;       // first call end to last end: the time the numbers cover
+  int64_t max = 0;           // the longest queue
+  int64_t max_at = 0;        // when it was first reached
+  double mean = 0;           // time-weighted over span_ns
+  int64_t p50 = 0, p90 = 0;  // time-weighted: the queue was at most this long for 50%, 90%
+  int64_t at_limit_ns = 0;   // time with the queue at QueueOptions::limit or longer
 };
 
 // One point of a queue's step function: from `at` on (until the next point) it holds `length`.

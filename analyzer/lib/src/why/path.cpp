@@ -1,0 +1,478 @@
+#include "c3/analyzer/why/path.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/metrics/pattern.h"
+#include "rows.h"
+
+namespace c3::analyzer {
+
+const char* path_part_name(PathPart p) {
+  switch (p) {
+    case PathPart::compute:
+      return "compute";
+    case PathPart::communication:
+      return "communication";
+    case PathPart::memory:
+      return "memory";
+    case PathPart::other_gpu:
+      return "other_gpu";
+    case PathPart::host:
+      return "host";
+    case PathPart::idle:
+      return "idle";
+  }
+  return "?";
+}
+
+namespace {
+
+PathPart part_of(Class c) {
+  switch (c) {
+    case Class::compute:
+      return PathPart::compute;
+    case Class::communication:
+      return PathPart::communication;
+    case Class::memory:
+      return PathPart::memory;
+    case Class::other:
+      return PathPart::other_gpu;
+  }
+  return PathPart::other_gpu;
+}
+
+// A host call on the rank's timeline: a launch call (its GPU row) or a synchronization.
+struct HostCall {
+  int64_t start = 0, end = 0;
+  int64_t row = -1;  // the launched row; -1: a synchronization
+};
+
+// One rank's graph, built once for all its steps: stream predecessors, host calls by end, GPU
+// rows by end, and each collective's first row.
+class RankGraph {
+ public:
+  RankGraph(const Trace& t, int process) : t_(t), a_(t.activities) {
+    devices_ = device_rows(a_, process);
+    if (!devices_.empty()) {
+      begin_ = devices_.front().begin;
+      end_ = devices_.back().end;
+    }
+    const size_t n = end_ - begin_;
+    prev_.assign(n, -1);
+    std::unordered_map<uint64_t, int64_t> last;  // (device, stream) -> row
+    for (size_t i = begin_; i < end_; ++i) {
+      const uint64_t key = (static_cast<uint64_t>(static_cast<uint16_t>(a_.device[i])) << 32) |
+                           static_cast<uint32_t>(a_.stream[i]);
+      auto [it, fresh] = last.try_emplace(key, static_cast<int64_t>(i));
+      if (!fresh) {
+        prev_[i - begin_] = it->second;
+        it->second = static_cast<int64_t>(i);
+      }
+      by_end_.emplace_back(a_.end[i], static_cast<int64_t>(i));
+      if (a_.has_calls() && a_.call_end[i] != kNoCall && a_.call_start[i] <= a_.start[i]) {
+        calls_.push_back({a_.call_start[i], a_.call_end[i], static_cast<int64_t>(i)});
+      }
+      const int32_t c = a_.collective[i];
+      if (c >= 0 && a_.cls[i] == Class::communication) {
+        const Collective& col = t.collectives[static_cast<size_t>(c)];
+        if (!col.comm_id.empty() && col.seq >= 0) {
+          auto [f, added] = first_row_.try_emplace(c, static_cast<int64_t>(i));
+          if (!added && a_.start[i] < a_.start[static_cast<size_t>(f->second)]) {
+            f->second = static_cast<int64_t>(i);
+          }
+        }
+      }
+    }
+    for (const HostSync& s : t.host_syncs) {
+      if (s.process == process) calls_.push_back({s.start, s.end, -1});
+    }
+    std::sort(by_end_.begin(), by_end_.end());
+    std::sort(calls_.begin(), calls_.end(), [](const HostCall& x, const HostCall& y) {
+      if (x.end != y.end) return x.end < y.end;
+      if (x.start != y.start) return x.start < y.start;
+      return x.row < y.row;
+    });
+  }
+
+  const Activities& a() const { return a_; }
+  const Trace& trace() const { return t_; }
+  const std::vector<DeviceRows>& devices() const { return devices_; }
+  const std::map<int32_t, int64_t>& collectives() const { return first_row_; }
+  int64_t prev_on_stream(int64_t i) const { return prev_[static_cast<size_t>(i) - begin_]; }
+  // A collective row (one whose end is a boundary): its Trace::collectives index, else -1.
+  int32_t boundary(int64_t i) const {
+    const int32_t c = a_.collective[static_cast<size_t>(i)];
+    return c >= 0 && first_row_.count(c) != 0 ? c : -1;
+  }
+  // The GPU row with the latest end <= t (ties: the one that started first), or -1.
+  int64_t last_end_by(int64_t t) const {
+    auto it = std::upper_bound(by_end_.begin(), by_end_.end(), std::make_pair(t, INT64_MAX));
+    if (it == by_end_.begin()) return -1;
+    --it;
+    const int64_t e = it->first;
+    int64_t best = it->second;
+    while (it != by_end_.begin() && std::prev(it)->first == e) {
+      --it;
+      if (a_.start[static_cast<size_t>(it->second)] < a_.start[static_cast<size_t>(best)]) {
+        best = it->second;
+      }
+    }
+    return best;
+  }
+  // The host call with the latest end <= t other than `self` (index into calls), or -1.
+  int64_t host_before(int64_t t, int64_t self) const {
+    auto it = std::upper_bound(calls_.begin(), calls_.end(), t,
+                               [](int64_t x, const HostCall& c) { return x < c.end; });
+    while (it != calls_.begin()) {
+      --it;
+      const auto k = static_cast<int64_t>(it - calls_.begin());
+      if (k != self) return k;
+    }
+    return -1;
+  }
+  const HostCall& call(int64_t k) const { return calls_[static_cast<size_t>(k)]; }
+  // The host call of row i (its launch), as an index into calls, or -1.
+  int64_t call_of(int64_t row) const {
+    if (!a_.has_calls() || a_.call_end[static_cast<size_t>(row)] == kNoCall) return -1;
+    const HostCall key{a_.call_start[static_cast<size_t>(row)],
+                       a_.call_end[static_cast<size_t>(row)], row};
+    auto it = std::lower_bound(calls_.begin(), calls_.end(), key,
+                               [](const HostCall& x, const HostCall& y) {
+                                 if (x.end != y.end) return x.end < y.end;
+                                 if (x.start != y.start) return x.start < y.start;
+                                 return x.row < y.row;
+                               });
+    return it != calls_.end() && it->row == row ? static_cast<int64_t>(it - calls_.begin()) : -1;
+  }
+  // The GPU row running at (or ending last before) t: the one reaching furthest toward t among
+  // those that started before it (ties: the earliest start), or -1.
+  int64_t at_end_of(int64_t t) const {
+    int64_t best = -1, reach = INT64_MIN;
+    for (const DeviceRows& d : devices_) {
+      const auto first = a_.start.begin() + static_cast<std::ptrdiff_t>(d.begin);
+      const auto last = a_.start.begin() + static_cast<std::ptrdiff_t>(d.end);
+      const auto hi = std::lower_bound(first, last, t);
+      const int64_t from = t < INT64_MIN + d.longest ? INT64_MIN : t - d.longest;
+      for (auto it = std::lower_bound(first, hi, from); it != hi; ++it) {
+        const auto i = static_cast<size_t>(it - a_.start.begin());
+        const int64_t r = std::min(a_.end[i], t);
+        if (r > reach || (r == reach && a_.start[i] < a_.start[static_cast<size_t>(best)])) {
+          reach = r;
+          best = static_cast<int64_t>(i);
+        }
+      }
+    }
+    // A row that ended earlier than the rows still running could reach: the latest end.
+    const int64_t e = last_end_by(t);
+    if (e >= 0 && a_.end[static_cast<size_t>(e)] > reach) best = e;
+    return best;
+  }
+
+ private:
+  const Trace& t_;
+  const Activities& a_;
+  std::vector<DeviceRows> devices_;
+  size_t begin_ = 0, end_ = 0;
+  std::vector<int64_t> prev_;
+  std::vector<std::pair<int64_t, int64_t>> by_end_;
+  std::vector<HostCall> calls_;
+  std::map<int32_t, int64_t> first_row_;  // Trace::collectives index -> its first row
+};
+
+// Matching the what-ifs that the map can judge (parts and kernel signatures) against segments.
+class WhatIfMatcher {
+ public:
+  WhatIfMatcher(const Trace& t, const PathOptions& o) : t_(t), o_(o) {
+    for (const WhatIf& w : o.what_ifs) {
+      patterns_.push_back(w.kind == WhatIf::Kind::kernel ? Pattern::compile(w.pattern, "--what-if")
+                                                         : Pattern());
+    }
+  }
+  void add(std::vector<int64_t>& removed, PathPart part, int64_t ns, int64_t row) {
+    removed.resize(o_.what_ifs.size(), 0);
+    for (size_t k = 0; k < o_.what_ifs.size(); ++k) {
+      const WhatIf& w = o_.what_ifs[k];
+      bool hit = false;
+      if (w.kind == WhatIf::Kind::part) {
+        hit = w.part == part;
+      } else if (w.kind == WhatIf::Kind::kernel && row >= 0 && part == PathPart::compute) {
+        hit = matches(k, t_.activities.name[static_cast<size_t>(row)]);
+      }
+      if (hit) {
+        removed[k] += std::llround(static_cast<double>(ns) * (1.0 - w.keep));
+      }
+    }
+  }
+
+ private:
+  bool matches(size_t k, int32_t name) {
+    auto key = std::make_pair(k, name);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const auto n = static_cast<size_t>(name);
+    const bool hit =
+        n < t_.names.size() && patterns_[k].search(normalized_kernel_name(t_.names[n]));
+    cache_.emplace(key, hit);
+    return hit;
+  }
+  const Trace& t_;
+  const PathOptions& o_;
+  std::vector<Pattern> patterns_;
+  std::map<std::pair<size_t, int32_t>, bool> cache_;
+};
+
+// A walk back from one node to the window's start or, with `stop_at_collectives`, to the end of
+// a collective (a boundary). Each step hands the time to the binding dependency.
+struct Walk {
+  Walk(const RankGraph& graph, int64_t window_start, bool stop)
+      : g(graph), ws(window_start), stop_at_collectives(stop) {}
+  const RankGraph& g;
+  int64_t ws;  // the window's start: the walk ends there
+  bool stop_at_collectives;
+  // Out:
+  PathParts parts{};
+  std::vector<PathSegment>* segments = nullptr;
+  int32_t boundary = -1;  // Trace::collectives index of the collective whose end it reached
+  int64_t boundary_at = 0;
+  PathPart last = PathPart::idle;
+  int64_t last_row = -2;  // -2: nothing yet
+  WhatIfMatcher* whatif = nullptr;
+  std::vector<int64_t> removed;
+  bool done = false;
+
+  // Adds [from, to) (clipped at the window's start); returns false when the walk is done.
+  bool add(PathPart part, int64_t from, int64_t to, int64_t row) {
+    if (to <= ws) {
+      done = true;
+      return false;
+    }
+    from = std::max(from, ws);
+    if (to > from) {
+      parts[static_cast<size_t>(part)] += to - from;
+      // What the rank did last: its last work before the end, passing over the gaps.
+      if (last_row == -2 && part != PathPart::idle) {
+        last = part;
+        last_row = row;
+      }
+      if (segments) segments->push_back({from, to, part, row});
+      if (whatif) whatif->add(removed, part, to - from, row);
+    }
+    if (from <= ws) done = true;
+    return !done;
+  }
+
+  enum class Node : uint8_t { op_start, op_end, call_start, call_end };
+
+  void run(Node node, int64_t id, int64_t at) {
+    const Activities& a = g.a();
+    // Each step moves to an earlier time, or at one time to an earlier row of a stream or the
+    // host: a walk visits each node once, except through a hostile trace's calls of no duration
+    // at one time, which the cap on steps at one time ends.
+    int64_t same = 0, before = at;
+    for (; !done && same < kMaxSameTime; same = at == before ? same + 1 : 0) {
+      before = at;
+      switch (node) {
+        case Node::op_end: {
+          const auto i = static_cast<size_t>(id);
+          if (stop_at_collectives) {
+            if (const int32_t c = g.boundary(id); c >= 0) {
+              boundary = c;
+              boundary_at = at;
+              done = true;
+              return;
+            }
+          }
+          if (!add(part_of(a.cls[i]), a.start[i], std::min(at, a.end[i]), id)) return;
+          node = Node::op_start;
+          at = a.start[i];
+          break;
+        }
+        case Node::op_start: {
+          const int64_t p = g.prev_on_stream(id);
+          const int64_t ep = p >= 0 ? a.end[static_cast<size_t>(p)] : INT64_MIN;
+          const int64_t k = g.call_of(id);
+          const int64_t lc = k >= 0 ? std::min(g.call(k).end, at) : INT64_MIN;
+          if (p < 0 && k < 0) {
+            add(PathPart::idle, ws, at, -1);  // nothing known before it
+            done = true;
+            return;
+          }
+          if (ep >= lc) {  // the stream (ties: the GPU)
+            if (ep < at && !add(PathPart::idle, ep, at, -1)) return;
+            node = Node::op_end;
+            id = p;
+            at = std::min(ep, at);
+          } else {  // the launch call: the call and its latency to the GPU
+            if (!add(PathPart::host, g.call(k).start, at, id)) return;
+            node = Node::call_start;
+            id = k;
+            at = g.call(k).start;
+          }
+          break;
+        }
+        case Node::call_start: {
+          const int64_t k = g.host_before(at, id);
+          if (k < 0) {
+            add(PathPart::host, ws, at, -1);
+            done = true;
+            return;
+          }
+          const HostCall& c = g.call(k);
+          if (c.end < at && !add(PathPart::host, c.end, at, -1)) return;
+          node = Node::call_end;
+          id = k;
+          at = std::min(c.end, at);
+          break;
+        }
+        case Node::call_end: {
+          const HostCall& c = g.call(id);
+          // A call that returned only after GPU work ended (a synchronization, a blocking copy)
+          // waited for that work: the latest GPU end within it.
+          int64_t waited = -1;
+          if (c.row < 0) {
+            waited = g.last_end_by(at);
+          } else if (a.end[static_cast<size_t>(c.row)] <= at) {
+            waited = c.row;
+          }
+          if (waited >= 0 && a.end[static_cast<size_t>(waited)] >= c.start) {
+            const int64_t e = a.end[static_cast<size_t>(waited)];
+            if (e < at && !add(PathPart::host, e, at, -1)) return;
+            node = Node::op_end;
+            id = waited;
+            at = std::min(e, at);
+          } else {
+            if (!add(PathPart::host, c.start, at, c.row)) return;
+            node = Node::call_start;
+            at = c.start;
+          }
+          break;
+        }
+      }
+    }
+    if (!done) {  // the cap: the rest of the window is time the walk could not follow
+      add(PathPart::idle, ws, at, -1);
+      done = true;
+    }
+  }
+  static constexpr int64_t kMaxSameTime = 4096;
+};
+
+// Starts a walk at a window's end `we`: the later of the GPU row reaching furthest toward it and
+// the host call that ended last before it.
+void walk_from_end(Walk& w, const RankGraph& g, int64_t we) {
+  const Activities& a = g.a();
+  const int64_t op = g.at_end_of(we);
+  const int64_t k = g.host_before(we, -1);
+  const int64_t op_at = op >= 0 ? std::min(a.end[static_cast<size_t>(op)], we) : INT64_MIN;
+  const int64_t call_at = k >= 0 ? g.call(k).end : INT64_MIN;
+  if (op < 0 && k < 0) {
+    w.add(PathPart::idle, w.ws, we, -1);
+    return;
+  }
+  if (op_at >= call_at) {
+    if (op_at < we && !w.add(PathPart::host, op_at, we, -1)) return;
+    w.run(Walk::Node::op_end, op, op_at);
+  } else {
+    if (call_at < we && !w.add(PathPart::host, call_at, we, -1)) return;
+    w.run(Walk::Node::call_end, k, call_at);
+  }
+}
+
+std::string last_name(const Trace& t, const Walk& w) {
+  if (w.last_row < 0) return w.last == PathPart::host ? "host time between calls" : "";
+  const auto i = static_cast<size_t>(w.last_row);
+  const auto n = static_cast<size_t>(t.activities.name[i]);
+  std::string name = n < t.names.size() ? normalized_kernel_name(t.names[n]) : "?";
+  if (w.last == PathPart::host) name = "launch of " + name;
+  return name;
+}
+
+}  // namespace
+
+std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<Interval>& windows,
+                                 const std::vector<std::string>& comms,
+                                 const std::vector<std::string>& ops, const PathOptions& o) {
+  std::vector<RankPath> out(windows.size());
+  const RankGraph g(t, process);
+  WhatIfMatcher matcher(t, o);
+  std::unordered_map<std::string, int32_t> comm_index;
+  for (size_t k = 0; k < comms.size(); ++k) comm_index.emplace(comms[k], static_cast<int32_t>(k));
+  std::unordered_map<std::string, int32_t> op_index;
+  for (size_t k = 0; k < ops.size(); ++k) op_index.emplace(ops[k], static_cast<int32_t>(k));
+  auto name_of = [&](int32_t c, int32_t* comm, int64_t* seq) {
+    const Collective& col = t.collectives[static_cast<size_t>(c)];
+    auto it = comm_index.find(col.comm_id);
+    *comm = it == comm_index.end() ? -1 : it->second;
+    *seq = col.seq;
+  };
+  // Collectives by their first row's start, to find each window's.
+  std::vector<std::pair<int64_t, int32_t>> arrivals;
+  for (const auto& [c, row] : g.collectives()) {
+    arrivals.emplace_back(t.activities.start[static_cast<size_t>(row)], c);
+  }
+  std::sort(arrivals.begin(), arrivals.end());
+  for (size_t k = 0; k < windows.size(); ++k) {
+    const Interval& win = windows[k];
+    RankPath& rp = out[k];
+    {
+      Walk local(g, win.start, false);
+      walk_from_end(local, g, win.end);
+      rp.local = local.parts;
+      for (int64_t v : local.parts) rp.local_ns += v;
+    }
+    auto finish = [&](Walk& w, PathChain& ch, int64_t to) {
+      ch.to_ns = to;
+      ch.parts = w.parts;
+      if (w.boundary >= 0) {
+        name_of(w.boundary, &ch.from_comm, &ch.from_seq);
+        ch.from_ns = w.boundary_at;
+      } else {
+        ch.from_ns = win.start;
+      }
+      ch.last = w.last;
+      ch.last_name = last_name(t, w);
+      ch.removed = std::move(w.removed);
+      ch.removed.resize(o.what_ifs.size(), 0);
+    };
+    auto lo =
+        std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(win.start, INT32_MIN));
+    for (auto it = lo; it != arrivals.end() && it->first < win.end; ++it) {
+      Walk w(g, win.start, true);
+      w.whatif = &matcher;
+      const int64_t row = g.collectives().at(it->second);
+      PathChain ch;
+      name_of(it->second, &ch.to_comm, &ch.to_seq);
+      if (ch.to_comm < 0) continue;
+      const Collective& col = t.collectives[static_cast<size_t>(it->second)];
+      const auto op = op_index.find(col.op);
+      ch.to_op = op == op_index.end() ? -1 : op->second;
+      ch.to_end_ns = std::max(col.gpu_end, it->first);
+      w.run(Walk::Node::op_start, row, it->first);
+      finish(w, ch, it->first);
+      rp.chains.push_back(std::move(ch));
+    }
+    Walk w(g, win.start, true);
+    w.whatif = &matcher;
+    walk_from_end(w, g, win.end);
+    PathChain tail;
+    finish(w, tail, win.end);
+    rp.chains.push_back(std::move(tail));
+  }
+  return out;
+}
+
+std::vector<PathSegment> path_segments(const Trace& t, int process, const Interval& window) {
+  std::vector<PathSegment> out;
+  const RankGraph g(t, process);
+  Walk w(g, window.start, false);
+  w.segments = &out;
+  walk_from_end(w, g, window.end);
+  return out;
+}
+
+}  // namespace c3::analyzer

@@ -1,0 +1,221 @@
+#include "c3/analyzer/why/path_join.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace c3::analyzer {
+namespace {
+
+using Key = std::pair<std::string, int64_t>;  // (communicator, sequence number)
+
+// A rank's view of one step: its arrival chains by collective, its tail.
+struct RankSide {
+  const StepRankPath* r = nullptr;
+  std::map<Key, const PathChain*> arrivals;
+  const PathChain* tail = nullptr;
+  Key key_of(int32_t comm, int64_t seq) const {
+    const auto c = static_cast<size_t>(comm);
+    return {comm >= 0 && c < r->calls->comms.size() ? r->calls->comms[c] : std::string(), seq};
+  }
+  std::string op_of(const PathChain& ch) const {
+    const auto o = static_cast<size_t>(ch.to_op);
+    return ch.to_op >= 0 && o < r->calls->ops.size() ? r->calls->ops[o] : "unknown";
+  }
+};
+
+int64_t sum(const PathParts& p) {
+  int64_t s = 0;
+  for (int64_t v : p) s += v;
+  return s;
+}
+
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t s = 0;
+  return __builtin_add_overflow(a, b, &s) ? (b < 0 ? INT64_MIN : INT64_MAX) : s;
+}
+
+// The step replayed forward with one change (`w`, or none): each collective in the order of its
+// recorded last arrival; each rank's arrival = where its chain starts (the step's start or its
+// replayed end of an earlier collective) + the chain's length less what the change removes;
+// each rank's end of a collective = the last replayed arrival + its own communication time.
+int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
+  struct Coll {
+    int64_t last_arrival = INT64_MIN;  // recorded, aligned
+    std::vector<std::pair<size_t, const PathChain*>> ranks;
+  };
+  std::map<Key, Coll> colls;
+  for (size_t s = 0; s < sides.size(); ++s) {
+    for (const auto& [key, ch] : sides[s].arrivals) {
+      Coll& c = colls[key];
+      c.last_arrival = std::max(c.last_arrival, sat_add(ch->to_ns, sides[s].r->offset_ns));
+      c.ranks.emplace_back(s, ch);
+    }
+  }
+  std::vector<std::pair<int64_t, const Key*>> order;
+  order.reserve(colls.size());
+  for (const auto& [key, c] : colls) order.emplace_back(c.last_arrival, &key);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : *x.second < *y.second;
+  });
+  // Replayed ends: (side, collective) -> aligned time.
+  std::map<std::pair<size_t, Key>, int64_t> ended;
+  auto length = [&](const PathChain& ch) {
+    int64_t len = ch.to_ns - ch.from_ns;
+    if (w != nullptr && wi < ch.removed.size()) len -= ch.removed[wi];
+    return std::max<int64_t>(len, 0);
+  };
+  auto from_of = [&](size_t s, const PathChain& ch) {
+    const StepRankPath& r = *sides[s].r;
+    if (ch.from_comm < 0) return sat_add(r.start, r.offset_ns);
+    auto it = ended.find({s, sides[s].key_of(ch.from_comm, ch.from_seq)});
+    // A collective of an earlier step (its chain is not in this one): its recorded end.
+    return it != ended.end() ? it->second : sat_add(ch.from_ns, r.offset_ns);
+  };
+  const bool hidden = w != nullptr && w->kind == WhatIf::Kind::part &&
+                      w->part == PathPart::communication && w->keep == 0;
+  for (const auto& [at, key] : order) {
+    const Coll& c = colls.at(*key);
+    std::vector<int64_t> arrive(c.ranks.size());
+    int64_t last = INT64_MIN, recorded_last = INT64_MIN;
+    for (size_t k = 0; k < c.ranks.size(); ++k) {
+      const auto [s, ch] = c.ranks[k];
+      arrive[k] = sat_add(from_of(s, *ch), length(*ch));
+      recorded_last = std::max(recorded_last, sat_add(ch->to_ns, sides[s].r->offset_ns));
+    }
+    // A rank on time: never later than the latest of the others.
+    if (w != nullptr && w->kind == WhatIf::Kind::rank_on_time) {
+      for (size_t k = 0; k < c.ranks.size(); ++k) {
+        if (sides[c.ranks[k].first].r->rank != w->rank) continue;
+        int64_t others = INT64_MIN;
+        for (size_t j = 0; j < c.ranks.size(); ++j) {
+          if (j != k) others = std::max(others, arrive[j]);
+        }
+        if (others != INT64_MIN) arrive[k] = std::min(arrive[k], others);
+      }
+    }
+    for (int64_t v : arrive) last = std::max(last, v);
+    for (size_t k = 0; k < c.ranks.size(); ++k) {
+      const auto [s, ch] = c.ranks[k];
+      const int64_t off = sides[s].r->offset_ns;
+      // Its own communication: from the later of its arrival and the recorded last arrival to
+      // its recorded end.
+      const int64_t own = std::max<int64_t>(
+          0, sat_add(ch->to_end_ns, off) - std::max(sat_add(ch->to_ns, off), recorded_last));
+      int64_t comm = own;
+      if (w != nullptr) {
+        if ((w->kind == WhatIf::Kind::part && w->part == PathPart::communication) ||
+            (w->kind == WhatIf::Kind::collective && sides[s].op_of(*ch) == w->pattern)) {
+          comm = std::llround(static_cast<double>(own) * w->keep);
+        }
+      }
+      ended[{s, *key}] = hidden ? arrive[k] : sat_add(std::max(last, arrive[k]), comm);
+    }
+  }
+  int64_t longest = 0;
+  for (size_t s = 0; s < sides.size(); ++s) {
+    if (sides[s].tail == nullptr) continue;
+    const StepRankPath& r = *sides[s].r;
+    const int64_t end = sat_add(from_of(s, *sides[s].tail), length(*sides[s].tail));
+    longest = std::max(longest, end - sat_add(r.start, r.offset_ns));
+  }
+  return longest;
+}
+
+}  // namespace
+
+StepPath join_step(int64_t index, const std::string& name, const std::vector<StepRankPath>& ranks,
+                   const std::vector<WhatIf>& what_ifs) {
+  StepPath out;
+  out.index = index;
+  out.name = name;
+  std::vector<RankSide> sides(ranks.size());
+  size_t longest = 0;
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    RankSide& side = sides[s];
+    side.r = &ranks[s];
+    for (const PathChain& ch : ranks[s].path->chains) {
+      if (ch.to_comm < 0) {
+        side.tail = &ch;
+      } else {
+        side.arrivals.emplace(side.key_of(ch.to_comm, ch.to_seq), &ch);
+      }
+    }
+    const int64_t len = ranks[s].end - ranks[s].start;
+    if (len > out.step_ns) {
+      out.step_ns = len;
+      longest = s;
+    }
+  }
+  if (ranks.empty() || sides[longest].tail == nullptr) return out;
+  // The walk back: chains of one rank, joined at collectives to the last arrival's rank.
+  size_t s = longest;
+  const PathChain* ch = sides[s].tail;
+  out.end_process = ranks[s].process;
+  size_t guard = 0, chains = 0;
+  for (const RankSide& side : sides) chains += side.arrivals.size() + 1;
+  while (ch != nullptr && guard++ <= chains) {
+    for (size_t p = 0; p < kPathParts; ++p) out.parts[p] = sat_add(out.parts[p], ch->parts[p]);
+    if (ch->from_comm < 0) break;
+    const Key key = sides[s].key_of(ch->from_comm, ch->from_seq);
+    const int64_t end_s = sat_add(ch->from_ns, ranks[s].offset_ns);
+    // Every rank's arrival at it (aligned); the last one, preferring this rank on a tie.
+    int64_t last = INT64_MIN, second = INT64_MIN;
+    size_t last_side = s;
+    const PathChain* own = nullptr;
+    for (size_t q = 0; q < sides.size(); ++q) {
+      auto it = sides[q].arrivals.find(key);
+      if (it == sides[q].arrivals.end()) continue;
+      const int64_t at = sat_add(it->second->to_ns, ranks[q].offset_ns);
+      if (q == s) own = it->second;
+      if (at > last || (at == last && q == s)) {
+        if (at > last) second = last;
+        last = at;
+        last_side = q;
+      } else {
+        second = std::max(second, at);
+      }
+    }
+    if (own == nullptr) {  // it started before this rank's step: the rest is that collective
+      const int64_t from = sat_add(ranks[s].start, ranks[s].offset_ns);
+      out.parts[static_cast<size_t>(PathPart::communication)] =
+          sat_add(out.parts[static_cast<size_t>(PathPart::communication)],
+                  std::max<int64_t>(0, end_s - from));
+      break;
+    }
+    const int64_t arrival = sat_add(own->to_ns, ranks[s].offset_ns);
+    const int64_t begin = std::max(arrival, std::min(last, end_s));
+    const size_t comm = static_cast<size_t>(PathPart::communication);
+    out.parts[comm] = sat_add(out.parts[comm], std::max<int64_t>(0, end_s - begin));
+    if (last_side != s) {
+      out.peer_wait_ns = sat_add(out.peer_wait_ns, std::max<int64_t>(0, begin - arrival));
+      const PathChain* theirs = sides[last_side].arrivals.at(key);
+      LateArrival la;
+      la.comm = key.first;
+      la.seq = key.second;
+      la.op = sides[last_side].op_of(*theirs);
+      la.late = ranks[last_side].process;
+      la.waiting = ranks[s].process;
+      la.late_ns = second == INT64_MIN ? 0 : last - second;
+      la.cause = theirs->last;
+      la.cause_name = theirs->last_name;
+      la.before = theirs->parts;
+      out.late.push_back(std::move(la));
+      ++out.hops;
+      s = last_side;
+      ch = theirs;
+    } else {
+      ch = own;
+    }
+  }
+  out.path_ns = sum(out.parts);
+  out.replayed_ns = replay(sides, nullptr, 0);
+  for (size_t w = 0; w < what_ifs.size(); ++w) {
+    out.what_if_ns.push_back(replay(sides, &what_ifs[w], w));
+  }
+  return out;
+}
+
+}  // namespace c3::analyzer
