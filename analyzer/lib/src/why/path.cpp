@@ -226,6 +226,18 @@ class WhatIfMatcher {
   std::map<std::pair<size_t, int32_t>, bool> cache_;
 };
 
+// What a walk found from a host call's start on (walks of one window share the host's chain:
+// without this, each collective's walk would follow the host back to the step's start again).
+struct Memo {
+  PathParts parts{};
+  std::vector<int64_t> removed;
+  int32_t boundary = -1;
+  int64_t boundary_at = 0;
+  PathPart last = PathPart::idle;
+  int64_t last_row = -2;
+};
+using Memos = std::unordered_map<int64_t, Memo>;
+
 // A walk back from one node to the window's start or, with `stop_at_collectives`, to the end of
 // a collective (a boundary). Each step hands the time to the binding dependency.
 struct Walk {
@@ -244,6 +256,54 @@ struct Walk {
   WhatIfMatcher* whatif = nullptr;
   std::vector<int64_t> removed;
   bool done = false;
+  Memos* memo = nullptr;  // shared by the walks of one window (same start)
+  struct Visit {
+    int64_t call = 0;
+    PathParts parts{};
+    std::vector<int64_t> removed;
+    size_t works = 0;  // works.size() when visited
+  };
+  std::vector<Visit> visits;
+  std::vector<std::pair<PathPart, int64_t>> works;  // non-idle segments, in walk order
+
+  // Stores what the walk found from each host call it passed, once it is done.
+  void remember() {
+    if (memo == nullptr) return;
+    for (const Visit& v : visits) {
+      Memo m;
+      for (size_t p = 0; p < kPathParts; ++p) m.parts[p] = parts[p] - v.parts[p];
+      m.removed = removed;
+      for (size_t k = 0; k < m.removed.size(); ++k) {
+        m.removed[k] -= k < v.removed.size() ? v.removed[k] : 0;
+      }
+      m.boundary = boundary;
+      m.boundary_at = boundary_at;
+      if (v.works < works.size()) {
+        m.last = works[v.works].first;
+        m.last_row = works[v.works].second;
+      }
+      memo->emplace(v.call, std::move(m));
+    }
+  }
+  // Takes over a remembered walk from host call `k`; false when there is none.
+  bool reuse(int64_t k) {
+    if (memo == nullptr) return false;
+    auto it = memo->find(k);
+    if (it == memo->end()) return false;
+    const Memo& m = it->second;
+    for (size_t p = 0; p < kPathParts; ++p) parts[p] += m.parts[p];
+    removed.resize(std::max(removed.size(), m.removed.size()), 0);
+    for (size_t k2 = 0; k2 < m.removed.size(); ++k2) removed[k2] += m.removed[k2];
+    boundary = m.boundary;
+    boundary_at = m.boundary_at;
+    if (last_row == -2 && m.last_row != -2) {
+      last = m.last;
+      last_row = m.last_row;
+    }
+    if (m.last_row != -2) works.emplace_back(m.last, m.last_row);
+    done = true;
+    return true;
+  }
 
   // Adds [from, to) (clipped at the window's start); returns false when the walk is done.
   bool add(PathPart part, int64_t from, int64_t to, int64_t row) {
@@ -255,6 +315,7 @@ struct Walk {
     if (to > from) {
       parts[static_cast<size_t>(part)] += to - from;
       // What the rank did last: its last work before the end, passing over the gaps.
+      if (part != PathPart::idle) works.emplace_back(part, row);
       if (last_row == -2 && part != PathPart::idle) {
         last = part;
         last_row = row;
@@ -269,6 +330,11 @@ struct Walk {
   enum class Node : uint8_t { op_start, op_end, call_start, call_end };
 
   void run(Node node, int64_t id, int64_t at) {
+    follow(node, id, at);
+    remember();
+  }
+
+  void follow(Node node, int64_t id, int64_t at) {
     const Activities& a = g.a();
     // Each step moves to an earlier time, or at one time to an earlier row of a stream or the
     // host: a walk visits each node once, except through a hostile trace's calls of no duration
@@ -316,6 +382,10 @@ struct Walk {
           break;
         }
         case Node::call_start: {
+          if (stop_at_collectives && memo != nullptr) {
+            if (reuse(id)) return;
+            visits.push_back({id, parts, removed, works.size()});
+          }
           const int64_t k = g.host_before(at, id);
           if (k < 0) {
             add(PathPart::host, ws, at, -1);
@@ -439,11 +509,13 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
       ch.removed = std::move(w.removed);
       ch.removed.resize(o.what_ifs.size(), 0);
     };
+    Memos memo;
     auto lo =
         std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(win.start, INT32_MIN));
     for (auto it = lo; it != arrivals.end() && it->first < win.end; ++it) {
       Walk w(g, win.start, true);
       w.whatif = &matcher;
+      w.memo = &memo;
       const int64_t row = g.collectives().at(it->second);
       PathChain ch;
       name_of(it->second, &ch.to_comm, &ch.to_seq);
@@ -458,6 +530,7 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
     }
     Walk w(g, win.start, true);
     w.whatif = &matcher;
+    w.memo = &memo;
     walk_from_end(w, g, win.end);
     PathChain tail;
     finish(w, tail, win.end);
