@@ -69,16 +69,21 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
   return start.size() - 1;
 }
 
-bool is_sync_call(std::string_view name) {
+std::string_view api_base_name(std::string_view name) {
   for (;;) {
     const size_t u = name.rfind('_');
     if (u == std::string_view::npos) break;
     const std::string_view tail = name.substr(u + 1);
     const bool version = tail.size() > 1 && tail[0] == 'v' &&
                          tail.find_first_not_of("0123456789", 1) == std::string_view::npos;
-    if (!version && tail != "ptsz" && tail != "ptds" && tail != "v2") break;
+    if (!version && tail != "ptsz" && tail != "ptds") break;
     name = name.substr(0, u);
   }
+  return name;
+}
+
+bool is_sync_call(std::string_view name) {
+  name = api_base_name(name);
   for (const std::string_view s :
        {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
         "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"}) {

@@ -19,18 +19,7 @@ void add_sat(int64_t& sum, int64_t v) {
 }  // namespace
 
 bool is_launch_call(std::string_view name) {
-  // CUPTI names runtime functions with their version ("cudaLaunchKernel_v7000") and per-thread
-  // default stream variant ("_ptsz"); PyTorch traces without either.
-  for (;;) {
-    const size_t u = name.rfind('_');
-    if (u == std::string_view::npos) break;
-    const std::string_view tail = name.substr(u + 1);
-    const bool version =
-        tail.size() > 1 && tail[0] == 'v' &&
-        std::all_of(tail.begin() + 1, tail.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-    if (!version && tail != "ptsz" && tail != "ptds") break;
-    name = name.substr(0, u);
-  }
+  name = api_base_name(name);
   static constexpr std::array<std::string_view, 4> kCalls = {
       "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"};
   return std::find(kCalls.begin(), kCalls.end(), name) != kCalls.end();

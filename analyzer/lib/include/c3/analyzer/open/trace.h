@@ -139,6 +139,9 @@ struct HostSync {
 };
 // Whether an API call's name is one of those (CUPTI's _vNNNN and _ptsz spellings too).
 bool is_sync_call(std::string_view name);
+// An API function's name without CUPTI's version and per-thread-stream suffixes
+// ("cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel"); PyTorch traces name them without.
+std::string_view api_base_name(std::string_view name);
 
 // A kernel's launch queueing (CUPTI's submitted timestamp, when recorded): start - submitted.
 struct LaunchDelay {
