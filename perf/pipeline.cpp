@@ -91,11 +91,11 @@ Child run(const std::vector<std::string>& argv, bool capture = true) {
 
 // The measured child (`--map DIR`): the pipeline as `c3scope analyze DIR` runs it, then one line
 // "PEAK_KB SUMMARY_BYTES RECORDS".
-int map_child(const std::string& dir, bool why) {
+int map_child(const std::string& dir, bool why, bool calls) {
   const auto inputs = c3::analyzer::resolve_inputs({dir});
   c3::analyzer::PipelineOptions po;
   po.analyze.why = why;
-  po.open.launch_calls = why || std::getenv("C3_CALLS") != nullptr;
+  po.open.launch_calls = calls;
   std::vector<c3::analyzer::RankSummary> summaries = c3::analyzer::map_inputs(inputs, po);
   uint64_t bytes = 0, records = 0;
   for (const auto& s : summaries) {
@@ -131,12 +131,13 @@ int why_cost(const std::string& self, int64_t per_rank, const std::string& keep)
   fs::remove_all(dir);
   fs::create_directories(dir);
   c3::gui::testing::write_synthetic_job(dir.string(), job);
-  auto median_of = [&](bool with) {
+  // mode: "--no-why" (the baseline), "--calls-only" (launch calls read, no why/), "" (now).
+  auto median_of = [&](const std::string& mode) {
     std::vector<double> t;
     long peak = 0;
     for (int k = 0; k < 3; ++k) {
       std::vector<std::string> argv = {self, "--map", dir.string()};
-      if (!with) argv.push_back("--no-why");
+      if (!mode.empty()) argv.push_back(mode);
       const Child c = run(argv);
       if (c.status != 0) return std::make_pair(-1.0, 0L);
       long kb = 0;
@@ -147,19 +148,22 @@ int why_cost(const std::string& self, int64_t per_rank, const std::string& keep)
     std::sort(t.begin(), t.end());
     return std::make_pair(t[1], peak);
   };
-  const auto [base, base_kb] = median_of(false);
-  const auto [now, now_kb] = median_of(true);
+  const auto [base, base_kb] = median_of("--no-why");
+  const auto [calls, calls_kb] = median_of("--calls-only");
+  const auto [now, now_kb] = median_of("");
   if (keep.empty()) fs::remove_all(root);
-  if (base < 0 || now < 0) {
+  if (base < 0 || calls < 0 || now < 0) {
     std::fprintf(stderr, "c3_perf_pipeline: the pipeline failed on %s\n", dir.c_str());
     return 1;
   }
   std::printf(
       "c3_perf_pipeline --why: 8 ranks x %lld GPU activities with API calls; analyze (median of "
-      "3)\n  before issue 25 (no launch calls, no why/): %.2f s, peak %.1f MB\n  with idle "
-      "causes, launch statistics, queues: %.2f s, peak %.1f MB\n  added time: %+.1f%% "
-      "(target: at most +30%%)\n",
-      static_cast<long long>(job.steps) * per_step, base, static_cast<double>(base_kb) / 1024, now,
+      "3)\n  before issue 25 (no launch calls, no why/): %.2f s, peak %.1f MB\n  launch calls "
+      "read, no why/ analyses:            %.2f s, peak %.1f MB (%+.1f%%)\n  now (idle causes, "
+      "launches, queues, critical path): %.2f s, peak %.1f MB\n  added time: %+.1f%% (target: "
+      "at most +30%%)\n",
+      static_cast<long long>(job.steps) * per_step, base, static_cast<double>(base_kb) / 1024,
+      calls, static_cast<double>(calls_kb) / 1024, 100.0 * (calls / base - 1), now,
       static_cast<double>(now_kb) / 1024, 100.0 * (now / base - 1));
   return 0;
 }
@@ -181,7 +185,8 @@ int main(int argc, char** argv) {
   int64_t per_rank = 250'000;
   std::string keep;
   if (argc >= 3 && std::strcmp(argv[1], "--map") == 0) {
-    return map_child(argv[2], !(argc == 4 && std::strcmp(argv[3], "--no-why") == 0));
+    const std::string mode = argc == 4 ? argv[3] : "";
+    return map_child(argv[2], mode.empty(), mode != "--no-why");
   }
   bool why = false;
   for (int i = 1; i < argc; ++i) {

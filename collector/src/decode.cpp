@@ -198,6 +198,24 @@ Decoded decode_sync(const CUpti_ActivitySynchronization2* s, size_t size,
   return r;
 }
 
+// A cudaEventRecord: the stream it recorded on (a stream's later wait on the event depends on
+// that stream's work launched before the record).
+Decoded decode_cuda_event(const CUpti_ActivityCudaEvent2* e, size_t size,
+                          const DecodeContext& ctx) {
+  if (!C3_HAS(e, size, deviceId)) return skip(Skipped::Why::invalid, e->kind);
+  tracedb::CudaEventRow r;
+  r.device_id = e->deviceId;
+  if (r.device_id == 0xFFFFFFFFu) {  // not reported: the context's device
+    auto it = ctx.context_device.find(e->contextId);
+    r.device_id = it == ctx.context_device.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  r.context_id = e->contextId;
+  r.stream_id = e->streamId;
+  r.correlation_id = e->correlationId;
+  r.cuda_event_id = e->eventId;
+  return r;
+}
+
 Decoded decode_device(const CUpti_ActivityDevice5* d, size_t size) {
   if (!C3_HAS(d, size, name)) return skip(Skipped::Why::invalid, d->kind);
   DecodedDevice out;
@@ -316,6 +334,8 @@ Decoded decode_record(const CUpti_Activity* record, size_t size, DecodeContext& 
       return decode_memset(as<CUpti_ActivityMemset4>(record), size, ctx);
     case u32(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION):
       return decode_sync(as<CUpti_ActivitySynchronization2>(record), size, ctx);
+    case u32(CUPTI_ACTIVITY_KIND_CUDA_EVENT):
+      return decode_cuda_event(as<CUpti_ActivityCudaEvent2>(record), size, ctx);
     case u32(CUPTI_ACTIVITY_KIND_DEVICE):
       return decode_device(as<CUpti_ActivityDevice5>(record), size);
     case u32(CUPTI_ACTIVITY_KIND_CONTEXT):

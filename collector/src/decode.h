@@ -44,9 +44,10 @@ struct Skipped {
   int kind = 0;
 };
 
-using Decoded = std::variant<Skipped, DecodedKernel, tracedb::MemcpyRow, tracedb::MemsetRow,
-                             tracedb::SyncRow, DecodedDevice, tracedb::ContextRow,
-                             tracedb::StreamRow, tracedb::ExternalCorrelationRow, DecodedApi>;
+using Decoded =
+    std::variant<Skipped, DecodedKernel, tracedb::MemcpyRow, tracedb::MemsetRow, tracedb::SyncRow,
+                 DecodedDevice, tracedb::ContextRow, tracedb::StreamRow,
+                 tracedb::ExternalCorrelationRow, DecodedApi, tracedb::CudaEventRow>;
 
 // Decodes one record of `size` bytes (the distance to the next record in the buffer). Rows come
 // back with process_id 0; the writer sets it. Updates ctx.context_device from context records.

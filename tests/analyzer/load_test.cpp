@@ -17,6 +17,7 @@
 #include "c3/analyzer/open/cache.h"
 #include "c3/analyzer/report/report.h"
 #include "c3/analyzer/summary/summary.h"
+#include "c3/analyzer/why/path.h"
 #include "c3/tracedb/reader.h"
 #include "c3/tracedb/writer.h"
 
@@ -351,4 +352,78 @@ TEST(Load, NvtxMarksAreInstantsThatNoStepOrWindowTakes) {
   ASSERT_EQ(summaries.size(), 1u);
   ASSERT_EQ(summaries[0].steps.size(), 1u);
   EXPECT_EQ(summaries[0].steps[0].name, "ProfilerStep#1");
+}
+
+// Issue 25: a stream's wait on an event recorded on another stream (the collector's sync row of
+// type stream_wait_event and CUPTI's CUDA event record) becomes an edge from the recording
+// stream's last operation launched before the record to the waiting stream's first one launched
+// after the wait; the critical path follows it. A later record of the same event, after the wait,
+// is not the one waited on.
+TEST(Load, StreamWaitsJoinTheRecordingAndTheWaitingStream) {
+  TempDir dir;
+  const std::string path = (dir.path / "waits.sqlite").string();
+  {
+    auto w = c3::tracedb::Writer::create(path);
+    c3::tracedb::ProcessRow p;
+    p.id = 1;
+    p.pid = 500;
+    p.host = "node";
+    p.command_line = "train";
+    p.trace_clock = "CLOCK_MONOTONIC";
+    w->insert(p);
+    const int64_t name = w->intern("kernel");
+    auto kernel = [&](int64_t correlation, int stream, int64_t s, int64_t e) {
+      c3::tracedb::KernelRow k;
+      k.process_id = 1;
+      k.stream_id = stream;
+      k.correlation_id = correlation;
+      k.start_ns = s;
+      k.end_ns = e;
+      k.name_id = name;
+      k.grid_x = k.grid_y = k.grid_z = k.block_x = k.block_y = k.block_z = 1;
+      k.registers_per_thread = k.static_shared_bytes = k.dynamic_shared_bytes = 0;
+      k.launch_type = "regular";
+      w->insert(k);
+    };
+    auto record = [&](int64_t correlation, int stream) {
+      c3::tracedb::CudaEventRow r;
+      r.process_id = 1;
+      r.stream_id = stream;
+      r.correlation_id = correlation;
+      r.cuda_event_id = 9;
+      w->insert(r);
+    };
+    kernel(1, 7, 100, 300);  // A: before the record on stream 7
+    kernel(2, 20, 50, 90);   // D: stream 20, launched before the wait
+    record(3, 7);
+    c3::tracedb::SyncRow y;
+    y.process_id = 1;
+    y.stream_id = 20;
+    y.correlation_id = 4;
+    y.start_ns = y.end_ns = 95;
+    y.type = "stream_wait_event";
+    y.cuda_event_id = 9;
+    w->insert(y);
+    kernel(5, 20, 300, 400);  // C: the first on stream 20 after the wait
+    kernel(6, 7, 400, 500);   // B: stream 7, after the record
+    record(7, 20);            // a later record of the event
+    w->close();
+  }
+  const Trace t = load({path});
+  ASSERT_EQ(t.stream_waits.size(), 1u);
+  const StreamWait& sw = t.stream_waits[0];
+  EXPECT_EQ(sw.from_stream, 7);
+  EXPECT_EQ(sw.from_start, 100);
+  EXPECT_EQ(sw.to_stream, 20);
+  EXPECT_EQ(sw.to_start, 300);
+  LoadOptions without;
+  without.launch_calls = false;
+  EXPECT_TRUE(load({path}, without).stream_waits.empty());
+  // C's start waited for A's end: the path from 400 goes C, then A (not D, not idle).
+  const std::vector<PathSegment> path_back = path_segments(t, 0, {0, 400});
+  std::vector<int64_t> starts;
+  for (const PathSegment& s : path_back) {
+    if (s.row >= 0) starts.push_back(t.activities.start[static_cast<size_t>(s.row)]);
+  }
+  EXPECT_EQ(starts, (std::vector<int64_t>{300, 100}));
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -202,7 +203,7 @@ TEST(Summary, SchemaThreeKeepsCpuCollectivesAndTwoReadsWithout) {
   ASSERT_EQ(now.size(), 1u);
   EXPECT_EQ(now[0].cpu_collectives, t.cpu_collectives);
   nlohmann::json j = nlohmann::json::parse(text);
-  EXPECT_EQ(j["schema"], "c3scope-summary/4");
+  EXPECT_EQ(j["schema"], "c3scope-summary/5");
   j["schema"] = "c3scope-summary/2";
   j["ranks"][0]["counts"].erase("cpu_collectives");
   EXPECT_TRUE(summaries_from_json(j.dump(), "two.json")[0].cpu_collectives.empty());
@@ -271,6 +272,63 @@ TEST(Summary, SchemaFourKeepsIdleCausesLaunchesAndQueues) {
   nlohmann::json k = nlohmann::json::parse(text);
   k["ranks"][0]["why"]["idle"]["other"] = k["ranks"][0]["why"]["idle"]["other"].get<int64_t>() + 1;
   EXPECT_THROW(summaries_from_json(k.dump(), "bad.json"), std::invalid_argument);
+}
+
+// Issue 25: communication wait. Rank 1's AllReduces start 20 ns after rank 0's, so each gap of
+// rank 0's collective stream (90 to 130 of every 100) is waited out before the last rank arrived
+// (at 150): all 40 ns move from other to comm_wait, from traces and from schema 5 summaries alike;
+// a schema 4 summary has no gaps, and the report says so.
+TEST(Summary, SchemaFiveKeepsCommGapsAndFourReadsWithout) {
+  Trace t0 = small_trace();
+  Trace t1 = small_trace();
+  t1.processes[0].rank = 1;
+  t1.processes[0].pid = 8;
+  for (size_t i = 0; i < t1.activities.size(); ++i) {
+    if (t1.activities.collective[i] < 0) continue;
+    t1.activities.start[i] += 20;
+    t1.activities.end[i] += 20;
+  }
+  for (Collective& c : t1.collectives) {
+    c.gpu_start += 20;
+    c.gpu_end += 20;
+  }
+  t1.activities.sort();
+  SummaryOptions o;
+  o.idle.kernel_wait_ns = 7;
+  std::vector<RankSummary> made = summarize(t0, o);
+  made.push_back(summarize(t1, o)[0]);
+  ASSERT_TRUE(made[0].comm_gaps_known);
+  ASSERT_FALSE(made[0].comm_gaps.empty());
+  const Report direct = reduce(made, {"r0", "r1"}, o);
+  EXPECT_TRUE(direct.comm_wait_known);
+  // Rank 1's gaps (110 to 150) wait 20 ns each for rank 0 (it arrives at 130): the rest is its
+  // own lateness.
+  std::map<int, int64_t> waited;
+  for (const StreamIdle& x : direct.streams) {
+    const IdleCauses& c = x.causes;
+    EXPECT_EQ(c.host_wait + c.kernel_wait + c.other + c.comm_wait, c.idle);
+    if (x.stream == 8) waited[x.process] = c.comm_wait;
+  }
+  EXPECT_EQ(waited[0], 19 * 40);
+  EXPECT_EQ(waited[1], 19 * 20);
+  const std::string text = summaries_to_json(made, o);
+  const std::vector<RankSummary> back = summaries_from_json(text, "s.json");
+  EXPECT_EQ(back[0].comm_gaps, made[0].comm_gaps);
+  EXPECT_EQ(to_json(reduce(back, {"r0", "r1"}, o)), to_json(direct));
+  // Schema 4: no gaps; comm wait is not known, and stays in other.
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["schema"] = "c3scope-summary/4";
+  for (auto& r : j["ranks"]) r["why"].erase("comm_gaps");
+  const Report four = reduce(summaries_from_json(j.dump(), "four.json"), {"r0", "r1"}, o);
+  EXPECT_FALSE(four.comm_wait_known);
+  for (const StreamIdle& x : four.streams) EXPECT_EQ(x.causes.comm_wait, 0);
+  // A gap naming a communicator or step the summary lacks is refused.
+  for (const char* bad : {"[0, 0, 8, -1, 5, 0, 90, 130]", "[3, 0, 8, 99, 0, 0, 90, 130]",
+                          "[2, 0, 8, -1, 0, 0, 130, 90]", "[9, 0, 8, -1, 0, 0, 90, 130]"}) {
+    nlohmann::json k = nlohmann::json::parse(text);
+    k["ranks"][0]["why"]["comm_gaps"].push_back(nlohmann::json::parse(bad));
+    EXPECT_THROW(summaries_from_json(k.dump(), "bad.json"), std::invalid_argument) << bad;
+  }
 }
 
 // A ProfilerStep#N past the summaries' index limit (2^61) keeps its order index: N =

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -201,6 +202,29 @@ TEST(Decode, MemsetAndSyncUseContextDevice) {
   s.contextId = 99;  // never seen: device unknown
   ds = decode_record(reinterpret_cast<CUpti_Activity*>(&s), sizeof s, ctx);
   EXPECT_EQ(std::get<c3::tracedb::SyncRow>(ds).device_id, -1);
+
+  // A cudaEventRecord: the stream it recorded on, its event and correlation (issue 25).
+  auto ev = zeroed<CUpti_ActivityCudaEvent2>();
+  ev.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+  ev.correlationId = 21;
+  ev.contextId = 5;
+  ev.streamId = 13;
+  ev.eventId = 4;
+  ev.deviceId = 3;
+  Decoded de = decode_record(reinterpret_cast<CUpti_Activity*>(&ev), sizeof ev, ctx);
+  auto* er = std::get_if<c3::tracedb::CudaEventRow>(&de);
+  ASSERT_NE(er, nullptr);
+  EXPECT_EQ(er->device_id, 3);
+  EXPECT_EQ(er->stream_id, 13);
+  EXPECT_EQ(er->correlation_id, 21);
+  EXPECT_EQ(er->cuda_event_id, 4);
+  ev.deviceId = 0xFFFFFFFFu;  // not reported: the context's device
+  de = decode_record(reinterpret_cast<CUpti_Activity*>(&ev), sizeof ev, ctx);
+  EXPECT_EQ(std::get<c3::tracedb::CudaEventRow>(de).device_id, 3);
+  // A record cut before its device field is invalid, not read past its end.
+  de = decode_record(reinterpret_cast<CUpti_Activity*>(&ev),
+                     offsetof(CUpti_ActivityCudaEvent2, deviceId), ctx);
+  EXPECT_TRUE(std::holds_alternative<Skipped>(de));
 
   auto ms = zeroed<CUpti_ActivityMemset4>();
   ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;

@@ -169,6 +169,7 @@ const CounterDesc kCounters[] = {
 
 constexpr std::string_view kV2Tables[] = {"bench_run", "bench_result"};
 constexpr std::string_view kV3Rebuilt[] = {"bench_result"};
+constexpr std::string_view kV4Tables[] = {"cuda_event"};
 const Migration kMigrations[] = {
     {2, "c3bench result tables (bench_run, bench_result)", kV2Tables},
     {3,
@@ -176,6 +177,10 @@ const Migration kMigrations[] = {
      "older file's rows get them from their labels",
      {},
      kV3Rebuilt},
+    {4,
+     "CUDA event records (cuda_event): the stream of each cudaEventRecord, for cross-stream event "
+     "waits on the critical path",
+     kV4Tables},
 };
 
 }  // namespace

@@ -89,6 +89,7 @@ Class classify(std::string_view cat, std::string_view name) {
   if (is(cat, "gpu_memcpy")) return {Kind::memcpy, "memcpy"};
   if (is(cat, "gpu_memset")) return {Kind::memset, "memset"};
   if (is(cat, "cuda_runtime") || is(cat, "cuda_driver")) return {Kind::api_call, "api_call"};
+  if (is(cat, "cuda_sync")) return {Kind::sync, "sync"};
   if (is(cat, "user_annotation") || (is(cat, "cpu_op") && name.substr(0, 12) == "ProfilerStep"))
     return {Kind::range, "nvtx_range"};
   if (is(cat, "cpu_op") || is(cat, "python_function")) return {Kind::cpu, nullptr};
@@ -269,6 +270,9 @@ void Parser::event(std::string_view text, int64_t at) {
     case Kind::api_call:
       api_call(e, tid, start, end);
       break;
+    case Kind::sync:
+      sync(e, pid, start, end);
+      break;
     case Kind::range:
       range(e, tid, start, end);
       break;
@@ -374,6 +378,31 @@ void Parser::api_call(const Event& e, int64_t tid, int64_t start, int64_t end) {
   p_.api.push_back(a);
   p_.api_names.push_back(options_.api_calls ? p_.names.id(e.name) : -1);
   ++st_.api_calls;
+}
+
+void Parser::sync(const Event& e, int64_t pid, int64_t start, int64_t end) {
+  if (!options_.api_calls) return;
+  SyncEvent y;
+  if (!arg(e, e.args.device, &y.device_id)) y.device_id = pid;
+  y.start_ns = start;
+  y.end_ns = end;
+  int64_t v = 0;
+  if (arg(e, e.args.stream, &v)) y.stream_id = v;
+  if (arg(e, e.args.correlation, &v)) y.correlation_id = v;
+  if (arg(e, e.args.wait_on_stream, &v)) y.record_stream = v;
+  if (arg(e, e.args.wait_on_record, &v)) y.record_correlation = v;
+  if (is(e.name, "Stream Wait Event")) {
+    y.type = "stream_wait_event";
+  } else if (is(e.name, "Event Sync")) {
+    y.type = "event_synchronize";
+  } else if (is(e.name, "Stream Sync")) {
+    y.type = "stream_synchronize";
+  } else if (is(e.name, "Context Sync")) {
+    y.type = "context_synchronize";
+  } else {
+    y.type = "unknown";
+  }
+  p_.syncs.push_back(std::move(y));
 }
 
 void Parser::range(const Event& e, int64_t tid, int64_t start, int64_t end) {

@@ -57,6 +57,13 @@ struct ApiEvent {
   int64_t thread_id = 0, cbid = 0, correlation_id = 0, start_ns = 0, end_ns = 0;
   bool runtime = true;
 };
+// A cuda_sync event: a GPU-side synchronization. "Stream Wait Event" (cudaStreamWaitEvent) names
+// the cudaEventRecord call it waits on and that call's stream (PyTorch 2.2 on).
+struct SyncEvent {
+  int64_t device_id = 0, start_ns = 0, end_ns = 0;
+  std::optional<int64_t> stream_id, correlation_id, record_stream, record_correlation;
+  std::string type;  // the sync table's: stream_wait_event, event_synchronize, ...
+};
 // An NCCL kernel's call: one collective row.
 struct CollectiveEvent {
   size_t kernel = 0;  // Parsed::kernels index
@@ -74,6 +81,7 @@ struct Parsed {
   std::vector<GpuEvent> memsets;
   std::vector<ApiEvent> api;
   std::vector<int32_t> api_names;  // -1 when API calls are not kept (Options::api_calls)
+  std::vector<SyncEvent> syncs;    // kept with the API calls (Options::api_calls)
   std::vector<tracedb::NvtxRangeRow> ranges;
   std::vector<CollectiveEvent> colls;
   std::vector<tracedb::DeviceRow> devices;  // deviceProperties
@@ -86,7 +94,7 @@ struct Parsed {
 };
 
 // What an 'X' event is: kineto_parse.cpp's classify() says by its category.
-enum class Kind : uint8_t { kernel, memcpy, memset, api_call, range, cpu, other };
+enum class Kind : uint8_t { kernel, memcpy, memset, api_call, sync, range, cpu, other };
 
 class Parser {
  public:
@@ -122,6 +130,7 @@ class Parser {
   void gpu_work(const Event& e, Kind kind, int64_t pid, int64_t start, int64_t end);
   void kernel(const Event& e, const GpuEvent& g);
   void api_call(const Event& e, int64_t tid, int64_t start, int64_t end);
+  void sync(const Event& e, int64_t pid, int64_t start, int64_t end);
   void range(const Event& e, int64_t tid, int64_t start, int64_t end);
   void link_collectives();
   // Counts a CPU-side collective (Stats::cpu_collectives) when the range or CPU op is one.

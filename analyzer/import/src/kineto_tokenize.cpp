@@ -139,6 +139,10 @@ bool read_args(simdjson::ondemand::value v, Args* a) {
       if (seen.first(12)) ok = read_dims(x, a->grid);
     } else if (is(key, "block")) {
       if (seen.first(13)) ok = read_dims(x, a->block);
+    } else if (is(key, "wait_on_stream")) {
+      if (seen.first(14)) ok = read_value(x, &a->wait_on_stream);
+    } else if (is(key, "wait_on_cuda_event_record_corr_id")) {
+      if (seen.first(15)) ok = read_value(x, &a->wait_on_record);
     }
     if (!ok) return false;
   }

@@ -60,6 +60,8 @@ struct Value {
 // What the importer reads of an event's args.
 struct Args {
   Value device, stream, correlation, registers, shared_memory, in_nelems, group_size, bytes, cbid;
+  // cuda_sync events ("Stream Wait Event"): the stream and cudaEventRecord call waited on.
+  Value wait_on_stream, wait_on_record;
   std::string_view collective_name, dtype, group_name;
   int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
 };

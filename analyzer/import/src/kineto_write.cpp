@@ -212,6 +212,36 @@ void write_api_calls(Parsed& p, int64_t process, ImportWriter& out) {
   }
 }
 
+// cuda_sync events as sync rows and, for each cudaEventRecord a "Stream Wait Event" names, a
+// cuda_event row: the record's stream, its call's correlation id standing for the event (a
+// PyTorch trace names the record, not the event). Written before the GPU rows, which the
+// analyzer's builder then keeps by stream (TraceBuilder::stream_wait).
+void write_syncs(const Parsed& p, int64_t process, ImportWriter& out) {
+  std::map<int64_t, const SyncEvent*> records;
+  tracedb::SyncRow row;
+  row.process_id = process;
+  for (const SyncEvent& y : p.syncs) {
+    row.device_id = y.device_id;
+    row.stream_id = y.stream_id;
+    row.correlation_id = y.correlation_id;
+    row.start_ns = y.start_ns;
+    row.end_ns = y.end_ns;
+    row.type = y.type;
+    row.cuda_event_id = y.record_correlation;
+    out.insert(row);
+    if (y.record_correlation && y.record_stream) records.try_emplace(*y.record_correlation, &y);
+  }
+  tracedb::CudaEventRow ev;
+  ev.process_id = process;
+  for (const auto& [correlation, y] : records) {
+    ev.device_id = y->device_id;
+    ev.stream_id = *y->record_stream;
+    ev.correlation_id = correlation;
+    ev.cuda_event_id = correlation;
+    out.insert(ev);
+  }
+}
+
 }  // namespace
 
 void write(Parsed& p, const std::string& path, const Options& options, Stats& st,
@@ -225,6 +255,7 @@ void write(Parsed& p, const std::string& path, const Options& options, Stats& st
     kernel_name_ids[i] = p.names.db_id(p.kernel_names[i], out);
   }
   write_collectives(p, process, st, out);
+  write_syncs(p, process, out);
   write_kernels(p, process, kernel_name_ids, out);
   write_copies(p, process, out);
   write_sets(p, process, out);

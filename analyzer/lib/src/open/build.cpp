@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "bench_load.h"
 
@@ -332,6 +333,7 @@ size_t TraceBuilder::memcpy(int64_t row, int64_t process_db, int64_t device, int
   t_.activities.collective[i] = link(process_db, correlation, dev, start, end);
   t_.activities.shape[i] = static_cast<int32_t>(std::clamp<int64_t>(channel, -1, INT32_MAX));
   if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
+  stream_row(p, stream, correlation, i);
   return i;
 }
 
@@ -346,6 +348,7 @@ size_t TraceBuilder::memset(int64_t row, int64_t process_db, int64_t device, int
   // A set a collective launched counts in its GPU span (sets are not linked rows).
   link(process_db, correlation, dev, start, end);
   if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
+  stream_row(p, stream, correlation, i);
   return i;
 }
 
@@ -392,6 +395,7 @@ void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation
   Activities& a = t_.activities;
   for (uint32_t at = slot - 1;;) {
     if (!a.has_calls() || a.call_end[at] == kNoCall) a.set_call(at, start, end, name);
+    if (more_launched_.empty()) break;
     auto it = more_launched_.find(at);
     if (it == more_launched_.end()) break;
     at = it->second;
@@ -413,9 +417,65 @@ void TraceBuilder::range(int64_t process_db, Range g) {
   t_.ranges.push_back(std::move(g));
 }
 
+void TraceBuilder::stream_wait(int64_t process_db, int64_t stream, int64_t correlation,
+                               int64_t event) {
+  const int p = process_index(process_db);
+  if (p < 0 || correlation < 0 || stream < INT32_MIN || stream > INT32_MAX) return;
+  waits_.push_back({static_cast<int16_t>(p), static_cast<int32_t>(stream), correlation, event});
+}
+
+void TraceBuilder::cuda_event(int64_t process_db, int64_t stream, int64_t correlation,
+                              int64_t event) {
+  const int p = process_index(process_db);
+  if (p < 0 || correlation < 0 || stream < INT32_MIN || stream > INT32_MAX) return;
+  records_.push_back({static_cast<int16_t>(p), static_cast<int32_t>(stream), correlation, event});
+}
+
+void TraceBuilder::resolve_waits() {
+  if (waits_.empty() || records_.empty() || stream_rows_.empty()) return;
+  auto by_stream = [](const StreamRow& x, const StreamRow& y) {
+    return std::tie(x.process, x.stream, x.correlation, x.row) <
+           std::tie(y.process, y.stream, y.correlation, y.row);
+  };
+  std::sort(stream_rows_.begin(), stream_rows_.end(), by_stream);
+  std::sort(records_.begin(), records_.end(), [](const EventUse& x, const EventUse& y) {
+    return std::tie(x.process, x.event, x.correlation) <
+           std::tie(y.process, y.event, y.correlation);
+  });
+  const Activities& a = t_.activities;
+  for (const EventUse& w : waits_) {
+    // The event's latest record before the wait (correlation ids follow the call order).
+    auto r = std::lower_bound(records_.begin(), records_.end(), w,
+                              [](const EventUse& x, const EventUse& y) {
+                                return std::tie(x.process, x.event, x.correlation) <
+                                       std::tie(y.process, y.event, y.correlation);
+                              });
+    if (r == records_.begin()) continue;
+    --r;
+    if (r->process != w.process || r->event != w.event) continue;
+    // The recording stream's last operation launched before the record.
+    auto from = std::lower_bound(stream_rows_.begin(), stream_rows_.end(),
+                                 StreamRow{r->process, r->stream, r->correlation, 0}, by_stream);
+    if (from == stream_rows_.begin()) continue;
+    --from;
+    if (from->process != r->process || from->stream != r->stream) continue;
+    // The waiting stream's first operation launched after the wait.
+    auto to = std::upper_bound(stream_rows_.begin(), stream_rows_.end(),
+                               StreamRow{w.process, w.stream, w.correlation, SIZE_MAX}, by_stream);
+    if (to == stream_rows_.end() || to->process != w.process || to->stream != w.stream) continue;
+    t_.stream_waits.push_back({w.process, a.device[from->row], a.device[to->row],
+                               a.stream[from->row], a.stream[to->row], a.start[from->row],
+                               a.start[to->row]});
+  }
+  std::vector<EventUse>().swap(waits_);
+  std::vector<EventUse>().swap(records_);
+  std::vector<StreamRow>().swap(stream_rows_);
+}
+
 void TraceBuilder::done() {
   tick_(rows_);
   rows_ = 0;
+  resolve_waits();
 }
 
 // ---- Rows ------------------------------------------------------------------------------------
@@ -554,6 +614,20 @@ int64_t TraceSink::insert(const tracedb::ApiCallRow& row) {
   const int64_t id = ++api_calls_;
   b_.api_call(id, row.process_id, row.correlation_id, row.start_ns, row.end_ns,
               static_cast<int32_t>(row.name_id));
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::SyncRow& row) {
+  const int64_t id = ++syncs_;
+  if (row.type == "stream_wait_event" && row.stream_id && row.correlation_id && row.cuda_event_id) {
+    b_.stream_wait(row.process_id, *row.stream_id, *row.correlation_id, *row.cuda_event_id);
+  }
+  return id;
+}
+
+int64_t TraceSink::insert(const tracedb::CudaEventRow& row) {
+  const int64_t id = ++events_;
+  b_.cuda_event(row.process_id, row.stream_id, row.correlation_id, row.cuda_event_id);
   return id;
 }
 

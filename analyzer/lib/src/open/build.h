@@ -152,6 +152,15 @@ class TraceBuilder {
   // `name`: a Trace::names index.
   void api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start, int64_t end,
                 int32_t name);
+  // A stream's wait on a CUDA event (a sync row of type stream_wait_event) and an event's record
+  // (a cuda_event row), before the GPU rows: once it has both, the builder keeps each GPU row's
+  // (stream, correlation id) while the rows come (24 bytes per row, only for such traces), and
+  // done() turns each wait into a Trace::stream_waits edge: from the last operation launched on
+  // the recording stream before the record (correlation ids follow the host's call order) to the
+  // first one launched on the waiting stream after the wait. The record is the event's latest
+  // before the wait.
+  void stream_wait(int64_t process_db, int64_t stream, int64_t correlation, int64_t event);
+  void cuda_event(int64_t process_db, int64_t stream, int64_t correlation, int64_t event);
   // A row of `table` that cannot be used (`why`: an integer column holding text), skipped and
   // counted.
   void bad_row(int64_t row, const char* table, const std::string& why);
@@ -195,6 +204,27 @@ class TraceBuilder {
   LinkTable launched_;
   std::unordered_map<uint32_t, uint32_t> more_launched_;
   std::vector<int8_t> sync_name_;  // per Trace::names index: -1 unknown, 0 no, 1 a sync call
+  // Stream waits (stream_wait, cuda_event): the waits and records, and the GPU rows by stream.
+  struct EventUse {
+    int16_t process = 0;
+    int32_t stream = -1;
+    int64_t correlation = 0, event = 0;
+  };
+  struct StreamRow {
+    int16_t process = 0;
+    int32_t stream = -1;
+    int64_t correlation = 0;
+    size_t row = 0;
+  };
+  std::vector<EventUse> waits_, records_;
+  std::vector<StreamRow> stream_rows_;
+  void stream_row(int p, int64_t stream, int64_t correlation, size_t i) {
+    if (!waits_.empty() && !records_.empty() && correlation >= 0) {
+      stream_rows_.push_back(
+          {static_cast<int16_t>(p), static_cast<int32_t>(stream), correlation, i});
+    }
+  }
+  void resolve_waits();
 };
 
 // Per row: inline, as the loader's loop calls them millions of times.
@@ -240,6 +270,7 @@ inline size_t TraceBuilder::kernel(int64_t row, int64_t process_db, int64_t devi
   t_.activities.collective[i] =
       t_.collectives.empty() ? -1 : link(process_db, correlation, dev, start, end);
   if (expect_calls_ && correlation >= 0) launched(process_db, correlation, i);
+  stream_row(p, stream, correlation, i);
   return i;
 }
 
@@ -266,13 +297,16 @@ class TraceSink final : public tracedb::RowSink {
   int64_t insert(const tracedb::MemsetRow& row) override;
   int64_t insert(const tracedb::NvtxRangeRow& row) override;
   int64_t insert(const tracedb::ApiCallRow& row) override;
+  // (Before the GPU rows: TraceBuilder::stream_wait.)
+  int64_t insert(const tracedb::SyncRow& row) override;
+  int64_t insert(const tracedb::CudaEventRow& row) override;
   int64_t intern(std::string_view value) override { return b_.name(value); }
   void set_meta(std::string_view key, std::string_view value) override { b_.meta(key, value); }
 
  private:
   TraceBuilder& b_;
   int64_t processes_ = 0, collectives_ = 0, kernels_ = 0, memcpys_ = 0, memsets_ = 0, ranges_ = 0,
-          api_calls_ = 0;
+          api_calls_ = 0, syncs_ = 0, events_ = 0;
 };
 
 // One input of load_sources: a trace database (`fill` empty), or a function that feeds a

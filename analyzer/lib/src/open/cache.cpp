@@ -33,7 +33,8 @@ constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // 5: the loader keeps NVTX marks (ranges of no duration); the layout is format 4's, so a format 4
 // snapshot still reads (without marks), and a user's cache of format 4 is rebuilt.
 // 6: the activities' launch calls (Activities::call_start/call_end); older formats read without.
-constexpr int64_t kFormat = 6;
+// 7: streams' waits on other streams (Trace::stream_waits); older formats read without.
+constexpr int64_t kFormat = 7;
 constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
@@ -237,6 +238,15 @@ void visit(IO& io, T& t) {
     io.list(
         t.host_syncs, [&](auto& s) { fields(io, s.process, s.start, s.end); }, 18);
   }
+  if (io.format() >= 7) {
+    io.list(
+        t.stream_waits,
+        [&](auto& w) {
+          fields(io, w.process, w.from_device, w.to_device, w.from_stream, w.to_stream,
+                 w.from_start, w.to_start);
+        },
+        30);
+  }
   io.list(
       t.collectives,
       [&](auto& c) {
@@ -291,6 +301,12 @@ Trace read_trace(In& in) {
   for (const HostSync& s : t.host_syncs) {
     if (s.process < 0 || s.process >= static_cast<int16_t>(t.processes.size()) || s.end < s.start ||
         !in_time_limit(s.start, s.end) || !in_duration_limit(s.start, s.end)) {
+      throw Damaged{};
+    }
+  }
+  for (const StreamWait& w : t.stream_waits) {
+    if (w.process < 0 || w.process >= static_cast<int16_t>(t.processes.size()) ||
+        !in_time_limit(w.from_start, w.to_start)) {
       throw Damaged{};
     }
   }

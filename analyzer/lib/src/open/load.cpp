@@ -294,6 +294,26 @@ bool has_api_calls(const tracedb::Reader& r) {
   return q.step() && q.i64(0) != 0;
 }
 
+// Streams' waits on CUDA events and the events' records (TraceBuilder::stream_wait), read
+// before the GPU rows.
+void read_stream_waits(const tracedb::Reader& r, TraceBuilder& b) {
+  {
+    auto q = r.query(
+        "SELECT process_id, stream_id, correlation_id, cuda_event_id FROM sync WHERE type = "
+        "'stream_wait_event' AND stream_id IS NOT NULL AND correlation_id IS NOT NULL AND "
+        "cuda_event_id IS NOT NULL");
+    while (q.step()) {
+      const int64_t process = q.i64(0), stream = q.i64(1), correlation = q.i64(2), event = q.i64(3);
+      if (q.row_problem().empty()) b.stream_wait(process, stream, correlation, event);
+    }
+  }
+  auto q = r.query("SELECT process_id, stream_id, correlation_id, cuda_event_id FROM cuda_event");
+  while (q.step()) {
+    const int64_t process = q.i64(0), stream = q.i64(1), correlation = q.i64(2), event = q.i64(3);
+    if (q.row_problem().empty()) b.cuda_event(process, stream, correlation, event);
+  }
+}
+
 // NVTX ranges, and marks as ranges of no duration (the timeline draws them as ticks; steps and
 // --range windows, which need a duration, pass them over).
 void read_ranges(const tracedb::Reader& r, TraceBuilder& b) {
@@ -327,6 +347,7 @@ void load_file(const std::string& path, Trace& t, bool defer, bool launch_calls,
   StringTable names(*r, b);
   const bool calls = launch_calls && has_api_calls(*r);
   b.expect_calls(calls);
+  if (launch_calls) read_stream_waits(*r, b);
   reserve_activities(*r, t.activities);
   PendingShapes pending = read_kernels(*r, b, t.activities, names, defer, path);
   if (defer && pending.kernels > 0) {
@@ -456,6 +477,10 @@ void merge(Trace& t, std::vector<Trace>& parts) {
       for (auto s : part.host_syncs) {
         s.process = static_cast<int16_t>(s.process + poff);
         t.host_syncs.push_back(s);
+      }
+      for (auto w : part.stream_waits) {
+        w.process = static_cast<int16_t>(w.process + poff);
+        t.stream_waits.push_back(w);
       }
       for (auto& b : part.bench) {
         b.process = static_cast<int16_t>(b.process + poff);

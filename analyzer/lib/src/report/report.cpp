@@ -304,7 +304,8 @@ nlohmann::json idle_json(const IdleCauses& c) {
                       {"idle_ns", c.idle},
                       {"host_wait_ns", c.host_wait},
                       {"kernel_wait_ns", c.kernel_wait},
-                      {"other_ns", c.other}};
+                      {"other_ns", c.other},
+                      {"comm_wait_ns", c.comm_wait}};
   if (c.micro + c.macro > 0) {
     j["micro_ns"] = c.micro;
     j["macro_ns"] = c.macro;
@@ -334,23 +335,30 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
   const bool micro = o.micro_ns > 0;
   std::fprintf(out,
                "\nIdle causes (ms): host wait = the next work's launch call started after the GPU "
-               "went idle; kernel wait = other gaps under %s; other = the rest\n",
+               "went idle;\n  kernel wait = other gaps under %s; comm wait = the rest of a gap "
+               "before a collective while another rank had not arrived; other = the rest\n",
                duration(static_cast<double>(o.kernel_wait_ns)).c_str());
+  if (!r.comm_wait_known) {
+    std::fprintf(out,
+                 "  comm wait: not in these summaries (schema 4 or older): counted in other\n");
+  }
   if (!r.launch_calls) {
     std::fprintf(out,
                  "  no launch calls in the trace(s) (record with --cuda-api, or a PyTorch or "
                  "Nsight trace): host wait cannot be told apart and counts as kernel wait or "
                  "other\n");
   }
-  std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %8s", "scope", "device", "idle",
-               "host-wait", "%", "kernel-wait", "%", "other", "%", "gaps");
+  std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %11s %8s %8s", "scope", "device",
+               "idle", "host-wait", "%", "kernel-wait", "%", "comm-wait", "%", "other", "%",
+               "gaps");
   if (micro) std::fprintf(out, " %11s %11s", "micro", "macro");
   std::fprintf(out, "\n");
   auto row = [&](const std::string& scope, const std::string& dev, const IdleCauses& c) {
-    std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %8" PRId64, scope.c_str(),
+    std::fprintf(out, "%-22s %6s %11s %11s %8s %11s %8s %11s %8s %11s %8s %8" PRId64, scope.c_str(),
                  dev.c_str(), ms(c.idle).c_str(), ms(c.host_wait).c_str(),
                  share(c.host_wait, c.idle).c_str(), ms(c.kernel_wait).c_str(),
-                 share(c.kernel_wait, c.idle).c_str(), ms(c.other).c_str(),
+                 share(c.kernel_wait, c.idle).c_str(), ms(c.comm_wait).c_str(),
+                 share(c.comm_wait, c.idle).c_str(), ms(c.other).c_str(),
                  share(c.other, c.idle).c_str(), c.gaps);
     if (micro) std::fprintf(out, " %11s %11s", ms(c.micro).c_str(), ms(c.macro).c_str());
     std::fprintf(out, "\n");
@@ -370,13 +378,14 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
   std::fprintf(out,
                "\nIdle causes per stream (ms; HTA's idle time breakdown: the gaps between one "
                "stream's operations)\n");
-  std::fprintf(out, "%-22s %6s %8s %10s %11s %11s %11s %11s\n", "scope", "device", "stream",
-               "activities", "idle", "host-wait", "kernel-wait", "other");
+  std::fprintf(out, "%-22s %6s %8s %10s %11s %11s %11s %11s %11s\n", "scope", "device", "stream",
+               "activities", "idle", "host-wait", "kernel-wait", "comm-wait", "other");
   for (const StreamIdle& x : r.streams) {
-    std::fprintf(out, "%-22s %6d %8d %10" PRId64 " %11s %11s %11s %11s\n",
+    std::fprintf(out, "%-22s %6d %8d %10" PRId64 " %11s %11s %11s %11s %11s\n",
                  label_of(r, x.process).c_str(), x.device, x.stream, x.activities,
                  ms(x.causes.idle).c_str(), ms(x.causes.host_wait).c_str(),
-                 ms(x.causes.kernel_wait).c_str(), ms(x.causes.other).c_str());
+                 ms(x.causes.kernel_wait).c_str(), ms(x.causes.comm_wait).c_str(),
+                 ms(x.causes.other).c_str());
   }
   const LaunchOptions& lo = r.launch_options;
   std::fprintf(out,
@@ -627,6 +636,7 @@ nlohmann::json why_json(const Report& r) {
   nlohmann::json w;
   w["available"] = r.why;
   w["launch_calls"] = r.launch_calls;
+  w["comm_wait_known"] = r.comm_wait_known;
   w["options"] = {{"kernel_wait_ns", r.idle_options.kernel_wait_ns},
                   {"micro_idle_ns", r.idle_options.micro_ns},
                   {"runtime_cutoff_ns", r.launch_options.runtime_cutoff_ns},
@@ -702,14 +712,16 @@ void print_steps(FILE* out, const Report& r, const PrintOptions& po) {
                tx(r.step_source).c_str(), n, med / 1e6, p90 / 1e6,
                static_cast<double>(t.front()) / 1e6, static_cast<double>(t.back()) / 1e6);
   if (!po.steps) return;
-  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %11s %9s\n", "step", "name", "ranks",
-               "step ms", "compute", "exp-comm", "exp-mem", "idle", "host-wait", "overlap%");
+  std::fprintf(out, "%8s %-28s %5s %11s %11s %11s %11s %11s %11s %11s %9s\n", "step", "name",
+               "ranks", "step ms", "compute", "exp-comm", "exp-mem", "idle", "host-wait",
+               "comm-wait", "overlap%");
   for (const JobStep& j : r.job_steps) {
     const Breakdown& b = j.mean;
-    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %11s %9s\n", j.index,
+    std::fprintf(out, "%8" PRId64 " %-28.28s %5d %11s %11s %11s %11s %11s %11s %11s %9s\n", j.index,
                  tx(j.name).c_str(), j.ranks, ms(j.step_ns).c_str(), ms(b.compute()).c_str(),
                  ms(b.exposed_comm).c_str(), ms(b.exposed_memcpy).c_str(), ms(b.idle).c_str(),
                  r.why ? ms(j.idle.host_wait).c_str() : "-",
+                 r.comm_wait_known ? ms(j.idle.comm_wait).c_str() : "-",
                  b.comm() > 0 ? pct(b.overlap_pct).c_str() : "-");
   }
   std::fprintf(out, "(per step: compute and the other columns are means over the ranks)\n");

@@ -5,6 +5,7 @@
 #include <climits>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "c3/analyzer/metrics/pattern.h"
 #include "time_limits.h"
@@ -67,6 +68,7 @@ void add_checked(IdleCauses& a, const IdleCauses& b) {
   checked_add(a.host_wait, b.host_wait);
   checked_add(a.kernel_wait, b.kernel_wait);
   checked_add(a.other, b.other);
+  checked_add(a.comm_wait, b.comm_wait);
   checked_add(a.micro, b.micro);
   checked_add(a.macro, b.macro);
 }
@@ -86,12 +88,33 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
       s.launch_calls = a.call_end[i] != kNoCall;
     }
   }
-  s.idle = idle_causes(t, {pi, -1}, o.idle, win);
+  // Gaps that ended at a collective, for the reduce's communication wait.
+  s.comm_gaps_known = true;
+  std::unordered_map<std::string, int32_t> comm_index;
+  for (size_t k = 0; k < s.calls.comms.size(); ++k) {
+    comm_index.emplace(s.calls.comms[k], static_cast<int32_t>(k));
+  }
+  std::vector<CollectiveGap> found;
+  auto keep = [&](CommGap::Scope scope, int32_t step) {
+    for (const CollectiveGap& g : found) {
+      const Collective& col = t.collectives[static_cast<size_t>(g.collective)];
+      auto it = comm_index.find(col.comm_id);
+      if (it == comm_index.end()) continue;
+      s.comm_gaps.push_back(
+          {scope, a.device[g.row], a.stream[g.row], step, it->second, col.seq, g.from, g.to});
+    }
+    found.clear();
+  };
+  s.idle = idle_causes(t, {pi, -1}, o.idle, win, &found);
+  keep(CommGap::Scope::rank, -1);
   // One device: the rank's causes are the device's.
   for (int16_t d : devs) {
-    s.device_idle.emplace_back(d, devs.size() == 1 ? s.idle : idle_causes(t, {pi, d}, o.idle, win));
+    s.device_idle.emplace_back(
+        d, devs.size() == 1 ? s.idle : idle_causes(t, {pi, d}, o.idle, win, &found));
+    keep(CommGap::Scope::device, -1);
   }
-  s.stream_idle = stream_idle(t, pi, o.idle, win);
+  s.stream_idle = stream_idle(t, pi, o.idle, win, &found);
+  keep(CommGap::Scope::stream, -1);
   for (StreamIdle& x : s.stream_idle) x.process = 0;
   s.launches = launch_stats(t, pi, o.launch, win);
   s.queues = stream_queues(t, pi, o.queue, win);
@@ -99,8 +122,13 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
   std::vector<Interval> windows;
   windows.reserve(s.steps.size());
   for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
-  const std::vector<IdleCauses> per_step = window_idle_causes(t, pi, windows, o.idle);
-  for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].idle = per_step[k];
+  std::vector<std::vector<CollectiveGap>> step_gaps;
+  const std::vector<IdleCauses> per_step = window_idle_causes(t, pi, windows, o.idle, &step_gaps);
+  for (size_t k = 0; k < s.steps.size(); ++k) {
+    s.steps[k].idle = per_step[k];
+    found = std::move(step_gaps[k]);
+    keep(CommGap::Scope::step, static_cast<int32_t>(k));
+  }
   // The critical path of each step, or of the whole run without steps.
   PathOptions po;
   po.what_ifs = o.what_ifs;
@@ -208,6 +236,100 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
   }
 }
 
+// Communication wait (why/idle.h): the part of each CommGap before the last other rank's
+// arrival at its collective moves from other to comm_wait, in every total the gap is part of.
+// Runs after the clocks are aligned; `steps` are the job steps being summed.
+void apply_comm_wait(Report& r, const std::vector<RankSummary>& ranks,
+                     const std::vector<Process>& processes,
+                     const std::vector<const RankCollectives*>& calls,
+                     std::map<int64_t, JobStep>& steps) {
+  using Key = std::pair<std::string, int64_t>;
+  struct Last {
+    int64_t first = INT64_MIN, second = INT64_MIN;  // the two latest arrivals (aligned)
+    size_t who = SIZE_MAX;                          // the rank of the latest
+  };
+  std::map<Key, Last> last;
+  r.comm_wait_known = !ranks.empty();
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (const CommGap& g : ranks[i].comm_gaps) {
+      const auto c = static_cast<size_t>(g.comm);
+      if (g.comm >= 0 && c < calls[i]->comms.size()) last.try_emplace({calls[i]->comms[c], g.seq});
+    }
+    r.comm_wait_known = r.comm_wait_known && ranks[i].comm_gaps_known;
+  }
+  if (last.empty()) return;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const RankCollectives& rc = *calls[i];
+    for (const CollectiveRecord& rec : rc.records) {
+      const auto c = static_cast<size_t>(rec.comm);
+      if (rec.comm < 0 || c >= rc.comms.size() || rec.gpu_start < 0) continue;
+      auto it = last.find({rc.comms[c], rec.seq});
+      if (it == last.end()) continue;
+      Last& l = it->second;
+      int64_t at = 0;
+      if (__builtin_add_overflow(rec.gpu_start, processes[i].offset_ns, &at)) continue;
+      // (A rank's calls of one collective, one per GPU it drives: it arrives with the last.)
+      if (at > l.first) {
+        if (l.who != i) l.second = l.first;
+        l.first = at;
+        l.who = i;
+      } else if (l.who != i) {
+        l.second = std::max(l.second, at);
+      }
+    }
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankSummary& s = ranks[i];
+    const int64_t off = processes[i].offset_ns;
+    for (const CommGap& g : s.comm_gaps) {
+      const auto c = static_cast<size_t>(g.comm);
+      if (g.comm < 0 || c >= calls[i]->comms.size()) continue;
+      const Last& l = last.at({calls[i]->comms[c], g.seq});
+      const int64_t others = l.who == i ? l.second : l.first;
+      int64_t local = 0;  // the other ranks' last arrival on this rank's clock
+      if (others == INT64_MIN || __builtin_sub_overflow(others, off, &local)) continue;
+      const int64_t wait = std::clamp<int64_t>(local, g.from, g.to) - g.from;
+      if (wait <= 0) continue;
+      auto move = [wait](IdleCauses& x) {
+        const int64_t w = std::min(wait, x.other);
+        x.other -= w;
+        x.comm_wait += w;
+      };
+      const int pi = static_cast<int>(i);
+      switch (g.scope) {
+        case CommGap::Scope::rank:
+          move(r.processes[i].idle);
+          move(r.overall.idle);
+          if (s.device_idle.size() == 1) {
+            for (ScopeReport& d : r.devices) {
+              if (d.process == pi) move(d.idle);
+            }
+          }
+          break;
+        case CommGap::Scope::device:
+          for (ScopeReport& d : r.devices) {
+            if (d.process == pi && d.device == g.device) move(d.idle);
+          }
+          break;
+        case CommGap::Scope::stream:
+          for (StreamIdle& x : r.streams) {
+            if (x.process == pi && x.device == g.device && x.stream == g.stream) move(x.causes);
+          }
+          break;
+        case CommGap::Scope::step: {
+          const auto k = static_cast<size_t>(g.step);
+          if (g.step < 0 || k >= r.steps[i].size()) break;
+          StepSample& st = r.steps[i][k];
+          move(st.idle);
+          auto it = steps.find(st.index);
+          if (it != steps.end()) move(it->second.idle);
+          break;
+        }
+      }
+    }
+  }
+}
+
 // The critical path of each job step across ranks (why/path_join.h), after the clocks are aligned.
 void join_paths(Report& r, const std::vector<RankSummary>& ranks,
                 const std::vector<Process>& processes,
@@ -264,7 +386,7 @@ size_t RankSummary::bytes() const {
   b += calls.records.capacity() * sizeof(CollectiveRecord);
   b += device_idle.capacity() * sizeof(device_idle[0]) +
        stream_idle.capacity() * sizeof(StreamIdle) + queues.capacity() * sizeof(StreamQueue);
-  b += launches.capacity() * sizeof(LaunchStat);
+  b += launches.capacity() * sizeof(LaunchStat) + comm_gaps.capacity() * sizeof(CommGap);
   auto path_bytes = [&](const RankPath& p) {
     size_t n = p.chains.capacity() * sizeof(PathChain);
     for (const PathChain& c : p.chains) n += str(c.last_name) + c.removed.capacity() * 8;
@@ -421,6 +543,8 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     // The report takes the per-rank steps over (they are most of a summary's bytes).
     r.steps.push_back(std::move(s.steps));
   }
+  if (align) r.clocks = align_clocks(processes, calls);
+  apply_comm_wait(r, ranks, processes, calls, steps);
   for (auto& [k, j] : steps) {
     // Means over the ranks that have the step.
     Breakdown& m = j.mean;
@@ -432,7 +556,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
       div(*v);
     for (int64_t& v : m.time) div(v);
     for (int64_t* v : {&j.idle.gaps, &j.idle.idle, &j.idle.host_wait, &j.idle.kernel_wait,
-                       &j.idle.other, &j.idle.micro, &j.idle.macro})
+                       &j.idle.other, &j.idle.comm_wait, &j.idle.micro, &j.idle.macro})
       div(*v);
     for (int64_t& v : m.by_mask) div(v);
     m.overlap_pct =
@@ -448,7 +572,6 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   for (auto& [k, x] : inter) merged.push_back(std::move(x));
   r.interference = interference_rows(merged, o.interference);
   for (auto& [k, x] : launches) r.launches.push_back(std::move(x));
-  if (align) r.clocks = align_clocks(processes, calls);
   join_paths(r, ranks, processes, calls, o);
   r.cross = cross_rank(processes, calls);
   order_by_rank(r);

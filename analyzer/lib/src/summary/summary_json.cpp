@@ -1,7 +1,8 @@
-// Summary files (summary.h): JSON, schema "c3scope-summary/4" (docs/analyze.md "Summaries");
-// schema 1 to 3 files are read as well (2 added kernels, collective durations, c3bench busbw and
+// Summary files (summary.h): JSON, schema "c3scope-summary/5" (docs/analyze.md "Summaries");
+// schema 1 to 4 files are read as well (2 added kernels, collective durations, c3bench busbw and
 // process versions; 3 added the CPU-side collectives seen; 4 the why/ analyses: idle causes,
-// launch statistics and queues; what a file lacks stays empty).
+// launch statistics, queues and critical-path chains; 5 the gaps before collectives that
+// communication wait needs; what a file lacks stays empty).
 #include <zlib.h>
 
 #include <algorithm>
@@ -26,7 +27,8 @@ namespace {
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::json;
 
-constexpr const char* kSchema = "c3scope-summary/4";
+constexpr const char* kSchema = "c3scope-summary/5";
+constexpr const char* kSchemaV4 = "c3scope-summary/4";
 constexpr const char* kSchemaV3 = "c3scope-summary/3";
 constexpr const char* kSchemaV2 = "c3scope-summary/2";
 constexpr const char* kSchemaV1 = "c3scope-summary/1";
@@ -466,6 +468,13 @@ ojson rank_out(const RankSummary& s) {
     w["run_start_ns"] = s.run_start;
     w["run_end_ns"] = s.run_end;
     w["run_path"] = path_out(s.run_path);
+    // Schema 5: [scope, device, stream, step, comm, seq, from_ns, to_ns] per gap.
+    ojson gaps = ojson::array();
+    for (const CommGap& g : s.comm_gaps) {
+      gaps.push_back(ojson::array(
+          {static_cast<int>(g.scope), g.device, g.stream, g.step, g.comm, g.seq, g.from, g.to}));
+    }
+    w["comm_gaps"] = std::move(gaps);
     r["why"] = std::move(w);
   }
   r["comms"] = s.calls.comms;
@@ -755,6 +764,27 @@ RankSummary rank_in(const json& r, size_t what_ifs) {
     s.run_end = stamp(w, "run_end_ns");
     if (s.run_end < s.run_start) throw std::invalid_argument("the run ends before it starts");
     s.run_path = path_in(w.at("run_path"), what_ifs);
+    if (w.contains("comm_gaps")) {  // schema 5
+      s.comm_gaps_known = true;
+      for (const json& g : w.at("comm_gaps")) {
+        if (!g.is_array() || g.size() != 8)
+          throw std::invalid_argument("a comm gap is not 8 numbers");
+        CommGap x;
+        x.scope = static_cast<CommGap::Scope>(whole(g[0], "comm gap scope", 0, 3));
+        x.device = static_cast<int16_t>(whole(g[1], "comm gap device", INT16_MIN, INT16_MAX));
+        x.stream = static_cast<int32_t>(whole(g[2], "comm gap stream", INT32_MIN, INT32_MAX));
+        x.step = static_cast<int32_t>(
+            whole(g[3], "comm gap step", -1, static_cast<int64_t>(s.steps.size()) - 1));
+        x.comm = static_cast<int32_t>(
+            whole(g[4], "comm gap comm", 0, static_cast<int64_t>(s.calls.comms.size()) - 1));
+        x.seq = whole(g[5], "comm gap seq", 0, INT64_MAX);
+        x.from = whole(g[6], "comm gap from", -kStampLimit, kStampLimit);
+        x.to = whole(g[7], "comm gap to", x.from, kStampLimit);
+        if ((x.scope == CommGap::Scope::step) != (x.step >= 0))
+          throw std::invalid_argument("a comm gap's step does not fit its scope");
+        s.comm_gaps.push_back(x);
+      }
+    }
   }
   return s;
 }
@@ -904,10 +934,12 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
   try {
     const json j = json::parse(text);
     const std::string schema = string_in(j, "schema");
-    if (schema != kSchema && schema != kSchemaV3 && schema != kSchemaV2 && schema != kSchemaV1) {
+    if (schema != kSchema && schema != kSchemaV4 && schema != kSchemaV3 && schema != kSchemaV2 &&
+        schema != kSchemaV1) {
       throw std::invalid_argument("schema '" + schema + "', this c3scope reads " +
-                                  std::string(kSchema) + ", " + kSchemaV3 + ", " + kSchemaV2 +
-                                  " and " + kSchemaV1 + " (a newer c3scope wrote it?)");
+                                  std::string(kSchema) + ", " + kSchemaV4 + ", " + kSchemaV3 +
+                                  ", " + kSchemaV2 + " and " + kSchemaV1 +
+                                  " (a newer c3scope wrote it?)");
     }
     // The what-ifs (schema 4): read always, since the chains carry one number per what-if.
     std::vector<WhatIf> what_ifs;

@@ -13,8 +13,9 @@ namespace {
 // caused it when next's launch call started after the gap began (HTA compares the call's start,
 // ts of the runtime event, with the previous kernel's end); else it is launch overhead when
 // shorter than the threshold; else something else.
-void classify(IdleCauses& c, const Activities& a, bool calls, int64_t from, int64_t to, size_t next,
-              const IdleOptions& o) {
+void classify(IdleCauses& c, const Trace& t, bool calls, int64_t from, int64_t to, size_t next,
+              const IdleOptions& o, std::vector<CollectiveGap>* gaps) {
+  const Activities& a = t.activities;
   const int64_t gap = to - from;
   ++c.gaps;
   c.idle += gap;
@@ -24,19 +25,24 @@ void classify(IdleCauses& c, const Activities& a, bool calls, int64_t from, int6
     c.kernel_wait += gap;
   } else {
     c.other += gap;
+    const int32_t k = a.collective[next];
+    if (gaps != nullptr && k >= 0 && a.cls[next] == Class::communication) {
+      const Collective& col = t.collectives[static_cast<size_t>(k)];
+      if (!col.comm_id.empty() && col.seq >= 0) gaps->push_back({k, from, to, next});
+    }
   }
   if (o.micro_ns > 0) (gap < o.micro_ns ? c.micro : c.macro) += gap;
 }
 
 // The union gaps of pieces sorted by start.
-void sweep(const std::vector<Piece>& pieces, const Activities& a, const IdleOptions& o,
-           IdleCauses& c) {
+void sweep(const std::vector<Piece>& pieces, const Trace& t, const IdleOptions& o, IdleCauses& c,
+           std::vector<CollectiveGap>* gaps) {
   if (pieces.empty()) return;
-  const bool calls = a.has_calls();
+  const bool calls = t.activities.has_calls();
   int64_t reach = pieces.front().end;
   for (size_t k = 1; k < pieces.size(); ++k) {
     const Piece& p = pieces[k];
-    if (p.start > reach) classify(c, a, calls, reach, p.start, p.row, o);
+    if (p.start > reach) classify(c, t, calls, reach, p.start, p.row, o, gaps);
     reach = std::max(reach, p.end);
   }
 }
@@ -49,12 +55,13 @@ void IdleCauses::add(const IdleCauses& o) {
   host_wait += o.host_wait;
   kernel_wait += o.kernel_wait;
   other += o.other;
+  comm_wait += o.comm_wait;
   micro += o.micro;
   macro += o.macro;
 }
 
 std::vector<StreamIdle> stream_idle(const Trace& t, int process, const IdleOptions& o,
-                                    const Intervals* window) {
+                                    const Intervals* window, std::vector<CollectiveGap>* gaps) {
   const Activities& a = t.activities;
   const bool calls = a.has_calls();
   struct State {
@@ -77,7 +84,7 @@ std::vector<StreamIdle> stream_idle(const Trace& t, int process, const IdleOptio
         }
         ++st.s.activities;
         if (st.any && p.start > st.reach)
-          classify(st.s.causes, a, calls, st.reach, p.start, p.row, o);
+          classify(st.s.causes, t, calls, st.reach, p.start, p.row, o, gaps);
         st.reach = st.any ? std::max(st.reach, p.end) : p.end;
         st.any = true;
       });
@@ -89,7 +96,8 @@ std::vector<StreamIdle> stream_idle(const Trace& t, int process, const IdleOptio
   return out;
 }
 
-IdleCauses idle_causes(const Trace& t, Scope scope, const IdleOptions& o, const Intervals* window) {
+IdleCauses idle_causes(const Trace& t, Scope scope, const IdleOptions& o, const Intervals* window,
+                       std::vector<CollectiveGap>* gaps) {
   const Activities& a = t.activities;
   IdleCauses c;
   const Intervals all{{INT64_MIN, INT64_MAX}};
@@ -104,17 +112,19 @@ IdleCauses idle_causes(const Trace& t, Scope scope, const IdleOptions& o, const 
       for_each_piece(a, d, w, [&](const Piece& p) { pieces.push_back(p); });
     }
     if (devices.size() > 1) sort_pieces(pieces);
-    sweep(pieces, a, o, c);
+    sweep(pieces, t, o, c, gaps);
   }
   return c;
 }
 
 std::vector<IdleCauses> window_idle_causes(const Trace& t, int process,
                                            const std::vector<Interval>& windows,
-                                           const IdleOptions& o) {
+                                           const IdleOptions& o,
+                                           std::vector<std::vector<CollectiveGap>>* gaps) {
   const Activities& a = t.activities;
   const std::vector<DeviceRows> devices = device_rows(a, process);
   std::vector<IdleCauses> out(windows.size());
+  if (gaps != nullptr) gaps->assign(windows.size(), {});
   std::vector<Piece> pieces;
   for (size_t k = 0; k < windows.size(); ++k) {
     pieces.clear();
@@ -122,7 +132,7 @@ std::vector<IdleCauses> window_idle_causes(const Trace& t, int process,
       for_each_piece(a, d, windows[k], [&](const Piece& p) { pieces.push_back(p); });
     }
     if (devices.size() > 1) sort_pieces(pieces);
-    sweep(pieces, a, o, out[k]);
+    sweep(pieces, t, o, out[k], gaps != nullptr ? &(*gaps)[k] : nullptr);
   }
   return out;
 }

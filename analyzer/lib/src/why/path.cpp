@@ -97,6 +97,23 @@ class RankGraph {
       if (x.start != y.start) return x.start < y.start;
       return x.row < y.row;
     });
+    call_index_.assign(n, -1);
+    for (size_t k = 0; k < calls_.size(); ++k) {
+      if (calls_[k].row >= 0) call_index_[static_cast<size_t>(calls_[k].row) - begin_] = k;
+    }
+    // Cross-stream event waits: each waiting row's source (the latest-ending one when a row
+    // waits on several).
+    for (const StreamWait& w : t.stream_waits) {
+      if (w.process != process) continue;
+      const int64_t from = find_row(w.from_device, w.from_stream, w.from_start);
+      const int64_t to = find_row(w.to_device, w.to_stream, w.to_start);
+      if (from < 0 || to < 0 || from == to) continue;
+      if (wait_from_.empty()) wait_from_.assign(n, -1);
+      int64_t& src = wait_from_[static_cast<size_t>(to) - begin_];
+      if (src < 0 || a_.end[static_cast<size_t>(from)] > a_.end[static_cast<size_t>(src)]) {
+        src = from;
+      }
+    }
   }
 
   const Activities& a() const { return a_; }
@@ -137,17 +154,23 @@ class RankGraph {
   }
   const HostCall& call(int64_t k) const { return calls_[static_cast<size_t>(k)]; }
   // The host call of row i (its launch), as an index into calls, or -1.
-  int64_t call_of(int64_t row) const {
-    if (!a_.has_calls() || a_.call_end[static_cast<size_t>(row)] == kNoCall) return -1;
-    const HostCall key{a_.call_start[static_cast<size_t>(row)],
-                       a_.call_end[static_cast<size_t>(row)], row};
-    auto it = std::lower_bound(calls_.begin(), calls_.end(), key,
-                               [](const HostCall& x, const HostCall& y) {
-                                 if (x.end != y.end) return x.end < y.end;
-                                 if (x.start != y.start) return x.start < y.start;
-                                 return x.row < y.row;
-                               });
-    return it != calls_.end() && it->row == row ? static_cast<int64_t>(it - calls_.begin()) : -1;
+  int64_t call_of(int64_t row) const { return call_index_[static_cast<size_t>(row) - begin_]; }
+  // The row whose end row `row` waited for through a CUDA event (Trace::stream_waits), or -1.
+  int64_t waited_for(int64_t row) const {
+    return wait_from_.empty() ? -1 : wait_from_[static_cast<size_t>(row) - begin_];
+  }
+  // The row of this process on (device, stream) that starts at `start`, or -1.
+  int64_t find_row(int16_t device, int32_t stream, int64_t start) const {
+    for (const DeviceRows& d : devices_) {
+      if (d.device != device) continue;
+      const auto first = a_.start.begin() + static_cast<std::ptrdiff_t>(d.begin);
+      const auto last = a_.start.begin() + static_cast<std::ptrdiff_t>(d.end);
+      for (auto it = std::lower_bound(first, last, start); it != last && *it == start; ++it) {
+        const auto i = static_cast<size_t>(it - a_.start.begin());
+        if (a_.stream[i] == stream) return static_cast<int64_t>(i);
+      }
+    }
+    return -1;
   }
   // The GPU row running at (or ending last before) t: the one reaching furthest toward t among
   // those that started before it (ties: the earliest start), or -1.
@@ -181,6 +204,8 @@ class RankGraph {
   std::vector<int64_t> prev_;
   std::vector<std::pair<int64_t, int64_t>> by_end_;
   std::vector<HostCall> calls_;
+  std::vector<int64_t> call_index_;  // row - begin_ -> its launch call's index in calls_, or -1
+  std::vector<int64_t> wait_from_;   // row - begin_ -> the row it waited for, or -1 (or empty)
   std::map<int32_t, int64_t> first_row_;  // Trace::collectives index -> its first row
 };
 
@@ -363,12 +388,21 @@ struct Walk {
           const int64_t ep = p >= 0 ? a.end[static_cast<size_t>(p)] : INT64_MIN;
           const int64_t k = g.call_of(id);
           const int64_t lc = k >= 0 ? std::min(g.call(k).end, at) : INT64_MIN;
-          if (p < 0 && k < 0) {
+          // A wait on another stream's work (an event): binding when that work ended last.
+          int64_t wf = g.waited_for(id);
+          const int64_t ew = wf >= 0 ? a.end[static_cast<size_t>(wf)] : INT64_MIN;
+          if (ew > at) wf = -1;  // it ended after this one started: not what it waited for
+          if (p < 0 && k < 0 && wf < 0) {
             add(PathPart::idle, ws, at, -1);  // nothing known before it
             done = true;
             return;
           }
-          if (ep >= lc) {  // the stream (ties: the GPU)
+          if (wf >= 0 && ew > ep && ew >= lc) {  // the other stream
+            if (ew < at && !add(PathPart::idle, ew, at, -1)) return;
+            node = Node::op_end;
+            id = wf;
+            at = ew;
+          } else if (ep >= lc) {  // the stream (ties: the GPU)
             if (ep < at && !add(PathPart::idle, ep, at, -1)) return;
             node = Node::op_end;
             id = p;
@@ -382,9 +416,12 @@ struct Walk {
           break;
         }
         case Node::call_start: {
+          // Every kMemoEvery-th call a walk passes is remembered: a later walk that joins this
+          // one's chain takes it over at most that many calls on (the map's cost stays linear
+          // in the calls, and the memo small).
           if (stop_at_collectives && memo != nullptr) {
             if (reuse(id)) return;
-            visits.push_back({id, parts, removed, works.size()});
+            if (++passed % kMemoEvery == 0) visits.push_back({id, parts, removed, works.size()});
           }
           const int64_t k = g.host_before(at, id);
           if (k < 0) {
@@ -430,6 +467,8 @@ struct Walk {
     }
   }
   static constexpr int64_t kMaxSameTime = 4096;
+  static constexpr int64_t kMemoEvery = 8;
+  int64_t passed = 0;
 };
 
 // Starts a walk at a window's end `we`: the later of the GPU row reaching furthest toward it and
@@ -462,6 +501,34 @@ std::string last_name(const Trace& t, const Walk& w) {
   return name;
 }
 
+// The single-rank path of a window from its chains: the tail chain and, back through each
+// collective a chain starts from, the collective's own time on this rank (its first kernel's
+// start to where the walk reached its end) and the chain that led to it. (A walk that passed
+// through collectives would find the same path: at a collective's end it goes on from the
+// collective's start, where that collective's chain starts.)
+void local_path(RankPath& rp, const Interval& win) {
+  std::map<std::pair<int32_t, int64_t>, const PathChain*> arrival;
+  for (const PathChain& ch : rp.chains) {
+    if (ch.to_comm >= 0) arrival.emplace(std::make_pair(ch.to_comm, ch.to_seq), &ch);
+  }
+  const PathChain* cur = &rp.chains.back();
+  auto& comm = rp.local[static_cast<size_t>(PathPart::communication)];
+  for (size_t guard = 0; cur != nullptr && guard <= rp.chains.size(); ++guard) {
+    for (size_t p = 0; p < kPathParts; ++p) rp.local[p] += cur->parts[p];
+    if (cur->from_ns <= win.start) break;
+    const PathChain* before = nullptr;
+    if (cur->from_comm >= 0) {
+      auto it = arrival.find({cur->from_comm, cur->from_seq});
+      if (it != arrival.end() && it->second->to_ns <= cur->from_ns) before = it->second;
+    }
+    // Without the chain that led to it, the collective began before the window (or is not
+    // named): the rest of the window is its time.
+    comm += cur->from_ns - (before != nullptr ? before->to_ns : win.start);
+    cur = before;
+  }
+  for (int64_t v : rp.local) rp.local_ns += v;
+}
+
 }  // namespace
 
 std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<Interval>& windows,
@@ -489,12 +556,6 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
   for (size_t k = 0; k < windows.size(); ++k) {
     const Interval& win = windows[k];
     RankPath& rp = out[k];
-    {
-      Walk local(g, win.start, false);
-      walk_from_end(local, g, win.end);
-      rp.local = local.parts;
-      for (int64_t v : local.parts) rp.local_ns += v;
-    }
     auto finish = [&](Walk& w, PathChain& ch, int64_t to) {
       ch.to_ns = to;
       ch.parts = w.parts;
@@ -535,6 +596,7 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
     PathChain tail;
     finish(w, tail, win.end);
     rp.chains.push_back(std::move(tail));
+    local_path(rp, win);
   }
   return out;
 }

@@ -20,7 +20,8 @@ namespace c3::tracedb {
 //   1: first release (issue 1: collector).
 //   2: c3bench result tables bench_run, bench_result.
 //   3: typed configuration columns of bench_result (C3_BENCH_CONFIG_COLUMNS; issue 14).
-inline constexpr int kSchemaVersion = 3;
+//   4: cuda_event, the stream of each cudaEventRecord (issue 25: cross-stream event waits).
+inline constexpr int kSchemaVersion = 4;
 // Oldest schema version this build can read (older files get a "too old" error naming both).
 inline constexpr int kOldestReadableVersion = 1;
 
@@ -196,6 +197,21 @@ using OptText = std::optional<std::string>;
   X(type, Text, "TEXT NOT NULL",                                                                \
     "event_synchronize, stream_wait_event, stream_synchronize, context_synchronize or unknown") \
   X(cuda_event_id, OptI64, "INTEGER", "CUDA event involved, for event synchronization")
+
+// cudaEventRecord calls (CUPTI's CUDA event activity; PyTorch traces: the record that a
+// "Stream Wait Event" names): the stream each event was recorded on, so that a stream's wait on
+// the event (sync rows of type stream_wait_event) is an edge from that stream's work.
+#define C3_TABLE_CUDA_EVENT(X)                                                                   \
+  X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                 \
+  X(process_id, I64, "INTEGER NOT NULL", "process.id")                                           \
+  X(device_id, I64, "INTEGER NOT NULL", "Device ordinal (device.device_id)")                     \
+  X(context_id, OptI64, "INTEGER", "CUDA context id")                                            \
+  X(stream_id, I64, "INTEGER NOT NULL", "Stream the event was recorded on (stream.stream_id)")   \
+  X(correlation_id, I64, "INTEGER NOT NULL",                                                     \
+    "Correlation id of the cudaEventRecord call (api_call.correlation_id)")                      \
+  X(cuda_event_id, I64, "INTEGER NOT NULL",                                                      \
+    "CUDA event recorded (sync.cuda_event_id of the waits on it); imported PyTorch traces: the " \
+    "record call's correlation id")
 
 #define C3_TABLE_COMMUNICATOR(X)                                                                 \
   X(id, OptI64, "INTEGER PRIMARY KEY", "Row id")                                                 \
@@ -418,6 +434,8 @@ using OptText = std::optional<std::string>;
   T(memset, MemsetRow, C3_TABLE_MEMSET, "Memory sets")                                             \
   T(sync, SyncRow, C3_TABLE_SYNC,                                                                  \
     "Host synchronization with the GPU (event, stream, context synchronize, stream wait event)")   \
+  T(cuda_event, CudaEventRow, C3_TABLE_CUDA_EVENT,                                                 \
+    "CUDA event records (cudaEventRecord): the stream each was recorded on (schema 4 on)")         \
   T(communicator, CommunicatorRow, C3_TABLE_COMMUNICATOR, "NCCL communicators")                    \
   T(collective, CollectiveRow, C3_TABLE_COLLECTIVE,                                                \
     "NCCL collective and point-to-point calls, with their arguments")                              \

@@ -143,6 +143,18 @@ bool is_sync_call(std::string_view name);
 // ("cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel"); PyTorch traces name them without.
 std::string_view api_base_name(std::string_view name);
 
+// A stream's wait for another stream's work (cudaStreamWaitEvent on an event recorded after
+// that work; CUPTI's synchronization and CUDA event records, or a PyTorch trace's "Stream Wait
+// Event"): the waiting stream's next operation starts no earlier than the end of the operation
+// launched last on the recording stream before the record (why/path.h). The two operations are
+// named by (device, stream, start), which stay true as rows are sorted and merged.
+struct StreamWait {
+  int16_t process = 0;
+  int16_t from_device = 0, to_device = 0;
+  int32_t from_stream = -1, to_stream = -1;
+  int64_t from_start = 0, to_start = 0;
+};
+
 // A kernel's launch queueing (CUPTI's submitted timestamp, when recorded): start - submitted.
 struct LaunchDelay {
   int16_t process = 0, device = 0;
@@ -169,7 +181,8 @@ struct Trace {
   std::vector<Collective> collectives;
   std::vector<Range> ranges;
   std::vector<LaunchDelay> launch_delays;
-  std::vector<HostSync> host_syncs;  // in load order
+  std::vector<HostSync> host_syncs;      // in load order
+  std::vector<StreamWait> stream_waits;  // in load order
   std::vector<BenchResult> bench;
   // Rows the loader could not use (e.g. end before start), with the first one's description.
   int64_t skipped = 0;

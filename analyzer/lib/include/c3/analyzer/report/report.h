@@ -121,6 +121,8 @@ struct Report {
   std::vector<LaunchStat> launches;
   std::vector<StreamQueue> queues;
   bool launch_calls = false;  // some rank's trace carries launch calls
+  // Every rank's summary kept the gaps that communication wait needs (schema 5 on).
+  bool comm_wait_known = false;
   // The critical path of each job step across ranks (why/path_join.h), by step index; without
   // steps, one of the whole run (index -1, "whole run").
   std::vector<StepPath> paths;

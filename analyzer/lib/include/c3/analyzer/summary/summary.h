@@ -24,6 +24,21 @@
 
 namespace c3::analyzer {
 
+// A gap of "other" idle that ended at a collective (why/idle.h CollectiveGap), kept for the
+// reduce's communication wait: where it was found, and the collective by communicator
+// (RankCollectives::comms index) and sequence number. Schema 5 on.
+struct CommGap {
+  enum class Scope : uint8_t { rank, device, stream, step };
+  Scope scope = Scope::rank;
+  int16_t device = 0;   // Scope::device, stream
+  int32_t stream = -1;  // Scope::stream
+  int32_t step = -1;    // Scope::step: the index into RankSummary::steps
+  int32_t comm = -1;
+  int64_t seq = -1;
+  int64_t from = 0, to = 0;  // the rank's trace clock
+  bool operator==(const CommGap&) const = default;
+};
+
 struct RankSummary {
   Process process;  // identity, host, rank, clock anchors
   std::vector<Device> devices;
@@ -53,6 +68,10 @@ struct RankSummary {
   std::vector<StreamIdle> stream_idle;  // process 0
   std::vector<LaunchStat> launches;     // sorted by name
   std::vector<StreamQueue> queues;      // process 0
+  // Gaps that may be communication wait (schema 5 on: `comm_gaps_known`); the device scope
+  // only for ranks with more than one device (one device: the rank's are its device's).
+  bool comm_gaps_known = false;
+  std::vector<CommGap> comm_gaps;
   // Without steps: the critical path of the whole run (its window: the rank's first to last
   // GPU or launch time).
   RankPath run_path;
