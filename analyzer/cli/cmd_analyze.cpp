@@ -34,6 +34,7 @@ Action add_analyze(CLI::App& app) {
     int min_samples = 5;
     double kernel_wait_us = 30, micro_idle_us = 0, runtime_cutoff_us = 50, delay_cutoff_us = 100;
     int64_t queue_limit = 1024;
+    int sequence_length = 3;
     bool steps = false, force = false, salvage = false, why = false;
     TraceFlags trace;
   };
@@ -46,7 +47,7 @@ Action add_analyze(CLI::App& app) {
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
   cmd->add_option("--summary", o->summary,
-                  "Write the rank summaries (schema c3scope-summary/4; a CI baseline, and an "
+                  "Write the rank summaries (schema c3scope-summary/5; a CI baseline, and an "
                   "input of analyze) to this file, gzip-compressed when it ends in .gz");
   cmd->add_option(
       "--range", o->range,
@@ -96,7 +97,11 @@ Action add_analyze(CLI::App& app) {
                       "Queue length: the per-stream launch queue's limit, time at or above which "
                       "counts as blocked on a full queue")
           ->capture_default_str()
-          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))};
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40)),
+      cmd->add_option("--sequence-length", o->sequence_length,
+                      "Frequent kernel sequences: kernels per sequence (2 to 8)")
+          ->capture_default_str()
+          ->check(CLI::Range(2, analyzer::kMaxSequenceLength))};
   why_flags.push_back(
       cmd->add_option("--what-if", o->what_if,
                       "Replay each step's critical path with a change and print the step time it "
@@ -159,12 +164,14 @@ Action add_analyze(CLI::App& app) {
     po.analyze.launch.runtime_cutoff_ns = ns(o->runtime_cutoff_us);
     po.analyze.launch.delay_cutoff_ns = ns(o->delay_cutoff_us);
     po.analyze.queue.limit = o->queue_limit;
+    po.analyze.sequences.length = o->sequence_length;
     po.given.kernel_wait = why_flags[0]->count() > 0;
     po.given.micro_idle = why_flags[1]->count() > 0;
     po.given.runtime_cutoff = why_flags[2]->count() > 0;
     po.given.delay_cutoff = why_flags[3]->count() > 0;
     po.given.queue_limit = why_flags[4]->count() > 0;
-    po.given.what_if = why_flags[5]->count() > 0;
+    po.given.sequence_length = why_flags[5]->count() > 0;
+    po.given.what_if = why_flags[6]->count() > 0;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && inputs.size() > 1) {
       po.progress = [](size_t done, size_t total, const std::string&) {

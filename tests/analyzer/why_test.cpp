@@ -12,6 +12,7 @@
 #include "c3/analyzer/why/idle.h"
 #include "c3/analyzer/why/launch.h"
 #include "c3/analyzer/why/queue.h"
+#include "c3/analyzer/why/sequences.h"
 
 using namespace c3::analyzer;
 
@@ -272,4 +273,35 @@ TEST(Why, LaunchCallsFollowTheirRowsThroughTheSort) {
   EXPECT_EQ(a.call_end[1], kNoCall);
   EXPECT_EQ(a.call_start[2], 400);
   EXPECT_EQ(t.names[static_cast<size_t>(a.call_name[2])], "cudaLaunchKernel");
+}
+
+// Frequent kernel sequences: a stream running a > b > c three times holds a > b > c 3 times,
+// b > c > a and c > a > b twice each; another stream's kernels never join a sequence across
+// streams; names are normalized (template arguments dropped: a<>); a window keeps its kernels only.
+TEST(Why, FrequentKernelSequencesPerStream) {
+  Builder b;
+  int64_t t = 0;
+  for (int k = 0; k < 3; ++k) {
+    for (const char* n : {"a<float>", "b", "c"}) {
+      b.kernel(n, t, t + 10, 7);
+      b.kernel("other", t + 1, t + 2, 9);
+      t += 20;
+    }
+  }
+  const Trace tr = b.done();
+  SequenceOptions o;
+  const Sequences s = kernel_sequences(tr, 0, o);
+  ASSERT_GE(s.top.size(), 3u);
+  EXPECT_EQ(s.top[0].names, (std::vector<std::string>{"other", "other", "other"}));
+  EXPECT_EQ(s.top[0].count, 7);
+  EXPECT_EQ(s.top[1].names, (std::vector<std::string>{"a<>", "b", "c"}));
+  EXPECT_EQ(s.top[1].count, 3);
+  EXPECT_EQ(s.top[1].span_ns, 3 * 50);
+  EXPECT_EQ(s.top[1].gpu_ns, 3 * 30);
+  EXPECT_EQ(s.top[2].count, 2);
+  EXPECT_EQ(s.occurrences, 7 + 7);
+  o.length = 2;
+  const Intervals first{{0, 60}};  // a, b, c on stream 7 (and 3 others)
+  const Sequences w = kernel_sequences(tr, 0, o, &first);
+  EXPECT_EQ(w.occurrences, 2 + 2);
 }

@@ -322,6 +322,47 @@ std::string share(int64_t part, int64_t whole) {
   return pct(100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
+// The job's most frequent kernel sequences (--why).
+void print_sequences(FILE* out, const Report& r) {
+  const int len = r.sequence_options.length;
+  std::fprintf(out,
+               "\nFrequent kernel sequences (%d consecutive kernels of one stream, by normalized "
+               "name; count = occurrences over every rank and stream; span = first start to last "
+               "end, summed)\n",
+               len);
+  if (!r.sequences_known) {
+    std::fprintf(out, "  not in these summaries (schema 4 or older)\n");
+    return;
+  }
+  if (r.sequences.empty()) {
+    std::fprintf(out, "  none: no stream ran %d kernels\n", len);
+    return;
+  }
+  std::fprintf(out, "%4s %10s %11s %11s %11s  %s\n", "#", "count", "span ms", "gpu ms", "mean us",
+               "kernels");
+  const size_t n = std::min<size_t>(r.sequences.size(), 10);
+  for (size_t k = 0; k < n; ++k) {
+    const KernelSequence& q = r.sequences[k];
+    std::string names;
+    for (const std::string& x : q.names) names += (names.empty() ? "" : " > ") + tx(x);
+    std::fprintf(
+        out, "%4zu %10" PRId64 " %11s %11s %11.2f  %s\n", k + 1, q.count, ms(q.span_ns).c_str(),
+        ms(q.gpu_ns).c_str(),
+        q.count > 0 ? static_cast<double>(q.span_ns) / static_cast<double>(q.count) / 1e3 : 0.0,
+        names.c_str());
+  }
+  if (r.sequences.size() > n) {
+    std::fprintf(out, "  (%zu more in --json)\n", r.sequences.size() - n);
+  }
+  if (r.sequences_uncounted > 0) {
+    std::fprintf(out,
+                 "  %" PRId64
+                 " occurrences of sequences past %zu distinct per rank were not "
+                 "counted\n",
+                 r.sequences_uncounted, kMaxDistinctSequences);
+  }
+}
+
 // Idle causes per rank (and device, when a rank has several), always; per stream, launch
 // statistics and queues with --why.
 void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
@@ -433,16 +474,17 @@ void print_idle(FILE* out, const Report& r, const PrintOptions& po) {
                r.queue_options.limit);
   if (r.queues.empty()) {
     std::fprintf(out, "  none: the trace(s) carry no launch calls\n");
-    return;
+  } else {
+    std::fprintf(out, "%-22s %6s %8s %10s %8s %8s %8s %8s %11s\n", "scope", "device", "stream",
+                 "launches", "max", "mean", "p50", "p90", "at limit");
   }
-  std::fprintf(out, "%-22s %6s %8s %10s %8s %8s %8s %8s %11s\n", "scope", "device", "stream",
-               "launches", "max", "mean", "p50", "p90", "at limit");
   for (const StreamQueue& q : r.queues) {
     std::fprintf(out,
                  "%-22s %6d %8d %10" PRId64 " %8" PRId64 " %8.2f %8" PRId64 " %8" PRId64 " %11s\n",
                  label_of(r, q.process).c_str(), q.device, q.stream, q.launches, q.max, q.mean,
                  q.p50, q.p90, ms(q.at_limit_ns).c_str());
   }
+  print_sequences(out, r);
 }
 
 nlohmann::json parts_json(const PathParts& p) {
@@ -689,6 +731,16 @@ nlohmann::json why_json(const Report& r) {
                       {"at_limit_ns", q.at_limit_ns}});
   }
   w["queues"] = std::move(queues);
+  nlohmann::json seqs = nlohmann::json::array();
+  for (const KernelSequence& q : r.sequences) {
+    seqs.push_back(
+        {{"kernels", q.names}, {"count", q.count}, {"span_ns", q.span_ns}, {"gpu_ns", q.gpu_ns}});
+  }
+  w["sequences"] = {{"available", r.sequences_known},
+                    {"length", r.sequence_options.length},
+                    {"occurrences", r.sequence_occurrences},
+                    {"uncounted", r.sequences_uncounted},
+                    {"top", std::move(seqs)}};
   w["critical_path"] = path_json(r);
   return w;
 }

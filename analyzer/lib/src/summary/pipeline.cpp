@@ -38,6 +38,7 @@ std::string option_text(const SummaryOptions& x, const char* which) {
   if (w == "--runtime-cutoff-us") return us(x.launch.runtime_cutoff_ns);
   if (w == "--delay-cutoff-us") return us(x.launch.delay_cutoff_ns);
   if (w == "--queue-limit") return "--queue-limit " + std::to_string(x.queue.limit);
+  if (w == "--sequence-length") return "--sequence-length " + std::to_string(x.sequences.length);
   if (w == "--what-if") {
     std::string t;
     for (const WhatIf& x1 : x.what_ifs)
@@ -63,6 +64,7 @@ std::vector<const char*> differences(const SummaryOptions& a, const SummaryOptio
     out.push_back("--runtime-cutoff-us");
   if (a.launch.delay_cutoff_ns != b.launch.delay_cutoff_ns) out.push_back("--delay-cutoff-us");
   if (a.queue.limit != b.queue.limit) out.push_back("--queue-limit");
+  if (a.sequences.length != b.sequences.length) out.push_back("--sequence-length");
   auto texts = [](const SummaryOptions& x) {
     std::vector<std::string> v;
     for (const WhatIf& w : x.what_ifs) v.push_back(w.text);
@@ -84,6 +86,7 @@ bool given(const PipelineOptions::Given& g, const std::string& flag) {
   if (flag == "--delay-cutoff-us") return g.delay_cutoff;
   if (flag == "--queue-limit") return g.queue_limit;
   if (flag == "--what-if") return g.what_if;
+  if (flag == "--sequence-length") return g.sequence_length;
   return g.hta_rounding;
 }
 
@@ -142,6 +145,7 @@ void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& pa
   o.analyze.idle = made.idle;
   o.analyze.launch = made.launch;
   o.analyze.queue = made.queue;
+  o.analyze.sequences = made.sequences;
   o.analyze.what_ifs = made.what_ifs;
 }
 

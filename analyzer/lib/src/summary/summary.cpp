@@ -118,6 +118,8 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
   for (StreamIdle& x : s.stream_idle) x.process = 0;
   s.launches = launch_stats(t, pi, o.launch, win);
   s.queues = stream_queues(t, pi, o.queue, win);
+  s.sequences_known = true;
+  s.sequences = kernel_sequences(t, pi, o.sequences, win);
   for (StreamQueue& q : s.queues) q.process = 0;
   std::vector<Interval> windows;
   windows.reserve(s.steps.size());
@@ -159,7 +161,8 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
 // loop body, apart from what it keeps pointers to). Throws std::overflow_error past int64.
 void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& groups,
                  std::map<std::string, InterferenceStat>& inter, std::map<int64_t, JobStep>& steps,
-                 std::map<std::string, LaunchStat>& launches) {
+                 std::map<std::string, LaunchStat>& launches,
+                 std::map<std::vector<std::string>, KernelSequence>& sequences) {
   r.process_info.push_back(s.process);
   checked_add(r.kernels, s.kernels);
   checked_add(r.memcpys, s.memcpys);
@@ -187,6 +190,13 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
   }
   for (const LaunchStat& x : s.launches) {
     auto [it, fresh] = launches.try_emplace(x.name, x);
+    if (!fresh) it->second.merge(x);
+  }
+  r.sequences_known = r.sequences_known && s.sequences_known;
+  checked_add(r.sequence_occurrences, s.sequences.occurrences);
+  checked_add(r.sequences_uncounted, s.sequences.uncounted);
+  for (const KernelSequence& x : s.sequences.top) {
+    auto [it, fresh] = sequences.try_emplace(x.names, x);
     if (!fresh) it->second.merge(x);
   }
   sr.simulated = is_simulated(s.process, s.devices, s.bench);
@@ -387,6 +397,11 @@ size_t RankSummary::bytes() const {
   b += device_idle.capacity() * sizeof(device_idle[0]) +
        stream_idle.capacity() * sizeof(StreamIdle) + queues.capacity() * sizeof(StreamQueue);
   b += launches.capacity() * sizeof(LaunchStat) + comm_gaps.capacity() * sizeof(CommGap);
+  b += sequences.top.capacity() * sizeof(KernelSequence);
+  for (const KernelSequence& q : sequences.top) {
+    b += q.names.capacity() * sizeof(std::string);
+    for (const std::string& x : q.names) b += str(x);
+  }
   auto path_bytes = [&](const RankPath& p) {
     size_t n = p.chains.capacity() * sizeof(PathChain);
     for (const PathChain& c : p.chains) n += str(c.last_name) + c.removed.capacity() * 8;
@@ -519,7 +534,10 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   std::vector<const RankCollectives*> calls;
   std::map<int64_t, JobStep> steps;
   std::map<std::string, LaunchStat> launches;
+  std::map<std::vector<std::string>, KernelSequence> sequences;
   r.why = !ranks.empty();
+  r.sequences_known = !ranks.empty();
+  r.sequence_options = o.sequences;
   r.idle_options = o.idle;
   r.launch_options = o.launch;
   r.queue_options = o.queue;
@@ -529,7 +547,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
     // the totals of 8,192 ranks or more at those limits pass int64.
     try {
-      reduce_rank(r, s, pi, groups, inter, steps, launches);
+      reduce_rank(r, s, pi, groups, inter, steps, launches, sequences);
     } catch (const std::overflow_error&) {
       const std::string& where = s.input.empty() ? s.process.source : s.input;
       throw std::invalid_argument(
@@ -572,6 +590,11 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   for (auto& [k, x] : inter) merged.push_back(std::move(x));
   r.interference = interference_rows(merged, o.interference);
   for (auto& [k, x] : launches) r.launches.push_back(std::move(x));
+  // The job's most frequent sequences: each rank's kept ones summed (a sequence frequent over
+  // the job but kept by no rank is missed: docs/analyze.md).
+  for (auto& [k, x] : sequences) r.sequences.push_back(std::move(x));
+  sort_sequences(r.sequences);
+  if (r.sequences.size() > kSequencesKept) r.sequences.resize(kSequencesKept);
   join_paths(r, ranks, processes, calls, o);
   r.cross = cross_rank(processes, calls);
   order_by_rank(r);

@@ -475,6 +475,14 @@ ojson rank_out(const RankSummary& s) {
           {static_cast<int>(g.scope), g.device, g.stream, g.step, g.comm, g.seq, g.from, g.to}));
     }
     w["comm_gaps"] = std::move(gaps);
+    ojson seqs = ojson::array();
+    for (const KernelSequence& q : s.sequences.top) {
+      seqs.push_back(
+          {{"names", q.names}, {"count", q.count}, {"span_ns", q.span_ns}, {"gpu_ns", q.gpu_ns}});
+    }
+    w["sequences"] = {{"occurrences", s.sequences.occurrences},
+                      {"uncounted", s.sequences.uncounted},
+                      {"top", std::move(seqs)}};
     r["why"] = std::move(w);
   }
   r["comms"] = s.calls.comms;
@@ -785,6 +793,25 @@ RankSummary rank_in(const json& r, size_t what_ifs) {
         s.comm_gaps.push_back(x);
       }
     }
+    if (w.contains("sequences")) {  // schema 5
+      const json& q = w.at("sequences");
+      s.sequences_known = true;
+      s.sequences.occurrences = amount(q, "occurrences");
+      s.sequences.uncounted = amount(q, "uncounted");
+      const json& top = q.at("top");
+      if (!top.is_array() || top.size() > kSequencesKept)
+        throw std::invalid_argument("sequences: not a list of at most 50");
+      for (const json& g : top) {
+        KernelSequence x;
+        x.names = strings_in(g, "names");
+        if (x.names.size() < 2 || x.names.size() > static_cast<size_t>(kMaxSequenceLength))
+          throw std::invalid_argument("a sequence of fewer than 2 or more than 8 kernels");
+        x.count = amount(g, "count");
+        x.span_ns = amount(g, "span_ns");
+        x.gpu_ns = amount(g, "gpu_ns");
+        s.sequences.top.push_back(std::move(x));
+      }
+    }
   }
   return s;
 }
@@ -876,7 +903,8 @@ std::string summaries_to_json(const std::vector<RankSummary>& ranks, const Summa
                   {"micro_idle_ns", o.idle.micro_ns},
                   {"runtime_cutoff_ns", o.launch.runtime_cutoff_ns},
                   {"delay_cutoff_ns", o.launch.delay_cutoff_ns},
-                  {"queue_limit", o.queue.limit}};
+                  {"queue_limit", o.queue.limit},
+                  {"sequence_length", o.sequences.length}};
   ojson wi = ojson::array();
   for (const WhatIf& w : o.what_ifs) wi.push_back(w.text);
   j["options"]["what_if"] = std::move(wi);
@@ -964,6 +992,10 @@ std::vector<RankSummary> summaries_from_json(const std::string& text, const std:
         made_with->launch.runtime_cutoff_ns = amount(o, "runtime_cutoff_ns");
         made_with->launch.delay_cutoff_ns = amount(o, "delay_cutoff_ns");
         made_with->queue.limit = amount(o, "queue_limit");
+      }
+      if (o.contains("sequence_length")) {  // schema 5
+        made_with->sequences.length = static_cast<int>(
+            whole(o.at("sequence_length"), "sequence_length", 2, kMaxSequenceLength));
       }
     }
     std::vector<RankSummary> out;

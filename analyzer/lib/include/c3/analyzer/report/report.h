@@ -15,6 +15,7 @@
 #include "c3/analyzer/why/launch.h"
 #include "c3/analyzer/why/path_join.h"
 #include "c3/analyzer/why/queue.h"
+#include "c3/analyzer/why/sequences.h"
 
 namespace c3::analyzer {
 
@@ -34,6 +35,7 @@ struct AnalyzeOptions {
   IdleOptions idle;
   LaunchOptions launch;
   QueueOptions queue;
+  SequenceOptions sequences;
   // What-ifs replayed on each step's critical path (analyze --what-if; why/whatif.h).
   std::vector<WhatIf> what_ifs;
   // Computes them (off: the map leaves them out, as before issue 25; the benchmark's baseline).
@@ -131,6 +133,12 @@ struct Report {
   IdleOptions idle_options;
   LaunchOptions launch_options;
   QueueOptions queue_options;
+  SequenceOptions sequence_options;
+  // Frequent kernel sequences of the job (the ranks' kept ones merged), most frequent first, and
+  // the occurrences counted and not counted (why/sequences.h); schema 5 summaries on.
+  bool sequences_known = false;
+  std::vector<KernelSequence> sequences;
+  int64_t sequence_occurrences = 0, sequences_uncounted = 0;
 };
 
 struct PrintOptions {

@@ -24,7 +24,7 @@ struct PipelineOptions {
   struct Given {
     bool range = false, step = false, overlap_fraction = false, min_samples = false, rules = false,
          hta_rounding = false, kernel_wait = false, micro_idle = false, runtime_cutoff = false,
-         delay_cutoff = false, queue_limit = false, what_if = false;
+         delay_cutoff = false, queue_limit = false, what_if = false, sequence_length = false;
   } given;
   OpenOptions open;  // rules, importer options, cancel (its progress is not used)
   int workers = 0;   // 0: one per core

@@ -72,6 +72,9 @@ struct RankSummary {
   // only for ranks with more than one device (one device: the rank's are its device's).
   bool comm_gaps_known = false;
   std::vector<CommGap> comm_gaps;
+  // Frequent kernel sequences (why/sequences.h; schema 5 on: `sequences_known`).
+  bool sequences_known = false;
+  Sequences sequences;
   // Without steps: the critical path of the whole run (its window: the rank's first to last
   // GPU or launch time).
   RankPath run_path;

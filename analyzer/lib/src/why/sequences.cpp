@@ -1,0 +1,154 @@
+#include "c3/analyzer/why/sequences.h"
+
+#include <algorithm>
+#include <array>
+#include <iterator>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "c3/analyzer/metrics/metrics.h"
+
+namespace c3::analyzer {
+namespace {
+
+void add_sat(int64_t& sum, int64_t v) {
+  if (__builtin_add_overflow(sum, v, &sum)) sum = INT64_MAX;
+}
+
+using Key = std::array<int32_t, kMaxSequenceLength>;  // normalized name indices, -1 padded
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int32_t v : k) {
+      h ^= static_cast<uint64_t>(static_cast<uint32_t>(v)) + 0x9E3779B97F4A7C15ULL + (h << 6) +
+           (h >> 2);
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+struct Stat {
+  int64_t count = 0, span = 0, gpu = 0;
+};
+
+// The last `length` kernels of one stream.
+struct Window {
+  std::array<size_t, kMaxSequenceLength> rows{};
+  size_t n = 0, next = 0;  // filled slots, where the next goes
+};
+
+}  // namespace
+
+void KernelSequence::merge(const KernelSequence& o) {
+  add_sat(count, o.count);
+  add_sat(span_ns, o.span_ns);
+  add_sat(gpu_ns, o.gpu_ns);
+}
+
+void sort_sequences(std::vector<KernelSequence>& v) {
+  std::sort(v.begin(), v.end(), [](const KernelSequence& x, const KernelSequence& y) {
+    if (x.count != y.count) return x.count > y.count;
+    if (x.gpu_ns != y.gpu_ns) return x.gpu_ns > y.gpu_ns;
+    return x.names < y.names;
+  });
+}
+
+Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o,
+                           const Intervals* window, size_t keep) {
+  Sequences out;
+  const auto len = static_cast<size_t>(std::clamp(o.length, 2, kMaxSequenceLength));
+  const Activities& a = t.activities;
+  // Normalized names, each computed once per name index.
+  std::vector<int32_t> norm(t.names.size(), -1);
+  std::vector<std::string> names;
+  std::unordered_map<std::string, int32_t> name_index;
+  auto norm_of = [&](int32_t nm) {
+    if (nm < 0 || static_cast<size_t>(nm) >= t.names.size()) return int32_t{-2};
+    int32_t& n = norm[static_cast<size_t>(nm)];
+    if (n < 0) {
+      std::string s = normalized_kernel_name(t.names[static_cast<size_t>(nm)]);
+      auto [it, fresh] = name_index.try_emplace(s, static_cast<int32_t>(names.size()));
+      if (fresh) names.push_back(std::move(s));
+      n = it->second;
+    }
+    return n;
+  };
+  const auto p = static_cast<int16_t>(process);
+  const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
+  const auto hi = std::upper_bound(lo, a.process.end(), p);
+  std::unordered_map<Key, Stat, KeyHash> stats;
+  std::map<std::pair<int16_t, int32_t>, Window> streams;
+  for (auto i = static_cast<size_t>(lo - a.process.begin());
+       i < static_cast<size_t>(hi - a.process.begin()); ++i) {
+    if (a.kind[i] != Kind::kernel) continue;
+    if (window != nullptr) {
+      const auto it = std::upper_bound(window->begin(), window->end(), a.start[i],
+                                       [](int64_t s, const Interval& w) { return s < w.start; });
+      if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
+    }
+    Window& w = streams[{a.device[i], a.stream[i]}];
+    w.rows[w.next] = i;
+    w.next = (w.next + 1) % len;
+    if (w.n < len) ++w.n;
+    if (w.n < len) continue;
+    // The window's rows oldest first: the slot to be written next holds the oldest.
+    Key key;
+    key.fill(-1);
+    int64_t first = INT64_MAX, last = INT64_MIN, gpu = 0;
+    for (size_t k = 0; k < len; ++k) {
+      const size_t r = w.rows[(w.next + k) % len];
+      key[k] = norm_of(a.name[r]);
+      first = std::min(first, a.start[r]);
+      last = std::max(last, a.end[r]);
+      add_sat(gpu, a.end[r] - a.start[r]);
+    }
+    auto it = stats.find(key);
+    if (it == stats.end()) {
+      if (stats.size() >= kMaxDistinctSequences) {
+        ++out.uncounted;
+        continue;
+      }
+      it = stats.emplace(key, Stat{}).first;
+    }
+    ++it->second.count;
+    add_sat(it->second.span, last - first);
+    add_sat(it->second.gpu, gpu);
+    ++out.occurrences;
+  }
+  // The most frequent `keep`, named.
+  std::vector<std::pair<const Key*, const Stat*>> all;
+  all.reserve(stats.size());
+  for (const auto& [k, s] : stats) all.emplace_back(&k, &s);
+  static const std::string kUnknown = "?";
+  auto name_of = [&](int32_t n) -> const std::string& {
+    return n >= 0 ? names[static_cast<size_t>(n)] : kUnknown;
+  };
+  auto before = [&](const std::pair<const Key*, const Stat*>& x,
+                    const std::pair<const Key*, const Stat*>& y) {
+    if (x.second->count != y.second->count) return x.second->count > y.second->count;
+    if (x.second->gpu != y.second->gpu) return x.second->gpu > y.second->gpu;
+    for (size_t k = 0; k < len; ++k) {
+      const std::string_view a1 = name_of((*x.first)[k]), b1 = name_of((*y.first)[k]);
+      if (a1 != b1) return a1 < b1;
+    }
+    return false;
+  };
+  const size_t n = std::min(keep, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), before);
+  out.top.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    KernelSequence s;
+    s.names.reserve(len);
+    for (size_t j = 0; j < len; ++j) s.names.push_back(name_of((*all[k].first)[j]));
+    s.count = all[k].second->count;
+    s.span_ns = all[k].second->span;
+    s.gpu_ns = all[k].second->gpu;
+    out.top.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace c3::analyzer
