@@ -15,6 +15,11 @@
 #include "c3/analyzer/metrics/interference.h"
 
 namespace c3::analyzer {
+
+const char* ExplainedPath::name(size_t i) {
+  if (i < kPathParts) return path_part_name(static_cast<PathPart>(i));
+  return i == kPathParts ? "peer_wait (off the path)" : "path";
+}
 namespace {
 
 // A distribution's values, or (a sketch) up to 2,048 of its quantiles: what the test sees.
@@ -355,6 +360,26 @@ std::vector<Metric> build_metrics(const JobRun* b, const Report* rb, const JobRu
       e.candidate[5] = exact_median(jc.step);
       e.baseline[4] = e.baseline[5] - sum_b;
       e.candidate[4] = e.candidate[5] - sum_c;
+    }
+    // Along the critical path: each part's median over the steps' joined paths.
+    auto path_rows = [](const Report& r, std::array<std::vector<double>, ExplainedPath::kRows>& v) {
+      if (!r.why) return false;
+      for (const StepPath& p : r.paths) {
+        if (p.index < 0) continue;  // the whole run (no steps)
+        for (size_t k = 0; k < kPathParts; ++k) v[k].push_back(static_cast<double>(p.parts[k]));
+        v[kPathParts].push_back(static_cast<double>(p.peer_wait_ns));
+        v[kPathParts + 1].push_back(static_cast<double>(p.path_ns));
+      }
+      return !v[0].empty();
+    };
+    std::array<std::vector<double>, ExplainedPath::kRows> pb, pc;
+    if (rb != nullptr && path_rows(*rb, pb) && path_rows(rc, pc)) {
+      ExplainedPath& e = out->explained_path;
+      e.available = true;
+      for (size_t k = 0; k < ExplainedPath::kRows; ++k) {
+        e.baseline[k] = exact_median(pb[k]);
+        e.candidate[k] = exact_median(pc[k]);
+      }
     }
     // Per rank, when there is more than one.
     if (c.ranks.size() > 1) {

@@ -305,6 +305,20 @@ std::string compare_text(const Comparison& c, bool color) {
       out += b;
     }
   }
+  if (c.explained_path.available) {
+    const ExplainedPath& e = c.explained_path;
+    out +=
+        "\nalong the critical path (median over the steps of each part; docs/analyze.md "
+        "\"Critical path\"):\n";
+    for (size_t i = 0; i < ExplainedPath::kRows; ++i) {
+      if (e.baseline[i] == 0 && e.candidate[i] == 0 && i + 1 < ExplainedPath::kRows) continue;
+      char b[200];
+      std::snprintf(b, sizeof b, "  %-24s %12s -> %12s  %s%s\n", ExplainedPath::name(i),
+                    time_text(e.baseline[i]).c_str(), time_text(e.candidate[i]).c_str(),
+                    e.delta(i) >= 0 ? "+" : "", time_text(e.delta(i)).c_str());
+      out += b;
+    }
+  }
   if (!c.metrics.empty()) {
     // Unchanged metrics past --top are counted, not listed.
     std::vector<const MetricResult*> shown;
@@ -581,6 +595,20 @@ std::string compare_json(const Comparison& c) {
                                  {"change_ns", c.explained.delta(i)}};
     }
     j["explained"] = std::move(e);
+    if (c.explained_path.available) {
+      nlohmann::json p;
+      for (size_t i = 0; i < ExplainedPath::kRows; ++i) {
+        const std::string key = i < kPathParts    ? std::string(ExplainedPath::name(i))
+                                : i == kPathParts ? "peer_wait"
+                                                  : "path";
+        p[key] = {{"baseline_ns", c.explained_path.baseline[i]},
+                  {"candidate_ns", c.explained_path.candidate[i]},
+                  {"change_ns", c.explained_path.delta(i)}};
+      }
+      j["explained_path"] = std::move(p);
+    } else {
+      j["explained_path"] = nullptr;
+    }
   } else {
     j["explained"] = nullptr;
   }

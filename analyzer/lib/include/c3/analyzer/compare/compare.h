@@ -112,6 +112,18 @@ struct Explained {
   double delta(size_t i) const { return candidate[i] - baseline[i]; }
 };
 
+// The change of the median step along the critical path (why/path_join.h): per path part
+// (compute, communication, memory, other_gpu, host, idle) and the peer wait off the path, the
+// median over the steps of each run, so a reader sees which segment of the path grew. Available
+// when both runs' summaries carry paths (schema 4 on) and have steps.
+struct ExplainedPath {
+  bool available = false;
+  static constexpr size_t kRows = kPathParts + 2;     // the parts, peer wait, the path's length
+  std::array<double, kRows> baseline{}, candidate{};  // ns
+  static const char* name(size_t i);
+  double delta(size_t i) const { return candidate[i] - baseline[i]; }
+};
+
 struct Comparison {
   std::string baseline_name, candidate_name;
   bool has_baseline = true;
@@ -122,6 +134,7 @@ struct Comparison {
   std::vector<MetricResult> metrics;        // ranked: worst first
   std::vector<std::string> added, removed;  // kernels only in the candidate / the baseline
   Explained explained;
+  ExplainedPath explained_path;
   std::vector<BudgetResult> budgets;
   DecideOptions decide;
   double threshold = 0.05;
