@@ -596,7 +596,7 @@ std::string compare_json(const Comparison& c) {
     }
     j["explained"] = std::move(e);
     if (c.explained_path.available) {
-      nlohmann::json p;
+      ojson p;
       for (size_t i = 0; i < ExplainedPath::kRows; ++i) {
         const std::string key = i < kPathParts    ? std::string(ExplainedPath::name(i))
                                 : i == kPathParts ? "peer_wait"

@@ -99,7 +99,8 @@ class RankGraph {
     });
     call_index_.assign(n, -1);
     for (size_t k = 0; k < calls_.size(); ++k) {
-      if (calls_[k].row >= 0) call_index_[static_cast<size_t>(calls_[k].row) - begin_] = k;
+      if (calls_[k].row >= 0)
+        call_index_[static_cast<size_t>(calls_[k].row) - begin_] = static_cast<int64_t>(k);
     }
     // Cross-stream event waits: each waiting row's source (the latest-ending one when a row
     // waits on several).

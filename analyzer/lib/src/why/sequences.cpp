@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <iterator>
-#include <map>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -80,7 +79,11 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
   const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
   const auto hi = std::upper_bound(lo, a.process.end(), p);
   std::unordered_map<Key, Stat, KeyHash> stats;
-  std::map<std::pair<int16_t, int32_t>, Window> streams;
+  // A process has few streams: a list, searched from the last one used (a hashed index once
+  // there are many, as a hostile trace may have).
+  std::vector<std::pair<std::pair<int16_t, int32_t>, Window>> streams;
+  std::unordered_map<uint64_t, size_t> stream_index;
+  size_t last_stream = 0;
   for (auto i = static_cast<size_t>(lo - a.process.begin());
        i < static_cast<size_t>(hi - a.process.begin()); ++i) {
     if (a.kind[i] != Kind::kernel) continue;
@@ -89,7 +92,29 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
                                        [](int64_t s, const Interval& w) { return s < w.start; });
       if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
     }
-    Window& w = streams[{a.device[i], a.stream[i]}];
+    const std::pair<int16_t, int32_t> sk{a.device[i], a.stream[i]};
+    if (last_stream >= streams.size() || streams[last_stream].first != sk) {
+      const uint64_t key = (static_cast<uint64_t>(static_cast<uint16_t>(sk.first)) << 32) |
+                           static_cast<uint32_t>(sk.second);
+      if (streams.size() > 16) {
+        auto [it, fresh] = stream_index.try_emplace(key, streams.size());
+        if (fresh) streams.emplace_back(sk, Window{});
+        last_stream = it->second;
+      } else {
+        last_stream = 0;
+        while (last_stream < streams.size() && streams[last_stream].first != sk) ++last_stream;
+        if (last_stream == streams.size()) streams.emplace_back(sk, Window{});
+        if (streams.size() > 16) {  // from now on hashed: index every stream so far
+          for (size_t k = 0; k < streams.size(); ++k) {
+            const auto& f = streams[k].first;
+            stream_index.emplace((static_cast<uint64_t>(static_cast<uint16_t>(f.first)) << 32) |
+                                     static_cast<uint32_t>(f.second),
+                                 k);
+          }
+        }
+      }
+    }
+    Window& w = streams[last_stream].second;
     w.rows[w.next] = i;
     w.next = (w.next + 1) % len;
     if (w.n < len) ++w.n;
@@ -122,9 +147,9 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
   std::vector<std::pair<const Key*, const Stat*>> all;
   all.reserve(stats.size());
   for (const auto& [k, s] : stats) all.emplace_back(&k, &s);
-  static const std::string kUnknown = "?";
+  static const std::string unknown = "?";
   auto name_of = [&](int32_t n) -> const std::string& {
-    return n >= 0 ? names[static_cast<size_t>(n)] : kUnknown;
+    return n >= 0 ? names[static_cast<size_t>(n)] : unknown;
   };
   auto before = [&](const std::pair<const Key*, const Stat*>& x,
                     const std::pair<const Key*, const Stat*>& y) {
