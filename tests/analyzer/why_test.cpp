@@ -2,15 +2,21 @@
 // traces with known answers: idle causes (host wait vs kernel wait vs other, per stream and over
 // a device's union, windows, the micro/macro split, the parts adding up to Breakdown::idle on
 // random traces), launch statistics and HTA's outliers, queue length and the time at its limit,
-// and the launch calls surviving the sort and the snapshot.
+// the launch calls surviving the sort and the snapshot, each operation's slack, and a step's
+// path walked again over the timeline.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "c3/analyzer/metrics/classify.h"
 #include "c3/analyzer/metrics/metrics.h"
+#include "c3/analyzer/open/open.h"
+#include "c3/analyzer/report/report.h"
 #include "c3/analyzer/why/idle.h"
 #include "c3/analyzer/why/launch.h"
+#include "c3/analyzer/why/path.h"
+#include "c3/analyzer/why/path_join.h"
 #include "c3/analyzer/why/queue.h"
 #include "c3/analyzer/why/sequences.h"
 
@@ -304,4 +310,82 @@ TEST(Why, FrequentKernelSequencesPerStream) {
   const Intervals first{{0, 60}};  // a, b, c on stream 7 (and 3 others)
   const Sequences w = kernel_sequences(tr, 0, o, &first);
   EXPECT_EQ(w.occurrences, 2 + 2);
+}
+
+TEST(Why, SlackIsZeroOnThePathAndTheRoomBeforeTheEndElsewhere) {
+  // Stream 7: A 10-100 (launched 0-5), B 100-200 (launched 20-30); stream 9: C 10-50 (launched
+  // 5-8). Window 0-200. B ends the window and A binds B: both 0. C could end as late as 200:
+  // 150. B's launch could end as late as B's start: 70. C's launch is bound by the next call
+  // (the host's 12 between them kept, that call's latest start 90): 78 - 8 = 70. A's launch by
+  // A's latest start (10): 5.
+  Builder b;
+  b.kernel("A", 10, 100, 7, 0, 5).kernel("B", 100, 200, 7, 20, 30).kernel("C", 10, 50, 9, 5, 8);
+  const Trace t = b.done();
+  std::map<std::pair<std::string, bool>, int64_t> got;
+  for (const Slack& s : slack(t, 0, {0, 200})) {
+    ASSERT_GE(s.row, 0);
+    got[{t.names[static_cast<size_t>(t.activities.name[static_cast<size_t>(s.row)])], s.call}] =
+        s.slack_ns;
+  }
+  const std::map<std::pair<std::string, bool>, int64_t> want = {
+      {{"A", false}, 0}, {{"B", false}, 0}, {{"C", false}, 150},
+      {{"A", true}, 5},  {{"B", true}, 70}, {{"C", true}, 70}};
+  EXPECT_EQ(got, want);
+  // Every operation the path walks through has no slack.
+  for (const PathSegment& seg : path_segments(t, 0, {0, 200})) {
+    if (seg.row < 0 || seg.part == PathPart::host) continue;
+    const auto name = static_cast<size_t>(t.activities.name[static_cast<size_t>(seg.row)]);
+    EXPECT_EQ(got[std::make_pair(t.names[name], false)], 0) << t.names[name];
+  }
+}
+
+TEST(Why, SlackOfHostileTracesStaysBounded) {
+  // Random rows and calls (overlapping, of no duration, calls after their rows): never
+  // negative, never beyond the window.
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    Builder b;
+    for (int k = 0; k < 60; ++k) {
+      const int64_t s = static_cast<int64_t>(rng() % 1000);
+      const int64_t e = s + static_cast<int64_t>(rng() % 50);
+      const int64_t cs = static_cast<int64_t>(rng() % 1000);
+      b.kernel("k" + std::to_string(k % 5), s, e, static_cast<int>(rng() % 3), cs,
+               cs + static_cast<int64_t>(rng() % 20));
+    }
+    const Trace t = b.done();
+    for (const Slack& s : slack(t, 0, {100, 900})) {
+      EXPECT_GE(s.slack_ns, 0);
+      EXPECT_LE(s.slack_ns, 800);
+    }
+  }
+}
+
+TEST(Why, RouteSegmentsWalkTheLateRanksComputeIntoTheCollective) {
+  // The golden case why_critical_path_two_ranks: the path from rank 0's end goes back through
+  // the AllReduce into rank 1's gemm_fwd (590 µs). Walked again over the timeline, its
+  // segments add up to the path and its parts.
+  const std::string dir = std::string(C3_SOURCE_DIR) + "/tests/golden/why_critical_path_two_ranks/";
+  const OpenOptions oo;
+  OpenedTraces opened =
+      open_traces(std::vector<std::string>{dir + "rank0.json", dir + "rank1.json"}, oo);
+  Trace& t = opened.trace;
+  AnalyzeOptions ao;
+  const Report r = analyze(t, {dir + "rank0.json", dir + "rank1.json"}, ao);
+  ASSERT_EQ(r.paths.size(), 1u);
+  const StepPath& p = r.paths[0];
+  ASSERT_EQ(p.route.size(), 3u);  // rank 0's tail, the AllReduce, rank 1's chain
+  EXPECT_FALSE(p.route[0].collective);
+  EXPECT_TRUE(p.route[1].collective);
+  EXPECT_NE(p.route[2].process, p.route[0].process);
+  PathParts parts{};
+  int64_t total = 0, late_compute = 0;
+  for (const PathSegment& s : route_segments(t, p)) {
+    parts[static_cast<size_t>(s.part)] += s.to - s.from;
+    total += s.to - s.from;
+    if (s.process == p.route[2].process && s.part == PathPart::compute)
+      late_compute += s.to - s.from;
+  }
+  EXPECT_EQ(total, p.path_ns);
+  EXPECT_EQ(parts, p.parts);
+  EXPECT_EQ(late_compute, 590000);
 }

@@ -190,13 +190,14 @@ IdleCauses idle_in(const json& j) {
 
 // A rank's critical path through a step (why/path.h): its single-rank parts and its chains,
 // each chain one array: [to_comm, to_seq, to_op, to_end_ns, from_comm, from_seq, from_ns, to_ns,
-// [parts], last part, last name, [removed per what-if]].
+// [parts], last part, last name, [removed per what-if], to_bytes, to_nranks] (schema 4 has no
+// to_bytes and to_nranks).
 ojson path_out(const RankPath& p) {
   ojson chains = ojson::array();
   for (const PathChain& c : p.chains) {
-    chains.push_back(
-        ojson::array({c.to_comm, c.to_seq, c.to_op, c.to_end_ns, c.from_comm, c.from_seq, c.from_ns,
-                      c.to_ns, c.parts, static_cast<int>(c.last), c.last_name, c.removed}));
+    chains.push_back(ojson::array(
+        {c.to_comm, c.to_seq, c.to_op, c.to_end_ns, c.from_comm, c.from_seq, c.from_ns, c.to_ns,
+         c.parts, static_cast<int>(c.last), c.last_name, c.removed, c.to_bytes, c.to_nranks}));
   }
   return {{"local", p.local}, {"local_ns", p.local_ns}, {"chains", std::move(chains)}};
 }
@@ -210,8 +211,8 @@ RankPath path_in(const json& j, size_t what_ifs) {
   for (int64_t v : p.local) local += v;
   if (local != p.local_ns) throw std::invalid_argument("path: local parts do not add up");
   for (const json& c : j.at("chains")) {
-    if (!c.is_array() || c.size() != 12)
-      throw std::invalid_argument("path: a chain is not 12 values");
+    if (!c.is_array() || (c.size() != 12 && c.size() != 14))
+      throw std::invalid_argument("path: a chain is not 12 or 14 values");
     PathChain x;
     auto index = [](const json& v, const char* what) {
       return static_cast<int32_t>(whole(v, what, -1, INT32_MAX));
@@ -237,6 +238,10 @@ RankPath path_in(const json& j, size_t what_ifs) {
     if (!c[11].is_array() || c[11].size() != what_ifs)
       throw std::invalid_argument("path: a chain's what-ifs are not the summary's");
     for (const json& v : c[11]) x.removed.push_back(whole(v, "chain removed", 0, kAmountLimit));
+    if (c.size() == 14) {
+      x.to_bytes = whole(c[12], "chain to_bytes", 0, kBytesLimit);
+      x.to_nranks = static_cast<int32_t>(whole(c[13], "chain to_nranks", 0, INT32_MAX));
+    }
     p.chains.push_back(std::move(x));
   }
   return p;

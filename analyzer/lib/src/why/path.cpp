@@ -4,10 +4,12 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "c3/analyzer/metrics/metrics.h"
 #include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/why/path_join.h"
 #include "rows.h"
 
 namespace c3::analyzer {
@@ -56,7 +58,7 @@ struct HostCall {
 // rows by end, and each collective's first row.
 class RankGraph {
  public:
-  RankGraph(const Trace& t, int process) : t_(t), a_(t.activities) {
+  RankGraph(const Trace& t, int process) : t_(t), a_(t.activities), process_(process) {
     devices_ = device_rows(a_, process);
     if (!devices_.empty()) {
       begin_ = devices_.front().begin;
@@ -119,6 +121,10 @@ class RankGraph {
 
   const Activities& a() const { return a_; }
   const Trace& trace() const { return t_; }
+  int process() const { return process_; }
+  size_t begin() const { return begin_; }
+  size_t end() const { return end_; }
+  size_t calls() const { return calls_.size(); }
   const std::vector<DeviceRows>& devices() const { return devices_; }
   const std::map<int32_t, int64_t>& collectives() const { return first_row_; }
   int64_t prev_on_stream(int64_t i) const { return prev_[static_cast<size_t>(i) - begin_]; }
@@ -200,6 +206,7 @@ class RankGraph {
  private:
   const Trace& t_;
   const Activities& a_;
+  int process_ = 0;
   std::vector<DeviceRows> devices_;
   size_t begin_ = 0, end_ = 0;
   std::vector<int64_t> prev_;
@@ -346,7 +353,7 @@ struct Walk {
         last = part;
         last_row = row;
       }
-      if (segments) segments->push_back({from, to, part, row});
+      if (segments) segments->push_back({from, to, part, row, g.process()});
       if (whatif) whatif->add(removed, part, to - from, row);
     }
     if (from <= ws) done = true;
@@ -586,6 +593,8 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
       const auto op = op_index.find(col.op);
       ch.to_op = op == op_index.end() ? -1 : op->second;
       ch.to_end_ns = std::max(col.gpu_end, it->first);
+      ch.to_bytes = std::max<int64_t>(col.bytes, 0);
+      ch.to_nranks = std::max(col.nranks, 0);
       w.run(Walk::Node::op_start, row, it->first);
       finish(w, ch, it->first);
       rp.chains.push_back(std::move(ch));
@@ -608,6 +617,139 @@ std::vector<PathSegment> path_segments(const Trace& t, int process, const Interv
   Walk w(g, window.start, false);
   w.segments = &out;
   walk_from_end(w, g, window.end);
+  return out;
+}
+
+std::vector<PathSegment> route_segments(const Trace& t, const StepPath& p) {
+  std::vector<PathSegment> out;
+  std::map<int, std::unique_ptr<RankGraph>> graphs;
+  for (const PathLeg& leg : p.route) {
+    if (leg.process < 0 || static_cast<size_t>(leg.process) >= t.processes.size()) continue;
+    auto& g = graphs[leg.process];
+    if (!g) g = std::make_unique<RankGraph>(t, leg.process);
+    // The leg's collective on this rank: its first row.
+    int64_t row = -1;
+    if (!leg.comm.empty()) {
+      for (const auto& [c, r] : g->collectives()) {
+        const Collective& col = t.collectives[static_cast<size_t>(c)];
+        if (col.comm_id == leg.comm && col.seq == leg.seq) {
+          row = r;
+          break;
+        }
+      }
+    }
+    if (leg.collective) {
+      if (leg.to_ns > leg.from_ns) {
+        out.push_back({leg.from_ns, leg.to_ns, PathPart::communication, row, leg.process});
+      }
+      continue;
+    }
+    Walk w(*g, leg.from_ns, false);
+    w.segments = &out;
+    if (row >= 0) {
+      w.run(Walk::Node::op_start, row, t.activities.start[static_cast<size_t>(row)]);
+    } else {
+      walk_from_end(w, *g, leg.to_ns);
+    }
+  }
+  return out;
+}
+
+std::vector<Slack> slack(const Trace& t, int process, const Interval& window) {
+  const RankGraph g(t, process);
+  const Activities& a = t.activities;
+  const int64_t ws = window.start, we = window.end;
+  // Nodes: the rows and calls that end inside the window. An edge p -> x with `lag` bounds p's
+  // latest finish: by x's latest start less lag, or (to_end) by x's latest finish less lag.
+  struct Edge {
+    int64_t from = 0;
+    int64_t lag = 0;
+    bool to_end = false;
+  };
+  const size_t rows = g.end() - g.begin(), n = rows + g.calls();
+  auto row_node = [&](int64_t i) { return static_cast<size_t>(i) - g.begin(); };
+  std::vector<uint8_t> in(n, 0);
+  std::vector<int64_t> start(n, 0), end(n, 0);
+  for (size_t i = g.begin(); i < g.end(); ++i) {
+    start[i - g.begin()] = a.start[i];
+    end[i - g.begin()] = a.end[i];
+  }
+  for (size_t k = 0; k < g.calls(); ++k) {
+    start[rows + k] = g.call(static_cast<int64_t>(k)).start;
+    end[rows + k] = g.call(static_cast<int64_t>(k)).end;
+  }
+  for (size_t x = 0; x < n; ++x) in[x] = end[x] > ws && end[x] <= we && start[x] <= end[x];
+  std::vector<std::vector<Edge>> preds(n);
+  std::vector<int64_t> succs(n, 0);
+  auto edge = [&](size_t x, int64_t from, int64_t lag, bool to_end) {
+    if (from < 0 || static_cast<size_t>(from) >= n || static_cast<size_t>(from) == x) return;
+    if (!in[static_cast<size_t>(from)]) return;
+    preds[x].push_back({from, lag, to_end});
+    ++succs[static_cast<size_t>(from)];
+  };
+  for (size_t x = 0; x < n; ++x) {
+    if (!in[x]) continue;
+    if (x < rows) {
+      const auto i = static_cast<int64_t>(g.begin() + x);
+      const int64_t p = g.prev_on_stream(i);
+      if (p >= 0) edge(x, static_cast<int64_t>(row_node(p)), 0, false);
+      const int64_t wf = g.waited_for(i);
+      if (wf >= 0 && a.end[static_cast<size_t>(wf)] <= start[x]) {
+        edge(x, static_cast<int64_t>(row_node(wf)), 0, false);
+      }
+      const int64_t k = g.call_of(i);
+      // A call that returned after its row started (a blocking one) keeps that overlap.
+      if (k >= 0) {
+        edge(x, static_cast<int64_t>(rows) + k, std::min<int64_t>(0, start[x] - g.call(k).end),
+             false);
+      }
+    } else {
+      const auto k = static_cast<int64_t>(x - rows);
+      const HostCall& c = g.call(k);
+      const int64_t before = g.host_before(c.start, k);
+      if (before >= 0) {  // the host's own time between the calls is kept
+        edge(x, static_cast<int64_t>(rows) + before, c.start - g.call(before).end, false);
+      }
+      int64_t waited = -1;
+      if (c.row < 0) {
+        waited = g.last_end_by(c.end);
+      } else if (a.end[static_cast<size_t>(c.row)] <= c.end) {
+        waited = c.row;
+      }
+      if (waited >= 0 && a.end[static_cast<size_t>(waited)] >= c.start) {
+        edge(x, static_cast<int64_t>(row_node(waited)), c.end - a.end[static_cast<size_t>(waited)],
+             true);
+      }
+    }
+  }
+  // Backward from the sinks (Kahn's order on the reversed edges); a hostile trace's cycle leaves
+  // its nodes with what their processed successors gave.
+  std::vector<int64_t> latest(n);
+  for (size_t x = 0; x < n; ++x) latest[x] = std::max(we, end[x]);
+  std::vector<size_t> ready;
+  for (size_t x = 0; x < n; ++x) {
+    if (in[x] && succs[x] == 0) ready.push_back(x);
+  }
+  while (!ready.empty()) {
+    const size_t x = ready.back();
+    ready.pop_back();
+    const int64_t ls = latest[x] - (end[x] - start[x]);
+    for (const Edge& e : preds[x]) {
+      const auto p = static_cast<size_t>(e.from);
+      latest[p] = std::min(latest[p], (e.to_end ? latest[x] : ls) - e.lag);
+      if (--succs[p] == 0) ready.push_back(p);
+    }
+  }
+  std::vector<Slack> out;
+  for (size_t x = 0; x < n; ++x) {
+    if (!in[x]) continue;
+    Slack sl;
+    sl.call = x >= rows;
+    sl.row =
+        sl.call ? g.call(static_cast<int64_t>(x - rows)).row : static_cast<int64_t>(g.begin() + x);
+    sl.slack_ns = std::max<int64_t>(0, latest[x] - end[x]);
+    out.push_back(sl);
+  }
   return out;
 }
 

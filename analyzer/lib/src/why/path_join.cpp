@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "c3/analyzer/metrics/metrics.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -106,8 +108,16 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
           0, sat_add(ch->to_end_ns, off) - std::max(sat_add(ch->to_ns, off), recorded_last));
       int64_t comm = own;
       if (w != nullptr) {
-        if ((w->kind == WhatIf::Kind::part && w->part == PathPart::communication) ||
-            (w->kind == WhatIf::Kind::collective && sides[s].op_of(*ch) == w->pattern)) {
+        const bool op = w->kind == WhatIf::Kind::collective && sides[s].op_of(*ch) == w->pattern;
+        if (op && w->busbw_gbps > 0) {
+          // At a bus bandwidth: bytes x the op's bus factor / GB/s is ns. Unknown sizes keep
+          // their recorded time.
+          if (ch->to_bytes > 0 && ch->to_nranks > 0) {
+            const double f = busbw_factor(sides[s].op_of(*ch), ch->to_nranks);
+            const double ns = static_cast<double>(ch->to_bytes) * f / w->busbw_gbps;
+            comm = ns < 9e18 ? std::llround(ns) : INT64_MAX / 4;
+          }
+        } else if (op || (w->kind == WhatIf::Kind::part && w->part == PathPart::communication)) {
           comm = std::llround(static_cast<double>(own) * w->keep);
         }
       }
@@ -158,8 +168,30 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
   for (const RankSide& side : sides) chains += side.arrivals.size() + 1;
   while (ch != nullptr && guard++ <= chains) {
     for (size_t p = 0; p < kPathParts; ++p) out.parts[p] = sat_add(out.parts[p], ch->parts[p]);
+    {
+      PathLeg leg;
+      leg.process = ranks[s].process;
+      leg.from_ns = ch->from_ns;
+      leg.to_ns = ch->to_ns;
+      if (ch->to_comm >= 0) {
+        const Key to = sides[s].key_of(ch->to_comm, ch->to_seq);
+        leg.comm = to.first;
+        leg.seq = to.second;
+      }
+      out.route.push_back(std::move(leg));
+    }
     if (ch->from_comm < 0) break;
     const Key key = sides[s].key_of(ch->from_comm, ch->from_seq);
+    auto collective_leg = [&](int64_t from) {
+      PathLeg leg;
+      leg.process = ranks[s].process;
+      leg.from_ns = std::min(from, ch->from_ns);
+      leg.to_ns = ch->from_ns;
+      leg.collective = true;
+      leg.comm = key.first;
+      leg.seq = key.second;
+      out.route.push_back(std::move(leg));
+    };
     const int64_t end_s = sat_add(ch->from_ns, ranks[s].offset_ns);
     // Every rank's arrival at it (aligned); the last one, preferring this rank on a tie.
     int64_t last = INT64_MIN, second = INT64_MIN;
@@ -183,12 +215,14 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
       out.parts[static_cast<size_t>(PathPart::communication)] =
           sat_add(out.parts[static_cast<size_t>(PathPart::communication)],
                   std::max<int64_t>(0, end_s - from));
+      collective_leg(ranks[s].start);
       break;
     }
     const int64_t arrival = sat_add(own->to_ns, ranks[s].offset_ns);
     const int64_t begin = std::max(arrival, std::min(last, end_s));
     const size_t comm = static_cast<size_t>(PathPart::communication);
     out.parts[comm] = sat_add(out.parts[comm], std::max<int64_t>(0, end_s - begin));
+    collective_leg(begin - ranks[s].offset_ns);
     if (last_side != s) {
       out.peer_wait_ns = sat_add(out.peer_wait_ns, std::max<int64_t>(0, begin - arrival));
       const PathChain* theirs = sides[last_side].arrivals.at(key);

@@ -12,7 +12,7 @@ namespace {
   throw std::invalid_argument(
       "--what-if '" + text + "': " + why +
       " (accepted: PART=-X% with PART compute, communication, comm, memory, other_gpu, host or "
-      "idle; comm=hidden; kernel:REGEX=-X%; nccl:OP=-X%; rank:N=on-time)");
+      "idle; comm=hidden; kernel:REGEX=-X%; nccl:OP=-X%; nccl:OP=NGB/s; rank:N=on-time)");
 }
 
 // "-X%" with 0 <= X <= 100 -> the share that remains.
@@ -48,6 +48,15 @@ WhatIf parse_what_if(const std::string& text) {
     w.kind = WhatIf::Kind::collective;
     w.pattern = what.substr(5);
     if (w.pattern.empty()) bad(text, "nccl: needs an op (AllReduce, AllGather, ...)");
+    if (how.size() > 4 && how.compare(how.size() - 4, 4, "GB/s") == 0) {
+      const char* b = how.data();
+      const char* e = how.data() + how.size() - 4;
+      const auto [end, ec] = std::from_chars(b, e, w.busbw_gbps);
+      if (ec != std::errc() || end != e || !(w.busbw_gbps > 0 && w.busbw_gbps <= 1e6)) {
+        bad(text, "N in NGB/s must be a bus bandwidth above 0 and at most 1000000");
+      }
+      return w;
+    }
     w.keep = keep_of(text, how);
     return w;
   }

@@ -41,6 +41,9 @@ struct WhatIf {
   std::string pattern;  // Kind::kernel: RE2 over normalized kernel names; collective: op name
   int64_t rank = -1;    // Kind::rank_on_time
   double keep = 1;      // remaining share of the matching time (Kind::part, kernel, collective)
+  // Kind::collective at a bus bandwidth ("nccl:AllReduce=200GB/s"): the collective's own time
+  // becomes bytes x nccl-tests' bus factor / this (GB/s, 1e9 bytes per second); 0: use keep.
+  double busbw_gbps = 0;
 };
 
 // A piece of one rank's critical path in one step, from a boundary to a boundary: from the
@@ -54,6 +57,10 @@ struct PathChain {
   // its end (the GPU end of its work), for the reduce's join and what-ifs.
   int32_t to_op = -1;
   int64_t to_end_ns = 0;
+  // Its size and ranks (Collective::bytes, nranks; 0 when unknown), for a what-if at a bus
+  // bandwidth.
+  int64_t to_bytes = 0;
+  int32_t to_nranks = 0;
   int32_t from_comm = -1;  // -1: it starts at the step's start
   int64_t from_seq = -1;
   int64_t from_ns = 0, to_ns = 0;  // the rank's trace clock
@@ -82,12 +89,13 @@ struct RankPath {
   int64_t local_ns = 0;
 };
 
-// One segment of a single-rank path, for the timeline and --json: from, to, part, and the
-// activity row (or -1 for host time).
+// One segment of a path, for the timeline: from, to, part, the activity row (or -1 for host
+// time and idle) and the process it is on.
 struct PathSegment {
   int64_t from = 0, to = 0;
   PathPart part = PathPart::idle;
   int64_t row = -1;
+  int process = 0;
 };
 
 // The paths of process `process` through each window (its steps), `comms` its
@@ -99,5 +107,20 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
 // The single-rank path through one window, as segments from the window's end back to its start
 // (for the timeline: which activities are on it).
 std::vector<PathSegment> path_segments(const Trace& t, int process, const Interval& window);
+
+// How long each of a rank's operations in a window could be delayed without delaying the
+// window's end (total slack, the critical-path method's latest finish minus the recorded end),
+// on the graph the path walks: stream order, launch (a call's end before its row's start), CUDA
+// event waits, host order (the time between two calls kept: it is the host's own work) and
+// synchronizations (a sync call's end after the work it waited for; the call's own time kept).
+// A rank's collectives keep their recorded times: the time a rank waited in one for its peers
+// does not count as slack for the work before it (that is peer wait). Rows and launch calls
+// that end inside the window; an operation on the path has slack 0.
+struct Slack {
+  int64_t row = -1;   // an Activities row; for a host call, the row it launched (or -1)
+  bool call = false;  // the launch (or sync) call rather than the GPU operation
+  int64_t slack_ns = 0;
+};
+std::vector<Slack> slack(const Trace& t, int process, const Interval& window);
 
 }  // namespace c3::analyzer

@@ -38,6 +38,18 @@ struct LateArrival {
   PathParts before{};  // its chain since its previous boundary
 };
 
+// One piece of a step's path, in walk order (from the step's end back): a stretch of one rank's
+// own path (a chain: from a boundary to the arrival at `comm`/`seq`, or to the step's end when
+// `comm` is empty), or a collective's time on the path after its last arrival (`collective`).
+// Times on the rank's clock.
+struct PathLeg {
+  int process = 0;
+  int64_t from_ns = 0, to_ns = 0;
+  bool collective = false;
+  std::string comm;
+  int64_t seq = -1;
+};
+
 struct StepPath {
   int64_t index = 0;
   std::string name;
@@ -50,6 +62,7 @@ struct StepPath {
   // for the late arrival (time off the path, which the late rank's chain covers).
   int64_t peer_wait_ns = 0;
   std::vector<LateArrival> late;
+  std::vector<PathLeg> route;       // how the path went (the timeline draws it)
   std::vector<int64_t> what_if_ns;  // per what-if: the step time replayed with the change
   int64_t replayed_ns = 0;          // the step time replayed without change (= step_ns unless
                                     // clocks disagree: a check of the replay)
@@ -58,5 +71,10 @@ struct StepPath {
 // The path of one job step from its ranks' parts (in rank order); `what_ifs` as the map had.
 StepPath join_step(int64_t index, const std::string& name, const std::vector<StepRankPath>& ranks,
                    const std::vector<WhatIf>& what_ifs);
+
+// The segments of a step's path over the timeline: each leg of its route walked again on its
+// rank's operations (path.h's walk; a collective leg is one communication segment). Segments in
+// walk order, each on its leg's process.
+std::vector<PathSegment> route_segments(const Trace& t, const StepPath& p);
 
 }  // namespace c3::analyzer
