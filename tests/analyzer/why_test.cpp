@@ -262,6 +262,18 @@ TEST(Why, QueueFillsAndTimeAtTheLimit) {
   EXPECT_EQ(s.front().length, 1);
   EXPECT_EQ(s.back().length, 0);
   EXPECT_EQ(s.back().at, 500);
+  // Every stream at once (the timeline's rows): the same series, and none for a stream without
+  // launch calls.
+  Builder two;
+  for (int k = 0; k < 5; ++k)
+    two.kernel("k", int64_t{100} * k, int64_t{100} * (k + 1), 7, k, k + 1);
+  two.kernel("uncalled", 0, 10, 9);
+  const Trace t2 = two.done();
+  const std::vector<StreamSeries> all = queue_series(t2, 0);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].stream, 7);
+  EXPECT_EQ(all[0].points.size(), s.size());
+  EXPECT_EQ(all[0].points.back().at, 500);
 }
 
 TEST(Why, LaunchCallsFollowTheirRowsThroughTheSort) {
@@ -310,14 +322,31 @@ TEST(Why, FrequentKernelSequencesPerStream) {
   const Intervals first{{0, 60}};  // a, b, c on stream 7 (and 3 others)
   const Sequences w = kernel_sequences(tr, 0, o, &first);
   EXPECT_EQ(w.occurrences, 2 + 2);
+  // The kernels of a > b > c's occurrences (the GUI's search selects them): all nine of stream
+  // 7, none of stream 9; b > c > a leaves out the first a and the last b and c.
+  auto members = [&](const std::vector<std::string>& names) {
+    const std::vector<uint8_t> m = sequence_members(tr, names);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i] != 0) out.push_back(tr.names[static_cast<size_t>(tr.activities.name[i])]);
+    }
+    return out;
+  };
+  EXPECT_EQ(members({"a<>", "b", "c"}).size(), 9u);
+  const std::vector<std::string> bca = members({"b", "c", "a<>"});
+  EXPECT_EQ(bca.size(), 6u);
+  EXPECT_EQ(bca.front(), "b");
+  EXPECT_EQ(bca.back(), "a<float>");
+  EXPECT_TRUE(members({"a<>", "c"}).empty());
+  EXPECT_TRUE(members({"b"}).empty());  // one name is no sequence
 }
 
 TEST(Why, SlackIsZeroOnThePathAndTheRoomBeforeTheEndElsewhere) {
   // Stream 7: A 10-100 (launched 0-5), B 100-200 (launched 20-30); stream 9: C 10-50 (launched
   // 5-8). Window 0-200. B ends the window and A binds B: both 0. C could end as late as 200:
   // 150. B's launch could end as late as B's start: 70. C's launch is bound by the next call
-  // (the host's 12 between them kept, that call's latest start 90): 78 - 8 = 70. A's launch by
-  // A's latest start (10): 5.
+  // (the host's 12 between them kept, that call's latest start 90): 78 - 8 = 70. A's launch
+  // binds A (its latency to A's start, 5, kept): 0, on the path.
   Builder b;
   b.kernel("A", 10, 100, 7, 0, 5).kernel("B", 100, 200, 7, 20, 30).kernel("C", 10, 50, 9, 5, 8);
   const Trace t = b.done();
@@ -329,7 +358,7 @@ TEST(Why, SlackIsZeroOnThePathAndTheRoomBeforeTheEndElsewhere) {
   }
   const std::map<std::pair<std::string, bool>, int64_t> want = {
       {{"A", false}, 0}, {{"B", false}, 0}, {{"C", false}, 150},
-      {{"A", true}, 5},  {{"B", true}, 70}, {{"C", true}, 70}};
+      {{"A", true}, 0},  {{"B", true}, 70}, {{"C", true}, 70}};
   EXPECT_EQ(got, want);
   // Every operation the path walks through has no slack.
   for (const PathSegment& seg : path_segments(t, 0, {0, 200})) {
@@ -379,7 +408,7 @@ TEST(Why, RouteSegmentsWalkTheLateRanksComputeIntoTheCollective) {
   EXPECT_NE(p.route[2].process, p.route[0].process);
   PathParts parts{};
   int64_t total = 0, late_compute = 0;
-  for (const PathSegment& s : route_segments(t, p)) {
+  for (const PathSegment& s : route_segments(t, r.paths)) {
     parts[static_cast<size_t>(s.part)] += s.to - s.from;
     total += s.to - s.from;
     if (s.process == p.route[2].process && s.part == PathPart::compute)
@@ -388,4 +417,16 @@ TEST(Why, RouteSegmentsWalkTheLateRanksComputeIntoTheCollective) {
   EXPECT_EQ(total, p.path_ns);
   EXPECT_EQ(parts, p.parts);
   EXPECT_EQ(late_compute, 590000);
+  // Rank 0's gemm_fwd ended at 300; its AllReduce's kernel waited for its launch (not for
+  // gemm_fwd) and the AllReduce's own work began at 700, when rank 1 arrived: 400 µs of slack;
+  // rank 1's gemm_fwd is on the path: none.
+  for (int process = 0; process < 2; ++process) {
+    const bool late = process == p.route[2].process;
+    const StepSample& step = r.steps[static_cast<size_t>(process)].at(0);
+    for (const Slack& sl : slack(t, process, {step.start, step.end})) {
+      const auto i = static_cast<size_t>(sl.row);
+      if (sl.call || t.names[static_cast<size_t>(t.activities.name[i])] != "gemm_fwd") continue;
+      EXPECT_EQ(sl.slack_ns, late ? 0 : 400000) << process;
+    }
+  }
 }

@@ -620,38 +620,43 @@ std::vector<PathSegment> path_segments(const Trace& t, int process, const Interv
   return out;
 }
 
-std::vector<PathSegment> route_segments(const Trace& t, const StepPath& p) {
+std::vector<PathSegment> route_segments(const Trace& t, const std::vector<StepPath>& paths,
+                                        std::vector<size_t>* step) {
   std::vector<PathSegment> out;
   std::map<int, std::unique_ptr<RankGraph>> graphs;
-  for (const PathLeg& leg : p.route) {
-    if (leg.process < 0 || static_cast<size_t>(leg.process) >= t.processes.size()) continue;
-    auto& g = graphs[leg.process];
-    if (!g) g = std::make_unique<RankGraph>(t, leg.process);
-    // The leg's collective on this rank: its first row.
-    int64_t row = -1;
-    if (!leg.comm.empty()) {
-      for (const auto& [c, r] : g->collectives()) {
-        const Collective& col = t.collectives[static_cast<size_t>(c)];
-        if (col.comm_id == leg.comm && col.seq == leg.seq) {
-          row = r;
-          break;
+  for (size_t pi = 0; pi < paths.size(); ++pi) {
+    if (step != nullptr) step->resize(out.size(), pi == 0 ? 0 : pi - 1);
+    for (const PathLeg& leg : paths[pi].route) {
+      if (leg.process < 0 || static_cast<size_t>(leg.process) >= t.processes.size()) continue;
+      auto& g = graphs[leg.process];
+      if (!g) g = std::make_unique<RankGraph>(t, leg.process);
+      // The leg's collective on this rank: its first row.
+      int64_t row = -1;
+      if (!leg.comm.empty()) {
+        for (const auto& [c, r] : g->collectives()) {
+          const Collective& col = t.collectives[static_cast<size_t>(c)];
+          if (col.comm_id == leg.comm && col.seq == leg.seq) {
+            row = r;
+            break;
+          }
         }
       }
-    }
-    if (leg.collective) {
-      if (leg.to_ns > leg.from_ns) {
-        out.push_back({leg.from_ns, leg.to_ns, PathPart::communication, row, leg.process});
+      if (leg.collective) {
+        if (leg.to_ns > leg.from_ns) {
+          out.push_back({leg.from_ns, leg.to_ns, PathPart::communication, row, leg.process});
+        }
+        continue;
       }
-      continue;
-    }
-    Walk w(*g, leg.from_ns, false);
-    w.segments = &out;
-    if (row >= 0) {
-      w.run(Walk::Node::op_start, row, t.activities.start[static_cast<size_t>(row)]);
-    } else {
-      walk_from_end(w, *g, leg.to_ns);
+      Walk w(*g, leg.from_ns, false);
+      w.segments = &out;
+      if (row >= 0) {
+        w.run(Walk::Node::op_start, row, t.activities.start[static_cast<size_t>(row)]);
+      } else {
+        walk_from_end(w, *g, leg.to_ns);
+      }
     }
   }
+  if (step != nullptr) step->resize(out.size(), paths.empty() ? 0 : paths.size() - 1);
   return out;
 }
 
@@ -690,19 +695,26 @@ std::vector<Slack> slack(const Trace& t, int process, const Interval& window) {
   for (size_t x = 0; x < n; ++x) {
     if (!in[x]) continue;
     if (x < rows) {
+      // The binding dependency (the one the path's walk takes) keeps the time from its end to
+      // this start (the gap the path calls idle, or the launch's latency: the path's); the
+      // others bound only by this start.
       const auto i = static_cast<int64_t>(g.begin() + x);
       const int64_t p = g.prev_on_stream(i);
-      if (p >= 0) edge(x, static_cast<int64_t>(row_node(p)), 0, false);
-      const int64_t wf = g.waited_for(i);
-      if (wf >= 0 && a.end[static_cast<size_t>(wf)] <= start[x]) {
-        edge(x, static_cast<int64_t>(row_node(wf)), 0, false);
-      }
+      const int64_t ep = p >= 0 ? a.end[static_cast<size_t>(p)] : INT64_MIN;
       const int64_t k = g.call_of(i);
+      const int64_t lc = k >= 0 ? std::min(g.call(k).end, start[x]) : INT64_MIN;
+      int64_t wf = g.waited_for(i);
+      const int64_t ew = wf >= 0 ? a.end[static_cast<size_t>(wf)] : INT64_MIN;
+      if (ew > start[x]) wf = -1;
+      const int binding = wf >= 0 && ew > ep && ew >= lc ? 2 : (p >= 0 && ep >= lc ? 0 : 1);
+      auto lag = [&](int which, int64_t from_end) {
+        return which == binding ? std::max<int64_t>(0, start[x] - from_end)
+                                : std::min<int64_t>(0, start[x] - from_end);
+      };
+      if (p >= 0) edge(x, static_cast<int64_t>(row_node(p)), lag(0, ep), false);
+      if (wf >= 0) edge(x, static_cast<int64_t>(row_node(wf)), lag(2, ew), false);
       // A call that returned after its row started (a blocking one) keeps that overlap.
-      if (k >= 0) {
-        edge(x, static_cast<int64_t>(rows) + k, std::min<int64_t>(0, start[x] - g.call(k).end),
-             false);
-      }
+      if (k >= 0) edge(x, static_cast<int64_t>(rows) + k, lag(1, g.call(k).end), false);
     } else {
       const auto k = static_cast<int64_t>(x - rows);
       const HostCall& c = g.call(k);
@@ -722,10 +734,54 @@ std::vector<Slack> slack(const Trace& t, int process, const Interval& window) {
       }
     }
   }
+  // A collective's own time: from the last arrival of the other ranks (Collective::gpu_start,
+  // clocks aligned by Process::offset_ns) to its end; the time before, waiting for them, can
+  // absorb a delay of the work before it.
+  std::vector<int64_t> length(n);
+  for (size_t x = 0; x < n; ++x) length[x] = end[x] - start[x];
+  if (!g.collectives().empty()) {
+    std::unordered_map<std::string, int64_t> others;  // comm \x1f seq -> latest other arrival
+    auto key = [](const Collective& c) { return c.comm_id + '\x1f' + std::to_string(c.seq); };
+    std::unordered_map<std::string, bool> wanted;
+    for (const auto& [c, row] : g.collectives()) wanted[key(t.collectives[static_cast<size_t>(c)])];
+    for (const Collective& c : t.collectives) {
+      if (c.process == process || c.gpu_start < 0 || c.comm_id.empty()) continue;
+      const auto q = static_cast<size_t>(c.process);
+      if (q >= t.processes.size()) continue;
+      const std::string k = key(c);
+      if (wanted.count(k) == 0) continue;
+      const int64_t at = c.gpu_start + t.processes[q].offset_ns;
+      auto [it, fresh] = others.try_emplace(k, at);
+      if (!fresh) it->second = std::max(it->second, at);
+    }
+    const int64_t own_offset = static_cast<size_t>(process) < t.processes.size()
+                                   ? t.processes[static_cast<size_t>(process)].offset_ns
+                                   : 0;
+    for (const auto& [c, row] : g.collectives()) {
+      auto it = others.find(key(t.collectives[static_cast<size_t>(c)]));
+      if (it == others.end()) continue;
+      const size_t x = row_node(row);
+      const int64_t last = it->second - own_offset;
+      length[x] = end[x] - std::clamp(last, start[x], end[x]);
+    }
+  }
   // Backward from the sinks (Kahn's order on the reversed edges); a hostile trace's cycle leaves
-  // its nodes with what their processed successors gave.
+  // its nodes with what their processed successors gave. The window's end waits for what the
+  // path's walk starts from (the GPU work reaching furthest toward it, or the host's last call:
+  // the time after it is the host's own); anything else only for the window's end.
   std::vector<int64_t> latest(n);
   for (size_t x = 0; x < n; ++x) latest[x] = std::max(we, end[x]);
+  {
+    const int64_t op = g.at_end_of(we);
+    const int64_t k = g.host_before(we, -1);
+    const int64_t op_at = op >= 0 ? std::min(a.end[static_cast<size_t>(op)], we) : INT64_MIN;
+    const int64_t call_at = k >= 0 ? g.call(k).end : INT64_MIN;
+    const int64_t last = op_at >= call_at ? (op >= 0 ? static_cast<int64_t>(row_node(op)) : -1)
+                                          : static_cast<int64_t>(rows) + k;
+    if (last >= 0 && in[static_cast<size_t>(last)]) {
+      latest[static_cast<size_t>(last)] = end[static_cast<size_t>(last)];
+    }
+  }
   std::vector<size_t> ready;
   for (size_t x = 0; x < n; ++x) {
     if (in[x] && succs[x] == 0) ready.push_back(x);
@@ -733,7 +789,7 @@ std::vector<Slack> slack(const Trace& t, int process, const Interval& window) {
   while (!ready.empty()) {
     const size_t x = ready.back();
     ready.pop_back();
-    const int64_t ls = latest[x] - (end[x] - start[x]);
+    const int64_t ls = latest[x] - length[x];
     for (const Edge& e : preds[x]) {
       const auto p = static_cast<size_t>(e.from);
       latest[p] = std::min(latest[p], (e.to_end ? latest[x] : ls) - e.lag);

@@ -134,17 +134,33 @@ std::vector<StreamQueue> stream_queues(const Trace& t, int process, const QueueO
   return out;
 }
 
-std::vector<QueuePoint> queue_series(const Trace& t, int process, int16_t device, int32_t stream) {
+namespace {
+
+std::vector<QueuePoint> series_of(const std::vector<Event>& ev) {
   std::vector<QueuePoint> out;
-  const auto all = stream_events(t, process, nullptr, device, stream, true);
-  const auto it = all.find({device, stream});
-  if (it == all.end()) return out;
-  const std::vector<Event>& ev = it->second;
   int64_t length = 0;
   for (size_t k = 0; k < ev.size();) {
     const int64_t at = ev[k].at;
     for (; k < ev.size() && ev[k].at == at; ++k) length += ev[k].delta;
     if (out.empty() || out.back().length != length) out.push_back({at, length});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<QueuePoint> queue_series(const Trace& t, int process, int16_t device, int32_t stream) {
+  const auto all = stream_events(t, process, nullptr, device, stream, true);
+  const auto it = all.find({device, stream});
+  if (it == all.end()) return {};
+  return series_of(it->second);
+}
+
+std::vector<StreamSeries> queue_series(const Trace& t, int process) {
+  std::vector<StreamSeries> out;
+  for (auto& [key, ev] : stream_events(t, process, nullptr, 0, 0, false)) {
+    out.push_back({key.first, key.second, series_of(ev)});
+    ev = {};
   }
   return out;
 }

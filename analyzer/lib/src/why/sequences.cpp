@@ -176,4 +176,53 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
   return out;
 }
 
+std::vector<uint8_t> sequence_members(const Trace& t, const std::vector<std::string>& names,
+                                      int process) {
+  const Activities& a = t.activities;
+  std::vector<uint8_t> out(a.size(), 0);
+  const size_t len = names.size();
+  if (len < 2 || len > static_cast<size_t>(kMaxSequenceLength)) return out;
+  // For each interned name, the positions of the sequence its normalized form takes (a bit
+  // each): a name is normalized once however many kernels carry it.
+  std::vector<uint8_t> at(t.names.size(), 0);
+  for (size_t n = 0; n < t.names.size(); ++n) {
+    const std::string norm = normalized_kernel_name(t.names[n]);
+    for (size_t k = 0; k < len; ++k) {
+      if (norm == names[k]) at[n] = static_cast<uint8_t>(at[n] | (1u << k));
+    }
+  }
+  // The last `len` kernels of each stream, by (process, device, stream).
+  struct Recent {
+    std::array<size_t, kMaxSequenceLength> rows{};
+    size_t n = 0, next = 0;
+  };
+  std::unordered_map<uint64_t, Recent> streams;
+  uint64_t last_key = UINT64_MAX;
+  Recent* last = nullptr;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.kind[i] != Kind::kernel || (process >= 0 && a.process[i] != process)) continue;
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint16_t>(a.process[i])) << 48) |
+                         (static_cast<uint64_t>(static_cast<uint16_t>(a.device[i])) << 32) |
+                         static_cast<uint32_t>(a.stream[i]);
+    if (last == nullptr || key != last_key) {
+      last = &streams[key];
+      last_key = key;
+    }
+    Recent& w = *last;
+    w.rows[w.next] = i;
+    w.next = (w.next + 1) % len;
+    if (w.n < len) ++w.n;
+    if (w.n < len) continue;
+    bool match = true;
+    for (size_t k = 0; k < len && match; ++k) {
+      const int32_t nm = a.name[w.rows[(w.next + k) % len]];
+      match = nm >= 0 && static_cast<size_t>(nm) < at.size() &&
+              (at[static_cast<size_t>(nm)] & (1u << k)) != 0;
+    }
+    if (!match) continue;
+    for (size_t k = 0; k < len; ++k) out[w.rows[k]] = 1;
+  }
+  return out;
+}
+
 }  // namespace c3::analyzer

@@ -111,11 +111,14 @@ std::vector<PathSegment> path_segments(const Trace& t, int process, const Interv
 // How long each of a rank's operations in a window could be delayed without delaying the
 // window's end (total slack, the critical-path method's latest finish minus the recorded end),
 // on the graph the path walks: stream order, launch (a call's end before its row's start), CUDA
-// event waits, host order (the time between two calls kept: it is the host's own work) and
+// event waits (an operation's binding dependency, the one the path takes, keeps the time from
+// its end to the start: the gap the path calls idle, or the launch latency), host order (the time
+// between two calls kept: it is the host's own work) and
 // synchronizations (a sync call's end after the work it waited for; the call's own time kept).
-// A rank's collectives keep their recorded times: the time a rank waited in one for its peers
-// does not count as slack for the work before it (that is peer wait). Rows and launch calls
-// that end inside the window; an operation on the path has slack 0.
+// The window's end waits for what the path's walk starts from (the time after it is the host's).
+// A collective's own time runs from the other ranks' last arrival (their Collective::gpu_start,
+// Process::offset_ns aligning the clocks): the time this rank waited for them is slack of the
+// work before it. Rows and launch calls that end inside the window; the rank's path has slack 0.
 struct Slack {
   int64_t row = -1;   // an Activities row; for a host call, the row it launched (or -1)
   bool call = false;  // the launch (or sync) call rather than the GPU operation

@@ -72,9 +72,10 @@ struct StepPath {
 StepPath join_step(int64_t index, const std::string& name, const std::vector<StepRankPath>& ranks,
                    const std::vector<WhatIf>& what_ifs);
 
-// The segments of a step's path over the timeline: each leg of its route walked again on its
-// rank's operations (path.h's walk; a collective leg is one communication segment). Segments in
-// walk order, each on its leg's process.
-std::vector<PathSegment> route_segments(const Trace& t, const StepPath& p);
+// The segments of steps' paths over the timeline: each leg of a route walked again on its rank's
+// operations (path.h's walk; a collective leg is one communication segment). Segments in walk
+// order, each on its leg's process; `step` of each segment: the index into `paths` (optional).
+std::vector<PathSegment> route_segments(const Trace& t, const std::vector<StepPath>& paths,
+                                        std::vector<size_t>* step = nullptr);
 
 }  // namespace c3::analyzer

@@ -46,4 +46,13 @@ std::vector<StreamQueue> stream_queues(const Trace& t, int process, const QueueO
 // order, the last one back at 0.
 std::vector<QueuePoint> queue_series(const Trace& t, int process, int16_t device, int32_t stream);
 
+// The step functions of every stream of process `process` that has launch calls, by (device,
+// stream): one pass over the process's rows (the timeline's queue rows).
+struct StreamSeries {
+  int16_t device = 0;
+  int32_t stream = -1;
+  std::vector<QueuePoint> points;
+};
+std::vector<StreamSeries> queue_series(const Trace& t, int process);
+
 }  // namespace c3::analyzer

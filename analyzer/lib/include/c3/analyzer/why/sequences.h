@@ -43,6 +43,13 @@ struct Sequences {
 Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o,
                            const Intervals* window = nullptr, size_t keep = kSequencesKept);
 
+// The kernels that belong to an occurrence of the sequence `names` (normalized names, 2 to
+// kMaxSequenceLength of them; others give none): one flag per activity row, 1 for each kernel of
+// a run of names.size() consecutive kernels of one stream whose normalized names are `names`, in
+// order (the GUI's search selects a frequent sequence this way). `process` -1: every process.
+std::vector<uint8_t> sequence_members(const Trace& t, const std::vector<std::string>& names,
+                                      int process = -1);
+
 // Orders sequences most frequent first (ties: more GPU time, then names).
 void sort_sequences(std::vector<KernelSequence>& v);
 
