@@ -298,3 +298,60 @@ TEST(C3benchSim, EveryCommOpInEveryModeFinishesSendrecvIncluded) {
     }
   }
 }
+
+// Issue 25: a schedule whose critical path is known by construction. A pipelined schedule of two
+// chunks launches compute chunk i on one stream and communication chunk i on another, the latter
+// after a cudaStreamWaitEvent on an event recorded behind compute chunk i; the simulated node
+// reports the record (CUDA_EVENT) and the wait (a STREAM_WAIT_EVENT synchronization) as CUPTI
+// does. So on the GPU that ends the step, the path is compute chunk 0 then every communication
+// chunk when communication is longer (512M AllReduces beside a small GEMM), and every compute
+// chunk then the last communication chunk when compute is longer (a large GEMM beside 16M
+// AllReduces). Without the event edge neither comes out: the waiting chunk would look idle.
+TEST(C3benchSim, PipelinedScheduleHasTheCriticalPathItsDependenciesImply) {
+  struct Case {
+    std::string compute, comm;
+    bool comm_long;
+  };
+  for (const Case& c : {Case{"gemm:4096x4096x4096:bf16", "allreduce:512M", true},
+                        Case{"gemm:8192x8192x8192:bf16", "allreduce:16M", false}}) {
+    SCOPED_TRACE(c.compute + " + " + c.comm);
+    TempDir dir;
+    RunResult r = run({c3bench_path(), "--backend", "sim", "--gpus", "2", "--compute", c.compute,
+                       "--comm", c.comm, "--schedule", "chunks=2", "-w", "0", "-n", "1"},
+                      dir.path(), injected(Inject::record_cli));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.traces.size(), 1u) << r.err;
+    auto t = Reader::open(r.traces.front());
+    EXPECT_EQ(scalar(*t,
+                     "SELECT COUNT(*) FROM sync WHERE type = 'stream_wait_event' AND "
+                     "cuda_event_id IS NOT NULL"),
+              4);  // 2 chunks x 2 GPUs, in the concurrent phase
+    // The concurrent phase's kernels on the GPU whose work ends last.
+    const std::string in_step =
+        "FROM kernel k JOIN string s ON s.id = k.name_id, nvtx_range n WHERE n.name LIKE "
+        "'concurrent:%' AND k.start_ns >= n.start_ns AND k.end_ns <= n.end_ns";
+    const int64_t gpu =
+        scalar(*t, "SELECT k.device_id " + in_step + " ORDER BY k.end_ns DESC LIMIT 1");
+    const std::string on_gpu = in_step + " AND k.device_id = " + std::to_string(gpu);
+    const std::string gemm = " AND s.value LIKE 'c3sim_gemm%'", nccl = " AND s.value LIKE 'nccl%'";
+    const int64_t first_gemm = scalar(
+        *t, "SELECT k.end_ns - k.start_ns " + on_gpu + gemm + " ORDER BY k.start_ns LIMIT 1");
+    const int64_t all_gemm = scalar(*t, "SELECT SUM(k.end_ns - k.start_ns) " + on_gpu + gemm);
+    const int64_t last_nccl = scalar(
+        *t, "SELECT k.end_ns - k.start_ns " + on_gpu + nccl + " ORDER BY k.start_ns DESC LIMIT 1");
+    const int64_t all_nccl = scalar(*t, "SELECT SUM(k.end_ns - k.start_ns) " + on_gpu + nccl);
+
+    const RunResult a = c3scope({"analyze", r.traces.front(), "--step", "concurrent: ", "--json",
+                                 dir.path() + "/report.json"},
+                                dir);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    const auto doc = nlohmann::json::parse(slurp(dir.path() + "/report.json"));
+    const auto& steps = doc.at("why").at("critical_path").at("steps");
+    ASSERT_EQ(steps.size(), 1u);
+    const auto& step = steps[0];
+    const auto& parts = step.at("parts");
+    EXPECT_EQ(step.at("path_ns").get<int64_t>(), step.at("step_ns").get<int64_t>());
+    EXPECT_EQ(parts.at("compute_ns").get<int64_t>(), c.comm_long ? first_gemm : all_gemm);
+    EXPECT_EQ(parts.at("communication_ns").get<int64_t>(), c.comm_long ? all_nccl : last_nccl);
+  }
+}

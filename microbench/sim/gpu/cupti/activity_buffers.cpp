@@ -231,6 +231,7 @@ size_t record_size(uint32_t kind) {
       {CUPTI_ACTIVITY_KIND_DEVICE, sizeof(CUpti_ActivityDevice5)},
       {CUPTI_ACTIVITY_KIND_CONTEXT, sizeof(CUpti_ActivityContext3)},
       {CUPTI_ACTIVITY_KIND_STREAM, sizeof(CUpti_ActivityStream)},
+      {CUPTI_ACTIVITY_KIND_CUDA_EVENT, sizeof(CUpti_ActivityCudaEvent2)},
       {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, sizeof(CUpti_ActivitySynchronization2)},
       {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, sizeof(CUpti_ActivityExternalCorrelation)},
   };

@@ -39,6 +39,7 @@ struct OpMeta {
 
 struct Event {
   model::EventId id = -1;
+  uint32_t cupti_id = 0;  // the id CUPTI's records name it by
 };
 
 struct Node {
@@ -329,7 +330,9 @@ uint32_t copy(void* stream, const Copy& c) {
 namespace {
 
 // cudaEventRecord, cudaStreamWaitEvent: a runtime API call whose only parameter is the stream;
-// `place(n, sid, at)` puts its effect on the engine's stream at the host time of the call.
+// `place(n, sid, at, call)` puts its effect on the engine's stream at the host time of the call
+// and may add activity records to the call's batch (as CUPTI reports them: a CUDA_EVENT record
+// per record, a STREAM_WAIT_EVENT synchronization per wait, each naming the event).
 template <typename Params, typename Place>
 auto stream_call(void* stream, CUpti_CallbackId cbid, Place place) {
   Node& n = started_node();
@@ -339,8 +342,13 @@ auto stream_call(void* stream, CUpti_CallbackId cbid, Place place) {
   Params params{};
   params.stream = static_cast<cudaStream_t>(stream);
   const double at = n.host;
-  api_call(n, cbid, s, &params, nullptr);
-  return place(n, sid, at);
+  RecordBatch batch;
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, s->ctx, &params, nullptr, abs_ns(n, n.host));
+  set_host(n, n.host + n.spec.gpu.launch_api_ns);
+  call.finish(batch, abs_ns(n, n.host));
+  auto out = place(n, sid, at, *s, call, batch);
+  submit(batch);
+  return out;
 }
 
 }  // namespace
@@ -348,8 +356,24 @@ auto stream_call(void* stream, CUpti_CallbackId cbid, Place place) {
 void* event_record(void* stream) {
   return stream_call<cudaEventRecord_v3020_params>(
       stream, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
-      [](Node& n, model::StreamId sid, double at) -> void* {
+      [](Node& n, model::StreamId sid, double at, const Stream& s, const ApiCall& call,
+         RecordBatch& batch) -> void* {
         n.events.push_back({n.engine->record(sid, at)});
+        // The event's id: one per handle (each record here makes a new handle).
+        const auto id = static_cast<uint32_t>(n.events.size());
+        n.events.back().cupti_id = id;
+        if (kind_enabled(CUPTI_ACTIVITY_KIND_CUDA_EVENT)) {
+          CUpti_ActivityCudaEvent2 rec{};
+          rec.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+          rec.correlationId = call.correlation_id();
+          rec.contextId = context_id(s.ctx);
+          rec.streamId = s.id;
+          rec.eventId = id;
+          rec.deviceId = static_cast<uint32_t>(s.device);
+          rec.deviceTimestamp = 0;
+          rec.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+          batch.append(rec);
+        }
         return &n.events.back();
       });
 }
@@ -357,8 +381,17 @@ void* event_record(void* stream) {
 void stream_wait_event(void* stream, void* event) {
   stream_call<cudaStreamWaitEvent_v3020_params>(
       stream, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
-      [event](Node& n, model::StreamId sid, double at) {
-        n.engine->wait(sid, static_cast<Event*>(event)->id, at);
+      [event](Node& n, model::StreamId sid, double at, const Stream& s, const ApiCall& call,
+              RecordBatch& batch) {
+        const auto* e = static_cast<Event*>(event);
+        n.engine->wait(sid, e->id, at);
+        if (kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
+          CUpti_ActivitySynchronization2 rec = sync_record(
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, call, context_id(s.ctx), s.id);
+          rec.cudaEventId = e->cupti_id;
+          batch.append(rec);
+        }
+        return 0;
       });
 }
 
