@@ -34,8 +34,18 @@ Result<analyzer::Details> file_row(const Read& read) {
   }
 }
 
+QString html_row(const QString& k, const QString& v) {
+  return QString("<tr><td style='color:gray;padding-right:10px'>%1</td><td>%2</td></tr>")
+      .arg(k.toHtmlEscaped(), v);
+}
+
 class Html {
  public:
+  // Rows made by html_row, into the open section.
+  void raw(const QString& rows) {
+    if (!open_) section(QObject::tr("Fields"));
+    s_ += rows;
+  }
   void title(const QString& t) { s_ += QString("<h3>%1</h3>").arg(t); }
   void section(const QString& t) {
     close();
@@ -45,8 +55,7 @@ class Html {
   }
   void row(const QString& k, const QString& v) {
     if (!open_) section(QObject::tr("Fields"));
-    s_ += QString("<tr><td style='color:gray;padding-right:10px'>%1</td><td>%2</td></tr>")
-              .arg(k.toHtmlEscaped(), v);
+    s_ += html_row(k, v);
   }
   void text(const QString& t) {
     close();
@@ -174,11 +183,78 @@ std::vector<FlowLink> DetailsPanel::show_item(int row, int64_t item) {
       html = h.done();
       break;
     }
+    case RowKind::queue: {
+      Html h;
+      const int64_t s = tl.start(r, k), e = tl.end(r, k);
+      h.title(tr("Queue length %1").arg(r.points[k].length));
+      h.row(tr("stream"), QString::number(r.key));
+      h.row(tr("held for"), dur(e - s));
+      h.row(tr("start"), dur(s - tl.first_ns()));
+      h.row(tr("stream's longest"), QString::number(r.max_length));
+      h.text(tr("Operations whose launch call has returned and that the GPU has not finished. "
+                "A queue that stays long means the host runs ahead of the GPU (the GPU is the "
+                "bottleneck); one near 0 between kernels means the GPU waits for launches. CUDA "
+                "blocks a launch while a stream holds %1 pending operations (drawn in red).")
+                 .arg(analyzer::QueueOptions{}.limit));
+      html = h.done();
+      break;
+    }
     case RowKind::group:
       break;
   }
   setHtml(html);
   return links;
+}
+
+QString DetailsPanel::path_rows(size_t a) const {
+  const analyzer::Trace& t = doc_->trace;
+  const int process = t.activities.process[a];
+  const void* made = doc_->path.data();
+  if (slack_.doc != doc_ || slack_.report != made) {
+    slack_ = SlackCache{};
+    slack_.doc = doc_;
+    slack_.report = made;
+    for (const analyzer::PathSegment& seg : doc_->path) {
+      if (seg.row >= 0 && seg.part != analyzer::PathPart::host) slack_.on_path.insert(seg.row);
+    }
+  }
+  QString h;
+  const auto row = static_cast<int64_t>(a);
+  int64_t step = -1;
+  const std::optional<analyzer::Interval> w =
+      step_window(*doc_, process, t.activities.end[a], &step);
+  const QString where = step >= 0 ? tr("step %1").arg(step) : tr("the run");
+  if (slack_.on_path.count(row) != 0) {
+    h += html_row(tr("on the path"),
+                  tr("yes: it makes %1 as long as it is (View > Critical path)").arg(where));
+  }
+  if (!w) {
+    h += html_row(tr("slack"), tr("- (in no step)"));
+    return h;
+  }
+  if (slack_.process != process || slack_.start != w->start || slack_.end != w->end) {
+    slack_.gpu.clear();
+    slack_.call.clear();
+    slack_.process = process;
+    slack_.start = w->start;
+    slack_.end = w->end;
+    for (const analyzer::Slack& sl : analyzer::slack(t, process, *w)) {
+      (sl.call ? slack_.call : slack_.gpu)[sl.row] = sl.slack_ns;
+    }
+  }
+  const auto g = slack_.gpu.find(row);
+  if (g != slack_.gpu.end()) {
+    h += html_row(tr("slack"), g->second == 0
+                                   ? tr("0: on this rank's longest path through %1").arg(where)
+                                   : tr("%1: it could end that much later without delaying "
+                                        "the end of %2 on this rank")
+                                         .arg(dur(g->second), where));
+  } else {
+    h += html_row(tr("slack"), tr("- (it ends outside %1)").arg(where));
+  }
+  const auto c = slack_.call.find(row);
+  if (c != slack_.call.end()) h += html_row(tr("launch call's slack"), dur(c->second));
+  return h;
 }
 
 QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* links) const {
@@ -255,6 +331,10 @@ QString DetailsPanel::activity_html(size_t a, int row, std::vector<FlowLink>* li
       links->push_back(
           {crow, tl.start(tl.row(crow), static_cast<size_t>(citem)), row, s + off, {}});
     }
+  }
+  if (doc_->analyzed) {
+    h.section(tr("Critical path"));
+    h.raw(path_rows(a));
   }
   // Metrics of this item.
   h.section(tr("Metrics"));

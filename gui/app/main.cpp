@@ -89,6 +89,11 @@ const std::vector<View>& all_views() {
       {"summary", {"summary.png"}, "the Summary tab"},
       {"collectives", {"collectives.png"}, "the Collectives tab"},
       {"interference", {"interference.png"}, "the Interference tab"},
+      {"why", {"why.png"}, "the Why tab (critical path per step, idle causes, kernel sequences)"},
+      {"path",
+       {"path.png"},
+       "the window over one step with its critical path drawn, the queue rows shown and an "
+       "operation on the path in the details"},
       {"bench", {"bench.png"}, "the Microbenchmarks tab, for traces with c3bench results"},
       {"compare", {"compare.png"}, "the Compare tab, with --compare"},
   };
@@ -241,6 +246,33 @@ void screenshots(MainWindow& w, Shots& shots) {
     ok = ok && shots.grab(&w, "range.png");
     view->clear_selection();
   }
+  // One step's critical path over the timeline (the second step: the first one warms up), the
+  // queue rows shown, the path's longest compute operation selected (its slack in the details).
+  if (shots.wants("path")) {
+    w.path_action()->setChecked(true);
+    view->set_path_shown(true);
+    w.queue_action()->trigger();
+    const size_t want = doc.report.paths.size() > 1 ? 1 : 0;
+    int64_t from = INT64_MAX, to = INT64_MIN, longest = 0, pick = -1;
+    for (size_t k = 0; k < doc.path.size() && k < doc.path_step.size(); ++k) {
+      if (doc.path_step[k] != want) continue;
+      const c3::analyzer::PathSegment& seg = doc.path[k];
+      const int64_t off = doc.trace.processes[static_cast<size_t>(seg.process)].offset_ns;
+      from = std::min(from, seg.from + off);
+      to = std::max(to, seg.to + off);
+      if (seg.part == c3::analyzer::PathPart::compute && seg.row >= 0 &&
+          seg.to - seg.from > longest) {
+        longest = seg.to - seg.from;
+        pick = seg.row;
+      }
+    }
+    if (pick >= 0) view->select_activity(static_cast<size_t>(pick));
+    if (from < to) view->set_window(from - (to - from) / 20, to + (to - from) / 20);
+    ok = ok && shots.grab(&w, "path.png");
+    w.queue_action()->trigger();
+    view->set_path_shown(false);
+    w.path_action()->setChecked(false);
+  }
   // The panels at a readable size of their own (in the window they share the height).
   c3::gui::AnalysisPanels panels;
   panels.setPalette(w.palette());
@@ -262,6 +294,10 @@ void screenshots(MainWindow& w, Shots& shots) {
   if (shots.wants("interference")) {
     panels.setCurrentWidget(panels.interference_page());
     ok = ok && shots.grab(&panels, "interference.png");
+  }
+  if (shots.wants("why")) {
+    panels.setCurrentWidget(panels.why_page());
+    ok = ok && shots.grab(&panels, "why.png");
   }
   if (shots.wants("summary")) {
     panels.setCurrentWidget(panels.summary_page());

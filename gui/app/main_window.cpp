@@ -33,6 +33,7 @@
 #include <set>
 
 #include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/why/whatif.h"
 #include "c3/gui/format.h"
 #include "details.h"
 #include "panels.h"
@@ -145,6 +146,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
   });
   connect(panels_, &AnalysisPanels::compareStepChanged, this, [this] { recompare(); });
+  connect(panels_, &AnalysisPanels::sequenceRequested, this, [this](int k) { select_sequence(k); });
+  connect(panels_, &AnalysisPanels::whatIfRequested, this, [this](const QStringList& w) {
+    const Result<bool> ok = replay_what_ifs(w);
+    if (!ok) {
+      status_->setText(ok.error());
+      show_error(ok.error());
+    }
+  });
   connect(panels_, &AnalysisPanels::compareRequested, this, [this] {
     const QStringList files = QFileDialog::getOpenFileNames(
         this, tr("Compare with"), {}, tr("Traces (*.sqlite *.json *.json.gz);;All files (*)"));
@@ -211,6 +220,12 @@ void MainWindow::build_search_bar() {
       {tr("all classes"), tr("compute"), tr("communication"), tr("memory"), tr("other")});
   stream_box_ = new QComboBox(bar);
   stream_box_->addItem(tr("all streams"), -1);
+  sequence_box_ = new QComboBox(bar);
+  sequence_box_->addItem(tr("any sequence"), -1);
+  sequence_box_->setToolTip(
+      tr("Keep the kernels of a frequent kernel sequence's occurrences (the Why tab lists them)"));
+  sequence_box_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  sequence_box_->setMinimumContentsLength(18);
   auto* prev = new QPushButton(tr("Previous"), bar);
   auto* next = new QPushButton(tr("Next"), bar);
   prev->setToolTip(tr("Previous match (Shift+F3)"));
@@ -220,6 +235,7 @@ void MainWindow::build_search_bar() {
   h->addWidget(search_, 3);
   h->addWidget(class_box_);
   h->addWidget(stream_box_);
+  h->addWidget(sequence_box_);
   h->addWidget(prev);
   h->addWidget(next);
   h->addWidget(match_label_, 1);
@@ -232,6 +248,7 @@ void MainWindow::build_search_bar() {
   connect(search_, &QLineEdit::textChanged, filter_timer_, qOverload<>(&QTimer::start));
   connect(class_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
   connect(stream_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
+  connect(sequence_box_, &QComboBox::currentIndexChanged, this, &MainWindow::on_filter_changed);
   connect(search_, &QLineEdit::returnPressed, this, [this] {
     if (filter_timer_->isActive()) {
       filter_timer_->stop();
@@ -264,6 +281,23 @@ void MainWindow::build_menus() {
   view->addAction(tr("Zoom to &fit"), QKeySequence(Qt::Key_0), view_, &TimelineView::zoom_to_fit);
   view->addAction(tr("Zoom to &selection"), QKeySequence(Qt::Key_F), view_,
                   &TimelineView::zoom_to_selection);
+  path_action_ = view->addAction(tr("&Critical path"), QKeySequence(Qt::Key_P), this,
+                                 [this](bool on) { view_->set_path_shown(on); });
+  path_action_->setCheckable(true);
+  path_action_->setToolTip(
+      tr("Draw each step's critical path over the timeline (the Why tab says where its time "
+         "went)"));
+  queue_action_ =
+      view->addAction(tr("&Queue length"), QKeySequence(Qt::Key_Q), this, [this](bool on) {
+        if (!doc_) return;
+        doc_->timeline->show_queues(on);
+        rows_model_.set(doc_->timeline.get());
+        view_->relayout();
+      });
+  queue_action_->setCheckable(true);
+  queue_action_->setToolTip(
+      tr("A row under each stream with launch calls: its launched, unfinished operations over "
+         "time"));
   view->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   view->addSeparator();
@@ -318,8 +352,11 @@ void MainWindow::show_shortcuts() {
          "<tr><td><b>Click / double-click</b></td><td>select an item / zoom to it</td></tr>"
          "<tr><td><b>F</b></td><td>zoom to the selection</td></tr>"
          "<tr><td><b>0 or Home</b></td><td>whole trace</td></tr>"
+         "<tr><td><b>P</b></td><td>critical path over the timeline (Why tab)</td></tr>"
+         "<tr><td><b>Q</b></td><td>a queue-length row under each stream</td></tr>"
          "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
-         "<tr><td><b>Ctrl+F</b></td><td>search (regular expression, class, stream)</td></tr>"
+         "<tr><td><b>Ctrl+F</b></td><td>search (regular expression, class, stream, frequent "
+         "kernel sequence)</td></tr>"
          "<tr><td><b>F3 / Shift+F3, N / Shift+N, Enter</b></td><td>next / previous match</td></tr>"
          "<tr><td><b>Overview strip</b></td><td>click or drag to move the window</td></tr>"
          "<tr><td><b>Labels</b></td><td>click a group to collapse it; right-click to hide or "
@@ -540,8 +577,14 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
   std::shared_ptr<Document> doc = doc_;
   busy_->setText(tr("analyzing %1 activities...").arg(doc->trace.activities.size()));
   busy_->show();
-  // The report is shared, not copied, out of the future.
-  using Analyzed = Result<std::shared_ptr<analyzer::Report>>;
+  // The report is shared, not copied, out of the future, with each step's critical path over
+  // the timeline.
+  struct Analysis {
+    analyzer::Report report;
+    std::vector<analyzer::PathSegment> path;
+    std::vector<size_t> path_step;
+  };
+  using Analyzed = Result<std::shared_ptr<Analysis>>;
   auto* watcher = new QFutureWatcher<Analyzed>(this);
   connect(watcher, &QFutureWatcher<Analyzed>::finished, this,
           [this, watcher, doc, cancel, done = std::move(done)] {
@@ -562,9 +605,15 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
               return;
             }
             busy_->hide();
-            doc->report = std::move(**report);
+            doc->report = std::move((*report)->report);
+            doc->path = std::move((*report)->path);
+            doc->path_step = std::move((*report)->path_step);
             doc->analyzed = true;
             panels_->set_document(doc.get());
+            update_sequences();
+            on_filter_changed();  // the sequence list is new
+            view_->update_path();
+            view_->viewport()->update();
             if (view_->selected_row() >= 0)
               on_item_selected(view_->selected_row(), view_->selected_item());
             const analyzer::Breakdown& b = doc->report.overall.b;
@@ -578,13 +627,38 @@ void MainWindow::start_analysis(std::function<void(bool)> done) {
                          format_duration(static_cast<double>(b.exposed_comm))));
             if (done) done(true);
           });
-  watcher->setFuture(QtConcurrent::run([doc, cancel]() -> Analyzed {
-    Result<analyzer::Report> report = analyze_document(*doc, *cancel);
+  watcher->setFuture(QtConcurrent::run([doc, cancel, what_ifs = doc->what_ifs]() -> Analyzed {
+    Result<analyzer::Report> report = analyze_document(*doc, *cancel, what_ifs);
     if (!report) return report.why();
+    auto out = std::make_shared<Analysis>();
+    out->report = std::move(*report);
+    try {
+      out->path = analyzer::route_segments(doc->trace, out->report.paths, &out->path_step);
+    } catch (const std::exception&) {
+      out->path.clear();  // the overlay is left out; the report stands
+      out->path_step.clear();
+    }
+    if (*cancel) return cancelled(QStringLiteral("cancelled"));
     // The next open of the same files reads this snapshot instead of decoding SQLite again.
     save_snapshot(*doc);
-    return std::make_shared<analyzer::Report>(std::move(*report));
+    return out;
   }));
+}
+
+Result<bool> MainWindow::replay_what_ifs(const QStringList& what_ifs,
+                                         std::function<void(bool)> done) {
+  if (!doc_) return failed(tr("Open a trace first."));
+  if (what_ifs.size() > 16)
+    return failed(tr("At most 16 what-ifs (%1 given).").arg(what_ifs.size()));
+  std::vector<analyzer::WhatIf> parsed;
+  try {
+    for (const QString& w : what_ifs) parsed.push_back(analyzer::parse_what_if(w.toStdString()));
+  } catch (const std::exception& e) {
+    return failed(QString::fromStdString(e.what()));
+  }
+  doc_->what_ifs = std::move(parsed);
+  start_analysis(std::move(done));
+  return true;
 }
 
 void MainWindow::set_document(std::shared_ptr<Document> doc) {
@@ -612,10 +686,12 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
     std::sort(streams.begin(), streams.end());
     for (const int32_t s : streams) stream_box_->addItem(tr("stream %1").arg(s), s);
   }
+  if (queue_action_->isChecked()) doc_->timeline->show_queues(true);
   view_->set_document(doc_.get());
   details_->set_document(doc_.get());
   panels_->set_document(doc_.get());
   rows_model_.set(doc_->timeline.get());
+  update_sequences();
   on_filter_changed();
   status_->setText(
       tr("%1 in %2")
@@ -623,10 +699,13 @@ void MainWindow::set_document(std::shared_ptr<Document> doc) {
                count(static_cast<int64_t>(doc_->trace.processes.size()), "process", "processes")));
 }
 
-Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int cls, int stream) {
+Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int cls, int stream,
+                                                       int sequence) {
   if (!doc_) return std::optional<size_t>(0);
   Timeline& tl = *doc_->timeline;
-  if (regex.isEmpty() && cls < 0 && stream < 0) {
+  const std::vector<analyzer::KernelSequence>& sequences = doc_->report.sequences;
+  if (sequence >= static_cast<int>(sequences.size())) sequence = -1;
+  if (regex.isEmpty() && cls < 0 && stream < 0 && sequence < 0) {
     tl.clear_filter();
     view_->relayout();
     return std::optional<size_t>();
@@ -644,6 +723,11 @@ Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int
   auto text_ok = [&](const std::string& s) {
     return regex.isEmpty() || re.match(QString::fromStdString(s)).hasMatch();
   };
+  if (sequence >= 0 && sequence != sequence_members_of_) {
+    sequence_members_ =
+        analyzer::sequence_members(t, sequences[static_cast<size_t>(sequence)].names);
+    sequence_members_of_ = sequence;
+  }
   const auto want = static_cast<Class>(cls);
   const size_t kept = tl.filter([&](const Row& r, uint32_t x) {
     switch (r.kind) {
@@ -651,16 +735,20 @@ Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int
         const analyzer::Activities& a = t.activities;
         if (stream >= 0 && a.stream[x] != stream) return false;
         if (cls >= 0 && a.cls[x] != want) return false;
+        if (sequence >= 0 && (x >= sequence_members_.size() || sequence_members_[x] == 0))
+          return false;
         return a.name[x] >= 0 ? name_ok[static_cast<size_t>(a.name[x])] != 0 : regex.isEmpty();
       }
       case RowKind::collectives:
-        if (stream >= 0 || (cls >= 0 && want != Class::communication)) return false;
+        if (stream >= 0 || sequence >= 0 || (cls >= 0 && want != Class::communication))
+          return false;
         return text_ok(t.collectives[x].op);
       case RowKind::nvtx:
-        if (stream >= 0 || cls >= 0) return false;
+        if (stream >= 0 || cls >= 0 || sequence >= 0) return false;
         return text_ok(t.ranges[x].name);
       case RowKind::group:
       case RowKind::overlap:
+      case RowKind::queue:
         break;  // never asked: Timeline::filter keeps all their items
     }
     return true;
@@ -672,7 +760,9 @@ Result<std::optional<size_t>> MainWindow::apply_filter(const QString& regex, int
 void MainWindow::on_filter_changed() {
   const int cls = class_box_->currentIndex() - 1;
   const int stream = stream_box_->currentData().isValid() ? stream_box_->currentData().toInt() : -1;
-  const Result<std::optional<size_t>> kept = apply_filter(search_->text(), cls, stream);
+  const int sequence =
+      sequence_box_->currentData().isValid() ? sequence_box_->currentData().toInt() : -1;
+  const Result<std::optional<size_t>> kept = apply_filter(search_->text(), cls, stream, sequence);
   QPalette pal = search_->palette();
   if (!kept) {
     match_label_->setText(kept.error());
@@ -685,6 +775,35 @@ void MainWindow::on_filter_changed() {
     pal = QApplication::palette(search_);
   }
   search_->setPalette(pal);
+}
+
+void MainWindow::update_sequences() {
+  const QSignalBlocker block(sequence_box_);
+  // The selection stays across a new analysis of the same document (a what-if replay keeps
+  // the sequences): found again by its text.
+  const QString selected = sequence_box_->currentIndex() > 0 ? sequence_box_->currentText() : "";
+  sequence_box_->clear();
+  sequence_box_->addItem(tr("any sequence"), -1);
+  sequence_members_.clear();
+  sequence_members_of_ = -1;
+  if (!doc_) return;
+  const std::vector<analyzer::KernelSequence>& seqs = doc_->report.sequences;
+  for (size_t k = 0; k < seqs.size(); ++k) {
+    sequence_box_->addItem(SequencesModel::label(seqs[k]), static_cast<int>(k));
+    // Kernel names come from the trace: escaped, in a tooltip that is rich text either way.
+    sequence_box_->setItemData(
+        sequence_box_->count() - 1,
+        QString("<p>%1</p>").arg(SequencesModel::label(seqs[k]).toHtmlEscaped()), Qt::ToolTipRole);
+  }
+  if (!selected.isEmpty())
+    sequence_box_->setCurrentIndex(std::max(0, sequence_box_->findText(selected)));
+}
+
+bool MainWindow::select_sequence(int index) {
+  const int at = sequence_box_->findData(index);
+  if (at < 0) return false;
+  sequence_box_->setCurrentIndex(at);  // on_filter_changed applies it
+  return true;
 }
 
 void MainWindow::on_item_selected(int row, qint64 item) {

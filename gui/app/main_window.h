@@ -13,6 +13,7 @@
 #include "c3/gui/document.h"
 #include "c3/gui/models.h"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -49,9 +50,21 @@ class MainWindow : public QMainWindow {
   // Errors are shown in a dialog (interactive) or printed (screenshot mode).
   void set_quiet_errors(bool quiet) { quiet_errors_ = quiet; }
   const QString& last_error() const { return last_error_; }
-  // Search: applies the name regex, class and stream filters. The items kept, or none when no
-  // filter is set (every item shown); fails when the regex is not valid.
-  Result<std::optional<size_t>> apply_filter(const QString& regex, int cls, int stream);
+  // Search: applies the name regex, class, stream and kernel-sequence filters (`sequence`: an
+  // index into the report's frequent sequences, whose occurrences' kernels are kept; -1 none).
+  // The items kept, or none when no filter is set (every item shown); fails when the regex is
+  // not valid.
+  Result<std::optional<size_t>> apply_filter(const QString& regex, int cls, int stream,
+                                             int sequence = -1);
+  // Selects Report::sequences[index] in the search bar (-1: any), filtering the timeline to its
+  // occurrences; false when there is no such sequence.
+  bool select_sequence(int index);
+  // The Why tab's what-ifs (analyze --what-if's grammar, one per entry): analyzes the open
+  // document again replaying them; fails at once with the one line of a bad entry (nothing
+  // changes then). `done(ok)` on the GUI thread when the analysis ends.
+  Result<bool> replay_what_ifs(const QStringList& what_ifs, std::function<void(bool)> done = {});
+  QAction* path_action() const { return path_action_; }
+  QAction* queue_action() const { return queue_action_; }
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -72,6 +85,8 @@ class MainWindow : public QMainWindow {
   void on_filter_changed();
   void on_item_selected(int row, qint64 item);
   void select_collective(size_t c);
+  // The search bar's sequence list, from the report's frequent sequences.
+  void update_sequences();
 
   // Shared with the analysis worker, which may outlive the document's time on screen.
   std::shared_ptr<Document> doc_;
@@ -88,9 +103,16 @@ class MainWindow : public QMainWindow {
   QLineEdit* search_ = nullptr;
   QComboBox* class_box_ = nullptr;
   QComboBox* stream_box_ = nullptr;
+  QComboBox* sequence_box_ = nullptr;
+  // The kernels of the selected sequence's occurrences (a flag per activity), and which
+  // Report::sequences index they are for (-1: none computed).
+  std::vector<uint8_t> sequence_members_;
+  int sequence_members_of_ = -1;
   QLabel* match_label_ = nullptr;
   QTimer* filter_timer_ = nullptr;
   QLabel* status_ = nullptr;
+  QAction* path_action_ = nullptr;
+  QAction* queue_action_ = nullptr;
   std::shared_ptr<std::atomic<bool>> cancel_;
   bool loading_ = false;
   bool quiet_errors_ = false;

@@ -159,6 +159,62 @@ AnalysisPanels::AnalysisPanels(QWidget* parent) : QTabWidget(parent) {
   }
   addTab(interference_page_, tr("Interference"));
 
+  why_page_ = new QWidget(this);
+  {
+    auto* lay = new QVBoxLayout(why_page_);
+    auto* row = new QHBoxLayout();
+    why_label_ = new QLabel(why_page_);
+    why_label_->setWordWrap(true);
+    row->addWidget(why_label_, 1);
+    row->addWidget(new QLabel(tr("what-if:"), why_page_));
+    what_if_edit_ = new QLineEdit(why_page_);
+    what_if_edit_->setPlaceholderText(tr("nccl:AllReduce=-50%; rank:1=on-time; comm=hidden"));
+    what_if_edit_->setToolTip(
+        tr("Changes replayed on each step's critical path, separated by ';' (c3scope analyze "
+           "--what-if): PART=-X% (compute, comm, memory, other_gpu, host, idle), comm=hidden, "
+           "kernel:REGEX=-X%, nccl:OP=-X%, nccl:OP=NGB/s, rank:N=on-time. The recorded schedule "
+           "moves along the path's dependencies; no contention is modelled."));
+    what_if_edit_->setMinimumWidth(320);
+    auto* replay = new QPushButton(tr("Replay"), why_page_);
+    auto request = [this] {
+      QStringList items;
+      for (const QString& w : what_if_edit_->text().split(';', Qt::SkipEmptyParts)) {
+        if (!w.trimmed().isEmpty()) items << w.trimmed();
+      }
+      emit whatIfRequested(items);
+    };
+    connect(replay, &QPushButton::clicked, this, request);
+    connect(what_if_edit_, &QLineEdit::returnPressed, this, request);
+    row->addWidget(what_if_edit_);
+    row->addWidget(replay);
+    lay->addLayout(row);
+    auto* split = new QSplitter(Qt::Vertical, why_page_);
+    const Pane top(split);
+    QTableView* paths = top.add_table(
+        tr("Critical path per step across ranks: where the step's time went (View > Critical "
+           "path draws it)"),
+        &paths_);
+    paths->setMinimumHeight(min_table_height(paths, 3));
+    auto* lower = new QSplitter(Qt::Horizontal, split);
+    const Pane bottom(lower);
+    QTableView* idle = bottom.add_table(
+        tr("Why the GPU was idle: per rank (devices' union of streams), then per stream"),
+        &idle_causes_);
+    idle->setMinimumHeight(min_table_height(idle, 3));
+    const Pane right(lower);
+    sequences_view_ = right.add_table(
+        tr("Frequent kernel sequences (double-click: select in the search)"), &sequences_);
+    sequences_view_->setTextElideMode(Qt::ElideMiddle);
+    connect(sequences_view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+      const QVariant v = i.data(kSequenceRole);
+      if (v.isValid()) emit sequenceRequested(v.toInt());
+    });
+    fill_split(lower, bottom.widget, right.widget, 1, 1);
+    fill_split(split, top.widget, lower, 1, 1);
+    lay->addWidget(split, 1);
+  }
+  addTab(why_page_, tr("Why"));
+
   bench_page_ = new QWidget(this);
   {
     auto* lay = new QVBoxLayout(bench_page_);
@@ -234,6 +290,10 @@ void AnalysisPanels::set_document(const Document* doc) {
          "point-to-point waits)",
          nullptr, interference_.without_verdict()));
   contention_.set(ready);
+  idle_causes_.set(ready);
+  paths_.set(ready);
+  sequences_.set(ready);
+  update_why();
   bench_.set(doc);
   charts_->set(doc != nullptr ? &doc->trace : nullptr);
   if (same) {
@@ -429,6 +489,69 @@ void AnalysisPanels::update_bars() {
   QChart* old = bars_->chart();
   bars_->setChart(chart);
   delete old;
+}
+
+void AnalysisPanels::update_why() {
+  if (doc_ == nullptr || !doc_->analyzed) {
+    why_label_->setText(doc_ == nullptr ? QString() : tr("The analysis is running..."));
+    return;
+  }
+  const analyzer::Report& r = doc_->report;
+  const analyzer::IdleCauses& c = r.overall.idle;
+  QString text;
+  if (r.paths.empty()) {
+    text = tr("No critical path: no GPU work in a step.");
+  } else {
+    // The median step's path, in words.
+    std::vector<const analyzer::StepPath*> by_time;
+    for (const analyzer::StepPath& p : r.paths) by_time.push_back(&p);
+    std::sort(by_time.begin(), by_time.end(),
+              [](const auto* x, const auto* y) { return x->step_ns < y->step_ns; });
+    const analyzer::StepPath& m = *by_time[by_time.size() / 2];
+    size_t top = 0;
+    for (size_t k = 1; k < analyzer::kPathParts; ++k) {
+      if (m.parts[k] > m.parts[top]) top = k;
+    }
+    const double share =
+        m.path_ns > 0 ? 100.0 * static_cast<double>(m.parts[top]) / static_cast<double>(m.path_ns)
+                      : 0;
+    text =
+        tr("%n step(s); the median step (%1) spends %2 of its critical path in %3", nullptr,
+           static_cast<int>(r.paths.size()))
+            .arg(format_duration(static_cast<double>(m.step_ns)), format_pct(share),
+                 QString::fromUtf8(analyzer::path_part_name(static_cast<analyzer::PathPart>(top))));
+    if (!m.late.empty()) {
+      text += tr(", and goes through %n late arrival(s)", nullptr, static_cast<int>(m.late.size()));
+    }
+    text += '.';
+  }
+  if (c.idle > 0) {
+    text += tr(" GPUs idle %1: host wait %2, kernel wait %3, comm wait %4, other %5.")
+                .arg(format_duration(static_cast<double>(c.idle)),
+                     format_duration(static_cast<double>(c.host_wait)),
+                     format_duration(static_cast<double>(c.kernel_wait)),
+                     r.comm_wait_known ? format_duration(static_cast<double>(c.comm_wait))
+                                       : QStringLiteral("-"),
+                     format_duration(static_cast<double>(c.other)));
+  }
+  if (!r.launch_calls) {
+    text +=
+        tr(" No launch calls in the trace(s) (record with --cuda-api): host wait cannot be "
+           "told apart.");
+  }
+  why_label_->setText(text);
+}
+
+QString AnalysisPanels::why_text() const {
+  return why_label_->text();
+}
+
+QString AnalysisPanels::what_ifs_text() const {
+  return what_if_edit_->text();
+}
+
+void AnalysisPanels::set_what_ifs_text(const QString& text) {
+  what_if_edit_->setText(text);
 }
 
 }  // namespace c3::gui

@@ -38,6 +38,15 @@ class AnalysisPanels : public QTabWidget {
   QWidget* interference_page() const { return interference_page_; }
   QString headline_text() const;  // the summary's headline, as plain text (for tests)
   QWidget* bench_page() const { return bench_page_; }
+  QWidget* why_page() const { return why_page_; }
+  const IdleCausesModel& idle_causes() const { return idle_causes_; }
+  const CriticalPathModel& paths() const { return paths_; }
+  const SequencesModel& sequences() const { return sequences_; }
+  QTableView* sequences_view() const { return sequences_view_; }
+  QString why_text() const;  // the Why tab's sentence (for tests)
+  // The what-if entry ("a; b"), as typed.
+  QString what_ifs_text() const;
+  void set_what_ifs_text(const QString& text);
   QWidget* compare_page() const { return compare_page_; }
   // The comparison's step pattern (a regular expression over NVTX / annotation names; empty:
   // ProfilerStep#N), as `c3scope compare --step`.
@@ -51,12 +60,17 @@ class AnalysisPanels : public QTabWidget {
   // Double-click in the collectives table: show that activity in the timeline.
   void activityRequested(qulonglong activity);
   void compareRequested();
+  // The Why tab's Replay: analyze again with these what-ifs (analyze --what-if's grammar).
+  void whatIfRequested(const QStringList& what_ifs);
+  // Double-click in the Why tab's sequences: select Report::sequences[index] in the search.
+  void sequenceRequested(int index);
   // The step pattern was edited while a comparison is shown: compare again.
   void compareStepChanged();
 
  private:
   void update_summary();
   void update_bars();
+  void update_why();
 
   const Document* doc_ = nullptr;
   const Document* other_ = nullptr;
@@ -65,6 +79,9 @@ class AnalysisPanels : public QTabWidget {
   CollectivesModel collectives_;
   InterferenceModel interference_;
   ContentionModel contention_;
+  IdleCausesModel idle_causes_;
+  CriticalPathModel paths_;
+  SequencesModel sequences_;
   BenchModel bench_;
   CompareModel compare_;
   VerdictModel verdicts_;
@@ -82,6 +99,10 @@ class AnalysisPanels : public QTabWidget {
   QCheckBox* show_all_interference_ = nullptr;
   QWidget* bench_page_ = nullptr;
   QWidget* compare_page_ = nullptr;
+  QWidget* why_page_ = nullptr;
+  QLabel* why_label_ = nullptr;
+  QLineEdit* what_if_edit_ = nullptr;
+  QTableView* sequences_view_ = nullptr;
 };
 
 // A sortable, read-only table view over a model (sorting by kSortRole).

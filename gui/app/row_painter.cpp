@@ -9,6 +9,8 @@
 
 namespace c3::gui {
 
+using analyzer::QueueOptions;
+
 const NameCache::Text& NameCache::get(const std::string& name, const QFontMetrics& fm,
                                       bool kernel) {
   auto& cache = kernel ? kernel_names_ : names_;
@@ -77,6 +79,7 @@ RowPainter::RowPainter(QPainter& p, const Timeline& tl, NameCache& names, const 
       exposed{exposed_color(dark_), exposed_color(dark_).darker(dark_ ? 80 : 115)};
   hidden_fill_ = hidden;
   exposed_fill_ = exposed;
+  queue_fill_ = dark_ ? QColor(0x6f, 0x9f, 0xd8) : QColor(0x3b, 0x6e, 0xb0);
   for (unsigned bits = 0; bits < 16; ++bits) {
     const QColor c = classes_color(static_cast<uint8_t>(bits), dark_);
     class_fill_[bits] = {c, c.darker(dark_ ? 80 : 115)};
@@ -99,6 +102,10 @@ const RowPainter::Fill& RowPainter::range_fill(const Row& r, const LodItem& it,
 void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, int height,
                        int64_t selected) {
   const int iy = y + 2, ih = height - 4;
+  if (r.kind == RowKind::queue) {
+    paint_queue(r, items, iy, ih);
+    return;
+  }
   Runs runs(p_, 0.5 / dpr_);
   Runs bottom(p_, 0.5 / dpr_);  // overlap rows: the exposed part of split columns
   const bool ranges = r.kind == RowKind::nvtx;
@@ -150,6 +157,21 @@ void RowPainter::paint(const Row& r, const std::vector<LodItem>& items, int y, i
   }
   runs.flush();
   bottom.flush();
+}
+
+void RowPainter::paint_queue(const Row& r, const std::vector<LodItem>& items, int iy, int ih) {
+  const double most = static_cast<double>(std::max<int64_t>(r.max_length, 1));
+  const QueueOptions limit;
+  for (const LodItem& it : items) {
+    const double x0 = std::max(it.x0, -2.0) + label_w_;
+    const double x1 = std::min(it.x1, body_w_ + 2) + label_w_;
+    if (x1 < label_w_ || x0 > right_) continue;
+    // At least a device pixel: a queue of one under a peak of a thousand still shows.
+    const double h =
+        std::max(std::round(ih * static_cast<double>(it.length) / most * dpr_) / dpr_, 1.0 / dpr_);
+    p_.fillRect(QRectF(x0, iy + ih - h, std::max(x1 - x0, 1.0 / dpr_), h),
+                it.length >= limit.limit ? exposed_fill_[0] : queue_fill_);
+  }
 }
 
 void RowPainter::paint_name(const Row& r, const LodItem& it, const QColor& fill, double x0,

@@ -69,6 +69,9 @@ class RowPainter {
   // An NVTX row's fill: the range's own colour, else the row's (by nesting depth).
   const Fill& range_fill(const Row& r, const LodItem& it, const Fill& depth_fill,
                          OwnColor& own) const;
+  // A queue row: bars from the bottom, as tall as the queue is long against the row's longest
+  // (at CUDA's launch-queue limit in the exposed colour: the host blocks there).
+  void paint_queue(const Row& r, const std::vector<LodItem>& items, int iy, int ih);
   void paint_name(const Row& r, const LodItem& it, const QColor& fill, double x0, double x1, int iy,
                   int ih);
 
@@ -86,6 +89,7 @@ class RowPainter {
   std::array<Fill, 16> class_fill_;
   // Overlap spans: hidden and exposed communication (folded columns split between them).
   Fill hidden_fill_, exposed_fill_;
+  QColor queue_fill_;
 };
 
 }  // namespace c3::gui

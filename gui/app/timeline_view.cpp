@@ -14,6 +14,7 @@
 #include <QtConcurrent/QtConcurrentMap>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "c3/gui/format.h"
 #include "theme.h"
@@ -52,6 +53,8 @@ void TimelineView::set_document(Document* doc) {
   sel_item_ = -1;
   links_.clear();
   has_range_ = false;
+  path_.clear();
+  if (path_shown_) update_path();
   // Window times count from the trace's first timestamp (see Viewport).
   vp_.origin = doc_ != nullptr && doc_->timeline ? doc_->timeline->first_ns() : 0;
   vp_.t0 = 0;
@@ -127,6 +130,8 @@ void TimelineView::fit_labels() {
 
 QString TimelineView::row_label(const Row& r) const {
   if (r.kind == RowKind::overlap) return tr("overlap (hidden / exposed comm)");
+  if (r.kind == RowKind::queue)
+    return tr("%1 (max %2)").arg(QString::fromStdString(r.label)).arg(r.max_length);
   return QString::fromStdString(r.label);
 }
 
@@ -313,7 +318,8 @@ bool TimelineView::step_match(int direction) {
   int64_t best_t = 0;
   for (size_t l = 0; l < lines_.size(); ++l) {
     const Row& r = tl.row(lines_[l].row);
-    if (r.kind == RowKind::group || r.kind == RowKind::overlap) continue;
+    if (r.kind == RowKind::group || r.kind == RowKind::overlap || r.kind == RowKind::queue)
+      continue;
     const size_t n = tl.size(r);
     if (n == 0) continue;
     // Order: (start, line). Next: the first item after (from, from_line); previous: the last
@@ -369,6 +375,7 @@ void TimelineView::paint_frame(QPainter& p, const QSize& size) {
   vp_.width = std::max(1, size.width() - label_w_);
   p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
   paint_rows(p, size, dark);
+  paint_path(p, size, dark);
   paint_links(p, size, dark);
   paint_header(p, size, dark);
   last_frame_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
@@ -515,6 +522,82 @@ int TimelineView::visible_y(int row) const {
     }
   }
   return -1;
+}
+
+void TimelineView::set_path_shown(bool on) {
+  path_shown_ = on;
+  update_path();
+  viewport()->update();
+}
+
+void TimelineView::update_path() {
+  path_.clear();
+  if (!path_shown_ || doc_ == nullptr || !doc_->timeline || !doc_->analyzed) return;
+  const Timeline& tl = *doc_->timeline;
+  std::map<int, int> top;  // process -> its group row (under its host's, when there is one)
+  for (size_t r = 0; r < tl.rows().size(); ++r) {
+    const Row& row = tl.rows()[r];
+    if (row.kind == RowKind::group && row.process >= 0) {
+      top.try_emplace(row.process, static_cast<int>(r));
+    }
+  }
+  path_.reserve(doc_->path.size());
+  for (size_t k = 0; k < doc_->path.size(); ++k) {
+    const analyzer::PathSegment& s = doc_->path[k];
+    PathMark m;
+    m.step = k < doc_->path_step.size() ? doc_->path_step[k] : 0;
+    if (s.row >= 0 && s.part != analyzer::PathPart::host) {
+      m.row = tl.find_activity(static_cast<size_t>(s.row)).first;
+      m.gpu = m.row >= 0;
+    }
+    if (m.row < 0) {
+      auto it = top.find(s.process);
+      if (it == top.end()) continue;
+      m.row = it->second;
+    }
+    const int64_t off = tl.row(m.row).offset;
+    m.from = s.from + off;
+    m.to = s.to + off;
+    path_.push_back(m);
+  }
+}
+
+void TimelineView::paint_path(QPainter& p, const QSize& size, bool dark) {
+  if (!path_shown_ || path_.empty() || doc_ == nullptr) return;
+  p.save();
+  p.setClipRect(label_w_, kHeaderHeight, size.width() - label_w_, size.height() - kHeaderHeight);
+  p.setRenderHint(QPainter::Antialiasing, true);
+  const QColor c = dark ? QColor(255, 120, 200) : QColor(200, 0, 120);
+  const double w = vp_.width;
+  const QPen outline(c, 2.2), dashed(c, 2.0, Qt::DashLine), joint(c, 1.2);
+  p.setBrush(Qt::NoBrush);
+  const PathMark* prev = nullptr;
+  double prev_x0 = 0;
+  int prev_y = -1;
+  for (const PathMark& m : path_) {
+    const double x0 = vp_.x_of(m.from), x1 = vp_.x_of(m.to);
+    const int y = visible_y(m.row);
+    // Walk order runs back in time: this piece ends where the previous one (later) starts.
+    if (prev != nullptr && prev->step == m.step && y >= 0 && prev_y >= 0 && y != prev_y &&
+        !(std::max(x1, prev_x0) < 0 || std::min(x1, prev_x0) > w)) {
+      p.setPen(joint);
+      p.drawLine(QPointF(x1 + label_w_, y), QPointF(prev_x0 + label_w_, prev_y));
+    }
+    prev = &m;
+    prev_x0 = x0;
+    prev_y = y;
+    if (y < 0 || x1 < 0 || x0 > w) continue;
+    const double a = std::max(x0, -4.0) + label_w_, b = std::min(x1, w + 4) + label_w_;
+    if (m.gpu) {
+      p.setPen(outline);
+      p.drawRect(QRectF(a, y - kRowHeight / 2.0 + 2, std::max(b - a, 1.5), kRowHeight - 4));
+    } else {
+      p.setPen(dashed);
+      p.drawLine(QPointF(a, y + kRowHeight / 2.0 - 3),
+                 QPointF(std::max(b, a + 1), y + kRowHeight / 2.0 - 3));
+    }
+  }
+  p.restore();
 }
 
 void TimelineView::paint_links(QPainter& p, const QSize& size, bool dark) {
@@ -735,6 +818,14 @@ QString TimelineView::tooltip_at(const QPoint& pos) const {
   if (k < 0) return {};
   const auto i = static_cast<size_t>(k);
   const int64_t s = tl.start(r, i), e = tl.end(r, i);
+  if (r.kind == RowKind::queue) {
+    return tr("<b>%n operation(s) launched, not finished</b><br>for %1 from %2 (the stream's "
+              "longest: %3)",
+              nullptr, static_cast<int>(std::min<int64_t>(r.points[i].length, INT32_MAX)))
+        .arg(format_duration(static_cast<double>(e - s)),
+             format_duration(static_cast<double>(s - tl.first_ns())))
+        .arg(r.max_length);
+  }
   return QString("<b>%1</b><br>%2 at %3")
       .arg(qs(tl.name(r, i)).toHtmlEscaped(), format_duration(static_cast<double>(e - s)),
            format_duration(static_cast<double>(s - tl.first_ns())));

@@ -61,6 +61,15 @@ class TimelineView : public QAbstractScrollArea {
   std::optional<std::pair<int64_t, int64_t>> range_selection() const;
   void set_range_selection(int64_t t0, int64_t t1);
 
+  // The critical path overlay (View > Critical path): each step's path (Document::path) drawn
+  // over the rows: its operations outlined, host and idle stretches dashed on the rank's top
+  // row, consecutive pieces joined. update_path() re-reads the document's path (after an
+  // analysis).
+  void set_path_shown(bool on);
+  bool path_shown() const { return path_shown_; }
+  void update_path();
+  size_t path_marks() const { return path_.size(); }  // pieces of the overlay (tests)
+
   // Search: rows' items are filtered (Timeline::filter) by the main window; this steps through
   // what is left, in time order from the current selection.
   bool step_match(int direction);
@@ -143,6 +152,7 @@ class TimelineView : public QAbstractScrollArea {
   void paint_range(QPainter& p, const QSize& size, bool dark);
   // Arrows between linked items, over the rows.
   void paint_links(QPainter& p, const QSize& size, bool dark);
+  void paint_path(QPainter& p, const QSize& size, bool dark);
   int visible_y(int row) const;  // viewport y of a row's centre, following collapsed ancestors
   // The header (timeline_header.cpp): legend, overview strip, ruler.
   void paint_header(QPainter& p, const QSize& size, bool dark);
@@ -159,6 +169,14 @@ class TimelineView : public QAbstractScrollArea {
   int sel_row_ = -1;
   int64_t sel_item_ = -1;
   std::vector<FlowLink> links_;
+  struct PathMark {
+    int row = -1;              // a stream row, or the rank's top row (host and idle)
+    int64_t from = 0, to = 0;  // aligned
+    bool gpu = false;
+    size_t step = 0;  // Document::path_step
+  };
+  std::vector<PathMark> path_;
+  bool path_shown_ = false;
   bool has_range_ = false;
   double range_a_ = 0, range_b_ = 0;  // window times (Viewport::t0)
   std::vector<QString> ruler_labels_;

@@ -701,6 +701,123 @@ class AppTest : public QObject {
              std::string("host trainer-7"));
   }
 
+  // Issue 25: the Why tab (the critical path per step, idle causes), the path drawn over the
+  // timeline, an activity's slack in the details, and a what-if replayed from the panel; on the
+  // golden case why_critical_path_two_ranks (answers in its cmd file).
+  void whyTabPathOverlaySlackAndWhatIf() {
+    const QString dir = QString(C3_SOURCE_DIR) + "/tests/golden/why_critical_path_two_ranks/";
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY2(open_and_wait(w, {dir + "rank0.json", dir + "rank1.json"}),
+             qPrintable(w.last_error()));
+    const Document& doc = *w.document();
+    const CriticalPathModel& paths = w.panels()->paths();
+    QCOMPARE(paths.rowCount(), 1);
+    QCOMPARE(paths.index(0, CriticalPathModel::kStepTime).data().toString(), QString("1.00 ms"));
+    QCOMPARE(paths.index(0, CriticalPathModel::kCompute).data().toString(),
+             QString::fromUtf8("690 \u00B5s"));
+    QVERIFY2(paths.index(0, CriticalPathModel::kStraggler)
+                 .data()
+                 .toString()
+                 .contains(QString::fromUtf8("+390 \u00B5s")),
+             qPrintable(paths.index(0, CriticalPathModel::kStraggler).data().toString()));
+    // all ranks, 2 ranks, and their streams
+    QVERIFY(w.panels()->idle_causes().rowCount() >= 4);
+    QVERIFY2(w.panels()->why_text().contains("critical path in compute"),
+             qPrintable(w.panels()->why_text()));
+    // The overlay: off until asked, then the path's pieces on both ranks.
+    QCOMPARE(w.timeline()->path_marks(), size_t{0});
+    w.path_action()->trigger();
+    QVERIFY(w.timeline()->path_shown());
+    QCOMPARE(w.timeline()->path_marks(), doc.path.size());
+    QVERIFY(doc.path.size() >= 5);
+    std::set<int> ranks;
+    for (const c3::analyzer::PathSegment& seg : doc.path) ranks.insert(seg.process);
+    QCOMPARE(ranks.size(), size_t{2});
+    // Rank 1's gemm_fwd is on the path; rank 0's gemm_fwd (ended at 300, the AllReduce's own
+    // work began at 700, when rank 1 arrived) had 400 µs to spare.
+    for (size_t a = 0; a < doc.trace.activities.size(); ++a) {
+      const auto n = static_cast<size_t>(doc.trace.activities.name[a]);
+      if (doc.trace.names[n].find("gemm_fwd") == std::string::npos) continue;
+      QVERIFY(w.timeline()->select_activity(a));
+      const QString text = w.details()->toPlainText();
+      const bool late = doc.trace.processes[doc.trace.activities.process[a]].rank == 1;
+      QVERIFY2(text.contains(late ? QStringLiteral("on the path")
+                                  : QString::fromUtf8("400 \u00B5s: it could end that much later")),
+               qPrintable(text));
+    }
+    // A what-if from the panel: rank 1 on time gives 610 µs; a bad one says why, nothing runs.
+    QVERIFY(!w.replay_what_ifs({"rank:x=on-time"}));
+    bool finished = false;
+    QVERIFY(w.replay_what_ifs({"rank:1=on-time"}, [&](bool) { finished = true; }));
+    for (int i = 0; i < 3000 && !finished; ++i) QTest::qWait(10);
+    QVERIFY(finished);
+    QCOMPARE(paths.columnCount(), CriticalPathModel::kWhatIfs + 1);
+    QCOMPARE(paths.index(0, CriticalPathModel::kWhatIfs).data().toString(),
+             QString::fromUtf8("610 \u00B5s"));
+    QVERIFY(w.timeline()->path_marks() >= 5);  // the overlay follows the new analysis
+  }
+
+  void queueRowsAndFrequentSequenceSearch() {
+    // The hand-built trace of tests/golden/why_idle_launch_queue: stream 7's queue holds 5
+    // operations at its longest (1088 to 1100 µs); its most frequent sequence is gemm_a > gemm_b
+    // > gemm_b, whose occurrence is three kernels.
+    const QString dir = QString(C3_SOURCE_DIR) + "/tests/golden/why_idle_launch_queue/";
+    MainWindow w;
+    w.set_quiet_errors(true);
+    w.resize(1400, 900);
+    w.show();
+    QVERIFY2(open_and_wait(w, {dir + "trace.json"}), qPrintable(w.last_error()));
+    const Timeline& tl = *w.document()->timeline;
+    int queue = -1;
+    for (size_t i = 0; i < tl.rows().size(); ++i) {
+      if (tl.rows()[i].kind == RowKind::queue && tl.rows()[i].key == 7) queue = static_cast<int>(i);
+    }
+    QVERIFY(queue >= 0);
+    QCOMPARE(tl.row(queue).max_length, int64_t{5});
+    QVERIFY(w.timeline()->row_y(queue) < 0);  // hidden until View > Queue length
+    w.queue_action()->trigger();
+    QVERIFY(w.timeline()->row_y(queue) >= 0);
+    w.timeline()->zoom_to_fit();
+    QImage img(w.timeline()->viewport()->size(), QImage::Format_ARGB32);
+    QPainter p(&img);
+    w.timeline()->paint_frame(p, img.size());  // the row paints (no crash, bars drawn)
+    p.end();
+    // The details of the queue's longest stretch.
+    const Row& q = tl.row(queue);
+    size_t top = 0;
+    for (size_t k = 0; k < q.points.size(); ++k) {
+      if (q.points[k].length > q.points[top].length) top = k;
+    }
+    w.timeline()->select(queue, static_cast<int64_t>(top), false);
+    QVERIFY2(w.details()->toPlainText().contains("Queue length 5"),
+             qPrintable(w.details()->toPlainText()));
+    QVERIFY2(w.details()->toPlainText().contains(QString::fromUtf8("12.0 \u00B5s")),
+             qPrintable(w.details()->toPlainText()));
+    w.queue_action()->trigger();
+    QVERIFY(w.timeline()->row_y(queue) < 0);
+
+    // Sequences: the Why tab lists them, the search selects one.
+    const SequencesModel& seqs = w.panels()->sequences();
+    QVERIFY(seqs.rowCount() >= 3);
+    QCOMPARE(seqs.index(0, SequencesModel::kKernels).data().toString(),
+             QString::fromUtf8("gemm_a \u2192 gemm_b \u2192 gemm_b"));
+    QVERIFY(w.select_sequence(0));
+    size_t kept = 0;
+    for (const Row& r : tl.rows()) {
+      if (r.kind == RowKind::stream) kept += r.items.size();
+    }
+    QCOMPARE(kept, size_t{3});
+    const Result<std::optional<size_t>> both = w.apply_filter("gemm_b", -1, -1, 0);
+    QVERIFY(both && both->has_value());
+    QCOMPARE(**both, size_t{2});
+    QVERIFY(!w.select_sequence(1000));
+    QVERIFY(w.select_sequence(-1));  // any sequence: the filter is off again
+    QVERIFY(!tl.filtered());
+  }
+
   void opensPyTorchProfilerTraces() {
     // Real Kineto traces of two ranks (../shared/traces, or $C3SCOPE_TRACES), imported on the fly.
     const QString dir = qEnvironmentVariableIsEmpty("C3SCOPE_TRACES")

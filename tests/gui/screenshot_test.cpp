@@ -103,7 +103,7 @@ class ScreenshotTest : public QObject {
       QVERIFY2(log.contains(row), qPrintable(QString("missing '%1' in\n%2").arg(row, log)));
     }
     for (const char* name : {"timeline.png", "zoomed.png", "range.png", "collectives.png",
-                             "interference.png", "summary.png"}) {
+                             "interference.png", "summary.png", "why.png", "path.png"}) {
       const QImage img(QDir(out).filePath(name));
       QVERIFY2(!img.isNull(), name);
       QVERIFY2(img.width() >= 800 && img.height() >= 300, name);

@@ -95,6 +95,7 @@ class TimelineLodTest : public QObject {
   void test_lod_matches_brute_force();
   void test_hit();
   void test_lod_overlap_folds_in_proportion();
+  void test_queue_rows_show_each_columns_longest_queue();
 };
 
 void TimelineLodTest::test_lod_wide_items_one_by_one() {
@@ -330,6 +331,69 @@ void TimelineLodTest::test_lod_overlap_folds_in_proportion() {
     QCOMPARE(x.count, 1u);
     QCOMPARE(x.hidden, r.spans[x.first].kind == OverlapKind::hidden ? 1.0f : 0.0f);
   }
+}
+
+// A queue row (launched, unfinished operations of a stream with launch calls): hidden until
+// shown; at any zoom each pixel column's block is the longest queue the step function reaches in
+// that column (brute force over the points), and hit finds the point holding at a time.
+void TimelineLodTest::test_queue_rows_show_each_columns_longest_queue() {
+  Builder b;
+  b.process("h", 0, 1);
+  std::mt19937_64 rng(7);
+  int64_t gpu = 1000, host = 0;
+  for (int burst = 0; burst < 300; ++burst) {
+    const int n = 1 + static_cast<int>(rng() % 40);  // a burst of launches, then the GPU drains
+    for (int k = 0; k < n; ++k) {
+      host += 1 + static_cast<int64_t>(rng() % 5);
+      const int64_t s = std::max(gpu, host + 2), e = s + 3 + static_cast<int64_t>(rng() % 50);
+      const size_t i = b.kernel("k", s, e);
+      b.t.activities.set_call(i, host - 1, host, b.name("cudaLaunchKernel"));
+      gpu = e;
+    }
+    host = gpu + static_cast<int64_t>(rng() % 200);
+  }
+  b.kernel("uncalled", 0, 10, 0, 0, 9);  // stream 9 has no launch calls: no queue row
+  const Timeline tl(b.done());
+  const int qi = find_row(tl, RowKind::queue);
+  QVERIFY(qi >= 0);
+  const Row& q = tl.row(qi);
+  QCOMPARE(q.key, int64_t{7});
+  QVERIFY(q.hidden);
+  QVERIFY(q.max_length >= 10);
+  QCOMPARE(q.points.back().length, int64_t{0});
+  const std::vector<int> visible = tl.visible_rows();
+  QVERIFY(std::find(visible.begin(), visible.end(), qi) == visible.end());
+  size_t queues = 0;
+  for (const Row& r : tl.rows()) queues += r.kind == RowKind::queue ? 1 : 0;
+  QCOMPARE(queues, size_t{1});
+  const size_t n = q.points.size();
+  for (const double ns_per_px : {0.25, 3.0, 40.0, 1000.0}) {
+    for (const double min_px : {0.5, 1.0}) {
+      const Viewport v{static_cast<double>(rng() % 20000), ns_per_px, 300};
+      const std::vector<LodItem> items = tl.lod(q, v, min_px);
+      for (int c = 0; c < v.width; ++c) {
+        int64_t want = 0, got = 0;
+        for (size_t k = 0; k + 1 < n; ++k) {
+          const double x0 = v.x_of(q.points[k].at), x1 = v.x_of(q.points[k + 1].at);
+          if (x0 < c + 1 && x1 > c) want = std::max(want, q.points[k].length);
+        }
+        for (const LodItem& it : items) {
+          if (it.x0 < c + 1 && it.x1 > c) got = std::max(got, it.length);
+        }
+        QVERIFY2(want == got, qPrintable(QString("%1 ns/px, column %2: longest %3, drawn %4")
+                                             .arg(ns_per_px)
+                                             .arg(c)
+                                             .arg(want)
+                                             .arg(got)));
+      }
+    }
+  }
+  // hit: the point holding at t; none before the first launch returned or after the last end.
+  const size_t mid = n / 2;
+  QCOMPARE(tl.hit(q, q.points[mid].at, 0), static_cast<int64_t>(mid));
+  QCOMPARE(tl.hit(q, q.points[mid + 1].at - 1, 0), static_cast<int64_t>(mid));
+  QCOMPARE(tl.hit(q, q.points.front().at - 1, 0), int64_t{-1});
+  QCOMPARE(tl.hit(q, q.points.back().at, 0), int64_t{-1});
 }
 
 QTEST_GUILESS_MAIN(TimelineLodTest)

@@ -152,16 +152,45 @@ std::shared_ptr<const analyzer::JobRun> summarize_document(Document& doc, const 
 
 }  // namespace
 
-Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel) {
+Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel,
+                                          const std::vector<analyzer::WhatIf>& what_ifs) {
   try {
     if (!complete_shapes(doc, cancel)) return cancelled("cancelled");
-    analyzer::Report report = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, {});
+    analyzer::AnalyzeOptions o;
+    o.what_ifs = what_ifs;
+    analyzer::Report report = analyzer::analyze_aligned(doc.trace, doc.opened.files.origins, o);
     report.clocks = doc.clocks;
     if (cancel) return cancelled("cancelled");
     return report;
   } catch (const std::exception& e) {
     return failed(QString::fromStdString(e.what()));
   }
+}
+
+std::optional<analyzer::Interval> step_window(const Document& doc, int process, int64_t t,
+                                              int64_t* index) {
+  const auto p = static_cast<size_t>(process);
+  if (process < 0 || p >= doc.trace.processes.size()) return std::nullopt;
+  if (doc.analyzed && p < doc.report.steps.size() && !doc.report.steps[p].empty()) {
+    for (const analyzer::StepSample& s : doc.report.steps[p]) {
+      if (t > s.start && t <= s.end) {
+        if (index != nullptr) *index = s.index;
+        return analyzer::Interval{s.start, s.end};
+      }
+    }
+    return std::nullopt;
+  }
+  // No steps: the process's span.
+  const analyzer::Activities& a = doc.trace.activities;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.process[i] != process) continue;
+    first = std::min(first, a.start[i]);
+    last = std::max(last, a.end[i]);
+  }
+  if (first > last) return std::nullopt;
+  if (index != nullptr) *index = -1;
+  return analyzer::Interval{first, last};
 }
 
 Result<std::shared_ptr<const analyzer::Comparison>> compare_documents(

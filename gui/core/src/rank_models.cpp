@@ -21,33 +21,6 @@ int SummaryModel::rows() const {
   return static_cast<int>(doc_->report.processes.size()) + 1;
 }
 
-namespace {
-
-// Indices of `items` ordered as their processes' ranks (rank_order: as numbers, 2 before 10),
-// whatever order the report keeps them in.
-template <class T>
-std::vector<size_t> by_rank(const analyzer::Trace& t, const std::vector<T>& items) {
-  std::vector<size_t> pos(t.processes.size(), 0);
-  const std::vector<int> order = rank_order(t);
-  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
-  std::vector<size_t> out(items.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = i;
-  std::stable_sort(out.begin(), out.end(), [&](size_t x, size_t y) {
-    const auto px = static_cast<size_t>(items[x].process),
-               py = static_cast<size_t>(items[y].process);
-    return (px < pos.size() ? pos[px] : px) < (py < pos.size() ? pos[py] : py);
-  });
-  return out;
-}
-
-// Row `row`'s index in the report (as it is when the order is stale: the report changed without
-// a set()).
-size_t ordered(const std::vector<size_t>& order, size_t row) {
-  return row < order.size() ? order[row] : row;
-}
-
-}  // namespace
-
 void SummaryModel::document_changed() {
   order_.clear();
   if (doc_ != nullptr) order_ = by_rank(doc_->trace, doc_->report.processes);

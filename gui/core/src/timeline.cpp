@@ -120,6 +120,8 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     return r;
   };
   const auto& pr = t.processes[static_cast<size_t>(p)];
+  // Each stream's queue length, for the queue rows (streams with launch calls only).
+  std::vector<analyzer::StreamSeries> queues = analyzer::queue_series(t, p);
   add(make_row(RowKind::group, -1,
                pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "")));
   // Devices and their streams: rows of one (process, device) are contiguous in activities.
@@ -179,6 +181,18 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
       s.key = sid;
       s.items = std::move(items);
       add_finished(std::move(s));
+      const auto q = std::find_if(queues.begin(), queues.end(), [&](const auto& sq) {
+        return sq.device == dev && sq.stream == sid;
+      });
+      if (q != queues.end() && !q->points.empty()) {
+        Row qr = make_row(RowKind::queue, di,
+                          (sid >= 0 ? "stream " + std::to_string(sid) : "no stream") + " queue");
+        qr.device = dev;
+        qr.key = sid;
+        qr.hidden = true;  // View > Queue length shows them
+        qr.points = std::move(q->points);
+        add_finished(std::move(qr));
+      }
     }
     i = j;
   }
@@ -373,6 +387,19 @@ void Timeline::build() {
 
 void Timeline::finish(Row& r) const {
   const size_t n = size(r);
+  if (r.kind == RowKind::queue) {
+    r.leaves = (n + kLeaf - 1) / kLeaf;
+    r.tree_max_length.assign(2 * r.leaves, 0);
+    r.max_length = 0;
+    for (size_t k = 0; k < n; ++k) {
+      int64_t& leaf = r.tree_max_length[r.leaves + k / kLeaf];
+      leaf = std::max(leaf, r.points[k].length);
+      r.max_length = std::max(r.max_length, r.points[k].length);
+    }
+    for (size_t i = r.leaves; i-- > 1;)
+      r.tree_max_length[i] = std::max(r.tree_max_length[2 * i], r.tree_max_length[2 * i + 1]);
+    return;
+  }
   r.max_duration = 0;
   r.leaves = (n + kLeaf - 1) / kLeaf;
   r.tree_max_end.assign(2 * r.leaves, INT64_MIN);
@@ -447,6 +474,8 @@ int64_t item_bound(const analyzer::Trace& t, const Row& r, size_t k, bool at_end
     }
     case RowKind::overlap:
       return (at_end ? r.spans[k].end : r.spans[k].start) + r.offset;
+    case RowKind::queue:
+      return (at_end && k + 1 < r.points.size() ? r.points[k + 1] : r.points[k]).at + r.offset;
     case RowKind::group:
       break;
   }
@@ -473,6 +502,7 @@ uint8_t Timeline::classes(const Row& r, size_t k) const {
       return 0;
     case RowKind::overlap:
       return static_cast<uint8_t>(1u << static_cast<unsigned>(r.spans[k].kind));
+    case RowKind::queue:
     case RowKind::group:
       break;
   }
@@ -493,6 +523,8 @@ std::string Timeline::name(const Row& r, size_t k) const {
     case RowKind::overlap:
       return r.spans[k].kind == OverlapKind::hidden ? "hidden communication"
                                                     : "exposed communication";
+    case RowKind::queue:
+      return "queue length " + std::to_string(r.points[k].length);
     case RowKind::group:
       break;
   }
@@ -665,9 +697,75 @@ std::vector<LodItem> fold(const Row& r, const Viewport& v, double min_px, size_t
 
 }  // namespace
 
+namespace {
+
+// A queue row's step function in a viewport: a block per point wide enough to see, and per
+// pixel column the longest queue of the points starting in it (the segment tree answers each
+// column in O(log n)), so a burst of launches shows its peak at any zoom.
+std::vector<LodItem> queue_lod(const Row& r, const Viewport& v, double min_px) {
+  std::vector<LodItem> out;
+  const size_t n = r.points.size();
+  if (n < 2) return out;
+  auto x_of = [&](size_t k) { return v.x_of(r.points[k].at + r.offset); };
+  auto longest = [&](size_t b, size_t e) {  // over points [b, e)
+    int64_t m = 0;
+    while (b < e && b % kLeaf != 0) m = std::max(m, r.points[b++].length);
+    while (e > b && e % kLeaf != 0) m = std::max(m, r.points[--e].length);
+    for (size_t lo = b / kLeaf + r.leaves, hi = e / kLeaf + r.leaves; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) m = std::max(m, r.tree_max_length[lo++]);
+      if (hi & 1) m = std::max(m, r.tree_max_length[--hi]);
+    }
+    return m;
+  };
+  // The point holding at the window's left edge (or the first one).
+  const double left = v.t0;
+  size_t k = first_not(0, n, [&](size_t i) { return v.rel(r.points[i].at + r.offset) <= left; });
+  k = k > 0 ? k - 1 : 0;
+  double x = std::max(x_of(k), 0.0);
+  const auto width = static_cast<double>(v.width);
+  // Point k holds from x (its start, or where the previous block ended) to point k + 1.
+  while (k + 1 < n && x < width) {
+    const double x1 = x_of(k + 1);
+    if (x1 <= x) {  // a fold ended just where this point ends: nothing of it is left
+      ++k;
+      continue;
+    }
+    if (x1 - x >= min_px) {
+      if (r.points[k].length > 0) {
+        LodItem it;
+        it.x0 = x;
+        it.x1 = x1;
+        it.first = static_cast<uint32_t>(k);
+        it.length = r.points[k].length;
+        out.push_back(it);
+      }
+      x = x1;
+      ++k;
+      continue;
+    }
+    // Point k and the points starting before the column's right edge fold into one block (the
+    // longest queue among them); the last of them holds on past it, into the next block.
+    const double col_end = std::floor(x) + 1;
+    const size_t j = first_not(k + 1, n, [&](size_t i) { return x_of(i) < col_end; });
+    LodItem it;
+    it.x0 = x;
+    it.x1 = col_end;
+    it.first = static_cast<uint32_t>(k);
+    it.count = static_cast<uint32_t>(j - k);
+    it.length = longest(k, j);
+    if (it.length > 0) out.push_back(it);
+    x = col_end;
+    k = j - 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_px) const {
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return {};
+  if (r.kind == RowKind::queue) return queue_lod(r, v, min_px);
   if (r.kind == RowKind::overlap)
     return fold(
         r, v, min_px, n,
@@ -680,6 +778,11 @@ std::vector<LodItem> Timeline::lod(const Row& r, const Viewport& v, double min_p
 int64_t Timeline::hit(const Row& r, int64_t t, int64_t slack) const {
   const size_t n = size(r);
   if (n == 0 || r.kind == RowKind::group) return -1;
+  if (r.kind == RowKind::queue) {  // the point holding at t (a step function has no gaps)
+    const size_t k = first_not(0, n, [&](size_t i) { return r.points[i].at + r.offset <= t; });
+    if (k == 0 || k == n) return -1;  // before the first launch or after the last end
+    return static_cast<int64_t>(k - 1);
+  }
   slack = std::max<int64_t>(slack, 0);
   const int64_t from = t - r.max_duration - slack;
   const size_t lo = first_not(0, n, [&](size_t i) { return start(r, i) < from; });
@@ -722,10 +825,21 @@ std::pair<int, int64_t> Timeline::find_collective(size_t c) const {
   return {-1, -1};
 }
 
+size_t Timeline::show_queues(bool on) {
+  size_t n = 0;
+  for (Row& r : rows_) {
+    if (r.kind != RowKind::queue) continue;
+    r.hidden = !on;
+    ++n;
+  }
+  return n;
+}
+
 size_t Timeline::filter(const std::function<bool(const Row&, uint32_t)>& keep) {
   size_t kept = 0;
   for (Row& r : rows_) {
-    if (r.kind == RowKind::group || r.kind == RowKind::overlap) continue;
+    if (r.kind == RowKind::group || r.kind == RowKind::overlap || r.kind == RowKind::queue)
+      continue;
     if (!filtered_) r.all_items = std::move(r.items);
     r.items.clear();
     for (const uint32_t x : r.all_items) {
@@ -741,7 +855,8 @@ size_t Timeline::filter(const std::function<bool(const Row&, uint32_t)>& keep) {
 void Timeline::clear_filter() {
   if (!filtered_) return;
   for (Row& r : rows_) {
-    if (r.kind == RowKind::group || r.kind == RowKind::overlap) continue;
+    if (r.kind == RowKind::group || r.kind == RowKind::overlap || r.kind == RowKind::queue)
+      continue;
     r.items = std::move(r.all_items);
     r.all_items.clear();
     finish(r);

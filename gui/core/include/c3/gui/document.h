@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "c3/analyzer/open/open.h"
 #include "c3/analyzer/open/trace.h"
 #include "c3/analyzer/report/report.h"
+#include "c3/analyzer/why/path_join.h"
 #include "c3/gui/result.h"
 #include "c3/gui/timeline.h"
 
@@ -41,6 +43,12 @@ struct Document {
   // panels say the analysis is running.
   analyzer::Report report;
   bool analyzed = false;
+  // Each step's critical path over the timeline (analyzer::route_segments of report.paths; the
+  // step of each segment, an index into report.paths), set with `report`.
+  std::vector<analyzer::PathSegment> path;
+  std::vector<size_t> path_step;
+  // The what-ifs the analysis replays (the Why panel's; analyzer::parse_what_if), GUI thread.
+  std::vector<analyzer::WhatIf> what_ifs;
   std::vector<analyzer::ClockOffset> clocks;  // how the ranks were aligned (before the report)
   // The document as one side of a comparison: its rank summaries (analyzer::summarize) for the
   // last step pattern compared, made by compare_documents on a worker and replaced (never
@@ -87,7 +95,14 @@ bool save_snapshot(const Document& doc);
 // (analyzer::analyze_aligned): it runs on a worker while the timeline is drawn, writing nothing
 // the drawing reads. Fails with what the analyzer threw (a trace file that became unreadable or
 // changed since it was opened), or cancelled.
-Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel);
+// `what_ifs`: replayed on each step's critical path (AnalyzeOptions::what_ifs).
+Result<analyzer::Report> analyze_document(Document& doc, const std::atomic<bool>& cancel,
+                                          const std::vector<analyzer::WhatIf>& what_ifs = {});
+
+// The step of the rank's that holds trace time `t` of process `process` (Report::steps, the
+// rank's clock): its window; without steps, the process's whole span. Empty when none holds it.
+std::optional<analyzer::Interval> step_window(const Document& doc, int process, int64_t t,
+                                              int64_t* index = nullptr);
 
 // The comparison `c3scope compare A B [--step STEP]` makes, with its default options otherwise
 // (analyzer::compare: the same metrics, statistics, verdicts and explained step time), of

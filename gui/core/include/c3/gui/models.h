@@ -17,6 +17,8 @@ namespace c3::gui {
 inline constexpr int kSortRole = Qt::UserRole;
 // Collectives: the Activities row of the kernel, to jump to it in the timeline.
 inline constexpr int kActivityRole = Qt::UserRole + 1;
+// A frequent kernel sequence's index in Report::sequences (SequencesModel).
+inline constexpr int kSequenceRole = Qt::UserRole + 2;
 
 // A read-only table with fixed headers; subclasses fill cell(row, column).
 class TableModel : public QAbstractTableModel {
@@ -174,6 +176,69 @@ class SkewModel : public DocumentTableModel {
 
  private:
   std::vector<size_t> order_;  // report.cross.ranks indices in rank order
+};
+
+// Why the GPU was idle (analyzer why/idle.h): all ranks, each rank, then each stream (by rank):
+// idle and its causes (host wait, kernel wait, communication wait, other), which add up to idle.
+class IdleCausesModel : public DocumentTableModel {
+  Q_OBJECT
+ public:
+  enum Column { kScope, kIdle, kHostWait, kKernelWait, kCommWait, kOther, kGaps };
+  explicit IdleCausesModel(const Document* doc = nullptr, QObject* parent = nullptr);
+
+ protected:
+  int rows() const override;
+  Cell cell(int row, int column) const override;
+  void document_changed() override;
+
+ private:
+  std::vector<size_t> ranks_;    // report.processes indices in rank order
+  std::vector<size_t> streams_;  // report.streams indices in rank order
+};
+
+// The critical path of each step across ranks (analyzer why/path_join.h): its length and parts,
+// the peer wait off it, the late arrivals it went through, and the step time each what-if
+// replays (one column per Report::what_ifs).
+class CriticalPathModel : public DocumentTableModel {
+  Q_OBJECT
+ public:
+  enum Column {
+    kStep,
+    kStepTime,
+    kCompute,
+    kCommunication,
+    kMemory,
+    kOtherGpu,
+    kHost,
+    kIdle,
+    kPeerWait,
+    kStraggler,
+    kWhatIfs  // first what-if column
+  };
+  explicit CriticalPathModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ protected:
+  int rows() const override;
+  Cell cell(int row, int column) const override;
+};
+
+// The job's frequent kernel sequences (analyzer why/sequences.h), most frequent first: how often
+// each recurs, the time its occurrences span and their kernels' own time, and its kernels; a
+// row's kSequenceRole is its Report::sequences index (the search selects it).
+class SequencesModel : public DocumentTableModel {
+  Q_OBJECT
+ public:
+  enum Column { kCount, kSpan, kGpu, kMeanSpan, kKernels };
+  explicit SequencesModel(const Document* doc = nullptr, QObject* parent = nullptr);
+  // "×12: a → b → c" (the search's list).
+  static QString label(const analyzer::KernelSequence& s);
+
+ protected:
+  int rows() const override;
+  Cell cell(int row, int column) const override;
+  QVariant extra(int row, int role) const override;
 };
 
 // c3bench results found in the traces.

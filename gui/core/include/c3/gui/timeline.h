@@ -2,8 +2,10 @@
 //
 // Rows: host > process (rank) > device > stream rows (kernels, copies, sets) and an overlap row
 // per device (communication hidden under compute vs exposed), a collectives row per
-// communicator of each process, NVTX rows per thread and nesting depth. Groups collapse; rows
-// can be hidden and reordered among their siblings.
+// communicator of each process, NVTX rows per thread and nesting depth, and a queue row per
+// stream with launch calls (its launched, unfinished operations over time; hidden until View >
+// Queue length shows them). Groups collapse; rows can be hidden and reordered among their
+// siblings.
 //
 // Level of detail: a row's items are sorted by start; painting a window binary-searches its
 // first item and folds every run of items narrower than a pixel into one counted block, jumping
@@ -21,10 +23,11 @@
 #include <vector>
 
 #include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/why/queue.h"
 
 namespace c3::gui {
 
-enum class RowKind : uint8_t { group, stream, overlap, collectives, nvtx };
+enum class RowKind : uint8_t { group, stream, overlap, collectives, nvtx, queue };
 
 // An overlap row's span kinds.
 enum class OverlapKind : uint8_t { hidden = 0, exposed = 1 };
@@ -57,6 +60,13 @@ struct Row {
     OverlapKind kind = OverlapKind::hidden;
   };
   std::vector<Span> spans;
+  // Queue rows: the stream's queue length as a step function (why/queue.h: from each point's
+  // time to the next one's it holds that length; the last is back at 0), its longest, and the
+  // longest over each kLeaf points as an implicit segment tree (as tree_max_end below), so a
+  // pixel column finds the longest queue it covers in O(log n).
+  std::vector<analyzer::QueuePoint> points;
+  int64_t max_length = 0;
+  std::vector<int64_t> tree_max_length;
   // Overlap rows: hidden and exposed nanoseconds of spans [0, k) (k = 0..spans.size()), so a
   // folded run of spans tells its hidden share in O(1) (spans are disjoint).
   std::vector<int64_t> hidden_prefix, exposed_prefix;
@@ -113,6 +123,8 @@ struct LodItem {
   // span 1 or 0), so a folded pixel column is drawn hidden:exposed in proportion rather than red
   // for any exposed sliver. Other rows: 0.
   float hidden = 0;
+  // Queue rows: the longest queue in the block (items are the step function's points).
+  int64_t length = 0;
 };
 
 class Timeline {
@@ -135,18 +147,23 @@ class Timeline {
   int64_t first_ns() const { return first_; }
   int64_t last_ns() const { return last_; }
 
-  // Start/end of item k of a row (activities, collectives' GPU spans, ranges, overlap spans).
+  // Start/end of item k of a row (activities, collectives' GPU spans, ranges, overlap spans; a
+  // queue row's point k holds from its time to the next point's).
   int64_t start(const Row& r, size_t k) const;
   int64_t end(const Row& r, size_t k) const;
   uint8_t classes(const Row& r, size_t k) const;
   size_t size(const Row& r) const {
-    return r.kind == RowKind::overlap ? r.spans.size() : r.items.size();
+    return r.kind == RowKind::overlap ? r.spans.size()
+           : r.kind == RowKind::queue ? r.points.size()
+                                      : r.items.size();
   }
   std::string name(const Row& r, size_t k) const;
   // The row showing activity `a` (a stream row) and its items[] index, or {-1, -1}.
   std::pair<int, int64_t> find_activity(size_t a) const;
   // The collectives row and index of collective `c`, or {-1, -1}.
   std::pair<int, int64_t> find_collective(size_t c) const;
+  // Shows or hides every queue row (View > Queue length); the rows there are.
+  size_t show_queues(bool on);
   // Filtering (search by name, class, stream): keeps the items of stream, collectives and NVTX
   // rows for which keep(row, trace index) holds (activity, collective or range index); the
   // other items are set aside until clear_filter(). Returns the items kept.
