@@ -13,9 +13,10 @@ namespace {
 
 // "12.5 % of idle" for a cause's tooltip.
 QString share_of_idle(int64_t ns, int64_t idle) {
-  return idle > 0 ? QString("%1 of idle").arg(format_pct(100.0 * static_cast<double>(ns) /
-                                                         static_cast<double>(idle)))
-                  : QString();
+  return idle > 0
+             ? QString("%1 of idle")
+                   .arg(format_pct(100.0 * static_cast<double>(ns) / static_cast<double>(idle)))
+             : QString();
 }
 
 }  // namespace
@@ -68,8 +69,9 @@ TableModel::Cell IdleCausesModel::cell(int row, int column) const {
                 .arg(s.device)
                 .arg(s.stream);
     sort = 1e6 + process_sort(t, s.process) * 1e4 + s.device * 1e3 + s.stream;
-    tip = QString("%1 activities on this stream; its own gaps (another stream's work does not "
-                  "fill them)")
+    tip = QString(
+              "%1 activities on this stream; its own gaps (another stream's work does not "
+              "fill them)")
               .arg(s.activities);
   }
   switch (column) {
@@ -85,12 +87,12 @@ TableModel::Cell IdleCausesModel::cell(int row, int column) const {
                                QStringLiteral(": the next operation's launch call started after "
                                               "the gap began (the host was late)"));
     case kKernelWait:
-      return duration_cell(static_cast<double>(c->kernel_wait),
-                           share_of_idle(c->kernel_wait, c->idle) +
-                               QString(": other gaps shorter than %1 (launch overhead between "
-                                       "kernels)")
-                                   .arg(format_duration(
-                                       static_cast<double>(r.idle_options.kernel_wait_ns))));
+      return duration_cell(
+          static_cast<double>(c->kernel_wait),
+          share_of_idle(c->kernel_wait, c->idle) +
+              QString(": other gaps shorter than %1 (launch overhead between "
+                      "kernels)")
+                  .arg(format_duration(static_cast<double>(r.idle_options.kernel_wait_ns))));
     case kCommWait:
       if (!r.comm_wait_known) {
         return absent_cell(QStringLiteral("-"),
@@ -118,7 +120,9 @@ CriticalPathModel::CriticalPathModel(const Document* doc, QObject* parent)
                           "host", "idle", "peer wait", "late arrivals"},
                          doc, parent) {}
 
-int CriticalPathModel::rows() const { return static_cast<int>(doc_->report.paths.size()); }
+int CriticalPathModel::rows() const {
+  return static_cast<int>(doc_->report.paths.size());
+}
 
 int CriticalPathModel::columnCount(const QModelIndex& parent) const {
   if (parent.isValid()) return 0;
@@ -154,12 +158,11 @@ TableModel::Cell CriticalPathModel::cell(int row, int column) const {
   };
   switch (column) {
     case kStep:
-      return label_cell(p.index < 0 ? QStringLiteral("whole run") : qs(p.name),
-                        static_cast<double>(p.index),
-                        QString("the path starts at %1's end and changes rank %2 time(s)")
-                            .arg(p.end_process >= 0 ? process_label(t, p.end_process)
-                                                    : QStringLiteral("?"))
-                            .arg(p.hops));
+      return label_cell(
+          p.index < 0 ? QStringLiteral("whole run") : qs(p.name), static_cast<double>(p.index),
+          QString("the path starts at %1's end and changes rank %2 time(s)")
+              .arg(p.end_process >= 0 ? process_label(t, p.end_process) : QStringLiteral("?"))
+              .arg(p.hops));
     case kStepTime:
       return duration_cell(static_cast<double>(p.step_ns),
                            QStringLiteral("the longest rank's step time; the path spans it"));
@@ -190,8 +193,8 @@ TableModel::Cell CriticalPathModel::cell(int row, int column) const {
         parts << QString("%1 +%2").arg(process_label(t, l.late),
                                        format_duration(static_cast<double>(l.late_ns)));
         tips << QString("%1 arrived %2 late at %3 #%4 (%5 waited); just before: %6 (%7)")
-                    .arg(process_label(t, l.late),
-                         format_duration(static_cast<double>(l.late_ns)), qs(l.op))
+                    .arg(process_label(t, l.late), format_duration(static_cast<double>(l.late_ns)),
+                         qs(l.op))
                     .arg(l.seq)
                     .arg(process_label(t, l.waiting), qs(l.cause_name),
                          QString::fromUtf8(analyzer::path_part_name(l.cause)));
