@@ -54,6 +54,28 @@ struct HostCall {
   int64_t row = -1;  // the launched row; -1: a synchronization
 };
 
+// Sorts `v`, made of runs [bounds[k], bounds[k + 1]) that each usually come sorted: a run that
+// does not is sorted on its own, then the runs are merged pairwise (O(n log runs)).
+template <class T, class Less>
+void sort_runs(std::vector<T>& v, std::vector<size_t> bounds, Less less) {
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    const auto b = v.begin() + static_cast<std::ptrdiff_t>(bounds[k]);
+    const auto e = v.begin() + static_cast<std::ptrdiff_t>(bounds[k + 1]);
+    if (!std::is_sorted(b, e, less)) std::sort(b, e, less);
+  }
+  while (bounds.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t k = 0; k + 2 < bounds.size(); k += 2) {
+      std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(bounds[k]),
+                         v.begin() + static_cast<std::ptrdiff_t>(bounds[k + 1]),
+                         v.begin() + static_cast<std::ptrdiff_t>(bounds[k + 2]), less);
+      next.push_back(bounds[k + 2]);
+    }
+    if (bounds.size() % 2 == 0) next.push_back(bounds.back());  // an odd run: carried over
+    bounds = std::move(next);
+  }
+}
+
 // One rank's graph, built once for all its steps: stream predecessors, host calls by end, GPU
 // rows by end, and each collective's first row.
 class RankGraph {
@@ -66,19 +88,26 @@ class RankGraph {
     }
     const size_t n = end_ - begin_;
     prev_.assign(n, -1);
-    std::unordered_map<uint64_t, int64_t> last;  // (device, stream) -> row
+    // (device, stream) -> its index; rows' stream indices. A process has few streams, and runs
+    // of one stream's rows are common, so the last one used is tried first, then a hash.
+    std::unordered_map<uint64_t, uint32_t> index;
+    std::vector<int64_t> last_row;  // per stream: its last row so far
+    std::vector<uint32_t> stream_of(n);
+    uint64_t hot_key = UINT64_MAX;
+    uint32_t hot = 0;
+    const bool calls = a_.has_calls();
     for (size_t i = begin_; i < end_; ++i) {
       const uint64_t key = (static_cast<uint64_t>(static_cast<uint16_t>(a_.device[i])) << 32) |
                            static_cast<uint32_t>(a_.stream[i]);
-      auto [it, fresh] = last.try_emplace(key, static_cast<int64_t>(i));
-      if (!fresh) {
-        prev_[i - begin_] = it->second;
-        it->second = static_cast<int64_t>(i);
+      if (last_row.empty() || key != hot_key) {
+        auto [it, fresh] = index.try_emplace(key, static_cast<uint32_t>(last_row.size()));
+        if (fresh) last_row.push_back(-1);
+        hot = it->second;
+        hot_key = key;
       }
-      by_end_.emplace_back(a_.end[i], static_cast<int64_t>(i));
-      if (a_.has_calls() && a_.call_end[i] != kNoCall && a_.call_start[i] <= a_.start[i]) {
-        calls_.push_back({a_.call_start[i], a_.call_end[i], static_cast<int64_t>(i)});
-      }
+      stream_of[i - begin_] = hot;
+      prev_[i - begin_] = last_row[hot];
+      last_row[hot] = static_cast<int64_t>(i);
       const int32_t c = a_.collective[i];
       if (c >= 0 && a_.cls[i] == Class::communication) {
         const Collective& col = t.collectives[static_cast<size_t>(c)];
@@ -87,14 +116,39 @@ class RankGraph {
           if (!added && a_.start[i] < a_.start[static_cast<size_t>(f->second)]) {
             f->second = static_cast<int64_t>(i);
           }
+          if (is_boundary_.empty()) is_boundary_.assign(t.collectives.size(), 0);
+          is_boundary_[static_cast<size_t>(c)] = 1;
         }
       }
+    }
+    // GPU rows by end and host calls by end: grouped by stream first, where both usually come
+    // sorted already (a stream runs its work in launch order), then the streams' runs merged:
+    // O(n log streams) rather than a sort of every row.
+    std::vector<size_t> bounds(last_row.size() + 1, 0);
+    for (const uint32_t sidx : stream_of) ++bounds[sidx + 1];
+    for (size_t k = 1; k < bounds.size(); ++k) bounds[k] += bounds[k - 1];
+    std::vector<size_t> at(bounds.begin(), bounds.end() - 1);
+    std::vector<size_t> grouped(n);
+    for (size_t i = 0; i < n; ++i) grouped[at[stream_of[i]]++] = begin_ + i;
+    by_end_.reserve(n);
+    calls_.reserve(calls ? n : 0);
+    for (const size_t i : grouped) by_end_.emplace_back(a_.end[i], static_cast<int64_t>(i));
+    sort_runs(by_end_, bounds, std::less<>());
+    std::vector<size_t> call_bounds{0};
+    for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+      for (size_t g = bounds[k]; g < bounds[k + 1] && calls; ++g) {
+        const size_t i = grouped[g];
+        if (a_.call_end[i] != kNoCall && a_.call_start[i] <= a_.start[i]) {
+          calls_.push_back({a_.call_start[i], a_.call_end[i], static_cast<int64_t>(i)});
+        }
+      }
+      call_bounds.push_back(calls_.size());
     }
     for (const HostSync& s : t.host_syncs) {
       if (s.process == process) calls_.push_back({s.start, s.end, -1});
     }
-    std::sort(by_end_.begin(), by_end_.end());
-    std::sort(calls_.begin(), calls_.end(), [](const HostCall& x, const HostCall& y) {
+    call_bounds.push_back(calls_.size());
+    sort_runs(calls_, call_bounds, [](const HostCall& x, const HostCall& y) {
       if (x.end != y.end) return x.end < y.end;
       if (x.start != y.start) return x.start < y.start;
       return x.row < y.row;
@@ -131,7 +185,10 @@ class RankGraph {
   // A collective row (one whose end is a boundary): its Trace::collectives index, else -1.
   int32_t boundary(int64_t i) const {
     const int32_t c = a_.collective[static_cast<size_t>(i)];
-    return c >= 0 && first_row_.count(c) != 0 ? c : -1;
+    return c >= 0 && static_cast<size_t>(c) < is_boundary_.size() &&
+                   is_boundary_[static_cast<size_t>(c)] != 0
+               ? c
+               : -1;
   }
   // The GPU row with the latest end <= t (ties: the one that started first), or -1.
   int64_t last_end_by(int64_t t) const {
@@ -150,6 +207,14 @@ class RankGraph {
   }
   // The host call with the latest end <= t other than `self` (index into calls), or -1.
   int64_t host_before(int64_t t, int64_t self) const {
+    // From a call's start, the call ending just before it is most often the one before it in
+    // end order: checked first, in O(1), before the search.
+    if (self > 0 && static_cast<size_t>(self) < calls_.size()) {
+      const auto k = static_cast<size_t>(self);
+      if (calls_[k - 1].end <= t && calls_[k].end > t &&
+          (k + 1 == calls_.size() || calls_[k + 1].end > t))
+        return self - 1;
+    }
     auto it = std::upper_bound(calls_.begin(), calls_.end(), t,
                                [](int64_t x, const HostCall& c) { return x < c.end; });
     while (it != calls_.begin()) {
@@ -215,6 +280,7 @@ class RankGraph {
   std::vector<int64_t> call_index_;  // row - begin_ -> its launch call's index in calls_, or -1
   std::vector<int64_t> wait_from_;   // row - begin_ -> the row it waited for, or -1 (or empty)
   std::map<int32_t, int64_t> first_row_;  // Trace::collectives index -> its first row
+  std::vector<uint8_t> is_boundary_;      // Trace::collectives index -> in first_row_ (or empty)
 };
 
 // Matching the what-ifs that the map can judge (parts and kernel signatures) against segments.
@@ -269,7 +335,30 @@ struct Memo {
   PathPart last = PathPart::idle;
   int64_t last_row = -2;
 };
-using Memos = std::unordered_map<int64_t, Memo>;
+// The memos of one window, by host call: a slot per call (a walk asks at every call it passes,
+// so the lookup is an array read), cleared between windows by the calls it holds.
+class Memos {
+ public:
+  explicit Memos(size_t calls) : slot_(calls, 0) {}
+  const Memo* find(int64_t call) const {
+    const auto c = static_cast<size_t>(call);
+    return c < slot_.size() && slot_[c] != 0 ? &memos_[slot_[c] - 1].second : nullptr;
+  }
+  void add(int64_t call, Memo m) {
+    const auto c = static_cast<size_t>(call);
+    if (c >= slot_.size() || slot_[c] != 0) return;  // the first one stays (as emplace)
+    memos_.emplace_back(call, std::move(m));
+    slot_[c] = static_cast<uint32_t>(memos_.size());
+  }
+  void clear() {
+    for (const auto& [call, m] : memos_) slot_[static_cast<size_t>(call)] = 0;
+    memos_.clear();
+  }
+
+ private:
+  std::vector<uint32_t> slot_;  // call -> 1 + its memos_ index; 0: none
+  std::vector<std::pair<int64_t, Memo>> memos_;
+};
 
 // A walk back from one node to the window's start or, with `stop_at_collectives`, to the end of
 // a collective (a boundary). Each step hands the time to the binding dependency.
@@ -315,15 +404,15 @@ struct Walk {
         m.last = works[v.works].first;
         m.last_row = works[v.works].second;
       }
-      memo->emplace(v.call, std::move(m));
+      memo->add(v.call, std::move(m));
     }
   }
   // Takes over a remembered walk from host call `k`; false when there is none.
   bool reuse(int64_t k) {
     if (memo == nullptr) return false;
-    auto it = memo->find(k);
-    if (it == memo->end()) return false;
-    const Memo& m = it->second;
+    const Memo* found = memo->find(k);
+    if (found == nullptr) return false;
+    const Memo& m = *found;
     for (size_t p = 0; p < kPathParts; ++p) parts[p] += m.parts[p];
     removed.resize(std::max(removed.size(), m.removed.size()), 0);
     for (size_t k2 = 0; k2 < m.removed.size(); ++k2) removed[k2] += m.removed[k2];
@@ -500,11 +589,20 @@ void walk_from_end(Walk& w, const RankGraph& g, int64_t we) {
   }
 }
 
-std::string last_name(const Trace& t, const Walk& w) {
+// `normalized`: each name's normalized form, filled as names come (a rank's chains end at a few
+// kernels, thousands of times).
+std::string last_name(const Trace& t, const Walk& w,
+                      std::unordered_map<int32_t, std::string>& normalized) {
   if (w.last_row < 0) return w.last == PathPart::host ? "host time between calls" : "";
   const auto i = static_cast<size_t>(w.last_row);
-  const auto n = static_cast<size_t>(t.activities.name[i]);
-  std::string name = n < t.names.size() ? normalized_kernel_name(t.names[n]) : "?";
+  const int32_t nm = t.activities.name[i];
+  auto it = normalized.find(nm);
+  if (it == normalized.end()) {
+    const auto n = static_cast<size_t>(nm);
+    it =
+        normalized.emplace(nm, n < t.names.size() ? normalized_kernel_name(t.names[n]) : "?").first;
+  }
+  std::string name = it->second;
   if (w.last == PathPart::host) name = "launch of " + name;
   return name;
 }
@@ -561,6 +659,8 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
     arrivals.emplace_back(t.activities.start[static_cast<size_t>(row)], c);
   }
   std::sort(arrivals.begin(), arrivals.end());
+  std::unordered_map<int32_t, std::string> normalized;
+  Memos memo(g.calls());
   for (size_t k = 0; k < windows.size(); ++k) {
     const Interval& win = windows[k];
     RankPath& rp = out[k];
@@ -574,11 +674,11 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
         ch.from_ns = win.start;
       }
       ch.last = w.last;
-      ch.last_name = last_name(t, w);
+      ch.last_name = last_name(t, w, normalized);
       ch.removed = std::move(w.removed);
       ch.removed.resize(o.what_ifs.size(), 0);
     };
-    Memos memo;
+    memo.clear();
     auto lo =
         std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(win.start, INT32_MIN));
     for (auto it = lo; it != arrivals.end() && it->first < win.end; ++it) {

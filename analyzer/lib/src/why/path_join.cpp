@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "c3/analyzer/metrics/metrics.h"
@@ -11,16 +12,48 @@
 namespace c3::analyzer {
 namespace {
 
-using Key = std::pair<std::string, int64_t>;  // (communicator, sequence number)
+// (communicator, sequence number): the communicator as its index in the step's communicators
+// sorted by id (Communicators), so keys order as the ids do and compare as integers.
+using Key = std::pair<int32_t, int64_t>;
+
+// The communicator ids of a step's ranks, each once, in id order; -1 names none.
+struct Communicators {
+  std::vector<std::string> ids;
+  explicit Communicators(const std::vector<StepRankPath>& ranks) {
+    for (const StepRankPath& r : ranks) {
+      if (r.calls != nullptr) ids.insert(ids.end(), r.calls->comms.begin(), r.calls->comms.end());
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  int32_t index(const std::string& id) const {
+    const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    return it != ids.end() && *it == id ? static_cast<int32_t>(it - ids.begin()) : -1;
+  }
+  const std::string& id(int32_t k) const {
+    static const std::string none;
+    return k >= 0 && static_cast<size_t>(k) < ids.size() ? ids[static_cast<size_t>(k)] : none;
+  }
+};
 
 // A rank's view of one step: its arrival chains by collective, its tail.
 struct RankSide {
   const StepRankPath* r = nullptr;
-  std::map<Key, const PathChain*> arrivals;
+  // Its chains into collectives, sorted by key (the first of a key kept): a sorted vector is
+  // searched as fast as a map and built and walked faster (a whole run holds thousands).
+  std::vector<std::pair<Key, const PathChain*>> arrivals;
   const PathChain* tail = nullptr;
-  Key key_of(int32_t comm, int64_t seq) const {
-    const auto c = static_cast<size_t>(comm);
-    return {comm >= 0 && c < r->calls->comms.size() ? r->calls->comms[c] : std::string(), seq};
+  // The arrivals index of `key`, or -1.
+  int64_t find(const Key& key) const {
+    const auto it = std::lower_bound(
+        arrivals.begin(), arrivals.end(), key,
+        [](const std::pair<Key, const PathChain*>& x, const Key& k) { return x.first < k; });
+    return it != arrivals.end() && it->first == key ? it - arrivals.begin() : -1;
+  }
+  std::vector<int32_t> comm;  // the rank's RankCollectives::comms index -> Communicators index
+  Key key_of(int32_t c, int64_t seq) const {
+    const auto k = static_cast<size_t>(c);
+    return {c >= 0 && k < comm.size() ? comm[k] : -1, seq};
   }
   std::string op_of(const PathChain& ch) const {
     const auto o = static_cast<size_t>(ch.to_op);
@@ -47,23 +80,34 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
   struct Coll {
     int64_t last_arrival = INT64_MIN;  // recorded, aligned
     std::vector<std::pair<size_t, const PathChain*>> ranks;
+    Key key;
   };
-  std::map<Key, Coll> colls;
+  // Every rank's arrivals, grouped by collective (each side's are sorted: a merge by key).
+  std::vector<std::tuple<Key, size_t, const PathChain*>> all;
   for (size_t s = 0; s < sides.size(); ++s) {
-    for (const auto& [key, ch] : sides[s].arrivals) {
-      Coll& c = colls[key];
-      c.last_arrival = std::max(c.last_arrival, sat_add(ch->to_ns, sides[s].r->offset_ns));
-      c.ranks.emplace_back(s, ch);
-    }
+    for (const auto& [key, ch] : sides[s].arrivals) all.emplace_back(key, s, ch);
   }
-  std::vector<std::pair<int64_t, const Key*>> order;
-  order.reserve(colls.size());
-  for (const auto& [key, c] : colls) order.emplace_back(c.last_arrival, &key);
-  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first < y.first : *x.second < *y.second;
+  std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
+    return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y)
+                                            : std::get<1>(x) < std::get<1>(y);
   });
-  // Replayed ends: (side, collective) -> aligned time.
-  std::map<std::pair<size_t, Key>, int64_t> ended;
+  std::vector<Coll> colls;
+  for (const auto& [key, s, ch] : all) {
+    if (colls.empty() || colls.back().key != key) colls.push_back({INT64_MIN, {}, key});
+    Coll& c = colls.back();
+    c.last_arrival = std::max(c.last_arrival, sat_add(ch->to_ns, sides[s].r->offset_ns));
+    c.ranks.emplace_back(s, ch);
+  }
+  std::vector<std::pair<int64_t, const Coll*>> order;
+  order.reserve(colls.size());
+  for (const Coll& c : colls) order.emplace_back(c.last_arrival, &c);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : x.second->key < y.second->key;
+  });
+  // Replayed ends: per side, per arrivals index, the aligned time (kUnset: not replayed yet).
+  constexpr int64_t kUnset = INT64_MIN;
+  std::vector<std::vector<int64_t>> ended(sides.size());
+  for (size_t s = 0; s < sides.size(); ++s) ended[s].assign(sides[s].arrivals.size(), kUnset);
   auto length = [&](const PathChain& ch) {
     int64_t len = ch.to_ns - ch.from_ns;
     if (w != nullptr && wi < ch.removed.size()) len -= ch.removed[wi];
@@ -72,14 +116,15 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
   auto from_of = [&](size_t s, const PathChain& ch) {
     const StepRankPath& r = *sides[s].r;
     if (ch.from_comm < 0) return sat_add(r.start, r.offset_ns);
-    auto it = ended.find({s, sides[s].key_of(ch.from_comm, ch.from_seq)});
+    const int64_t k = sides[s].find(sides[s].key_of(ch.from_comm, ch.from_seq));
     // A collective of an earlier step (its chain is not in this one): its recorded end.
-    return it != ended.end() ? it->second : sat_add(ch.from_ns, r.offset_ns);
+    return k >= 0 && ended[s][static_cast<size_t>(k)] != kUnset ? ended[s][static_cast<size_t>(k)]
+                                                                : sat_add(ch.from_ns, r.offset_ns);
   };
   const bool hidden = w != nullptr && w->kind == WhatIf::Kind::part &&
                       w->part == PathPart::communication && w->keep == 0;
-  for (const auto& [at, key] : order) {
-    const Coll& c = colls.at(*key);
+  for (const auto& [at, cp] : order) {
+    const Coll& c = *cp;
     std::vector<int64_t> arrive(c.ranks.size());
     int64_t last = INT64_MIN, recorded_last = INT64_MIN;
     for (size_t k = 0; k < c.ranks.size(); ++k) {
@@ -121,7 +166,11 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
           comm = std::llround(static_cast<double>(own) * w->keep);
         }
       }
-      ended[{s, *key}] = hidden ? arrive[k] : sat_add(std::max(last, arrive[k]), comm);
+      const int64_t idx = sides[s].find(c.key);
+      if (idx >= 0) {
+        ended[s][static_cast<size_t>(idx)] =
+            hidden ? arrive[k] : sat_add(std::max(last, arrive[k]), comm);
+      }
     }
   }
   int64_t longest = 0;
@@ -142,17 +191,28 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
   out.index = index;
   out.name = name;
   std::vector<RankSide> sides(ranks.size());
+  const Communicators comms(ranks);
   size_t longest = 0;
   for (size_t s = 0; s < ranks.size(); ++s) {
     RankSide& side = sides[s];
     side.r = &ranks[s];
+    if (ranks[s].calls != nullptr) {
+      for (const std::string& id : ranks[s].calls->comms) side.comm.push_back(comms.index(id));
+    }
     for (const PathChain& ch : ranks[s].path->chains) {
       if (ch.to_comm < 0) {
         side.tail = &ch;
       } else {
-        side.arrivals.emplace(side.key_of(ch.to_comm, ch.to_seq), &ch);
+        side.arrivals.emplace_back(side.key_of(ch.to_comm, ch.to_seq), &ch);
       }
     }
+    // Sorted by key; of chains into one collective, the first is kept (as a map's emplace did).
+    std::stable_sort(side.arrivals.begin(), side.arrivals.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    side.arrivals.erase(
+        std::unique(side.arrivals.begin(), side.arrivals.end(),
+                    [](const auto& x, const auto& y) { return x.first == y.first; }),
+        side.arrivals.end());
     const int64_t len = ranks[s].end - ranks[s].start;
     if (len > out.step_ns) {
       out.step_ns = len;
@@ -175,7 +235,7 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
       leg.to_ns = ch->to_ns;
       if (ch->to_comm >= 0) {
         const Key to = sides[s].key_of(ch->to_comm, ch->to_seq);
-        leg.comm = to.first;
+        leg.comm = comms.id(to.first);
         leg.seq = to.second;
       }
       out.route.push_back(std::move(leg));
@@ -188,7 +248,7 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
       leg.from_ns = std::min(from, ch->from_ns);
       leg.to_ns = ch->from_ns;
       leg.collective = true;
-      leg.comm = key.first;
+      leg.comm = comms.id(key.first);
       leg.seq = key.second;
       out.route.push_back(std::move(leg));
     };
@@ -198,10 +258,11 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
     size_t last_side = s;
     const PathChain* own = nullptr;
     for (size_t q = 0; q < sides.size(); ++q) {
-      auto it = sides[q].arrivals.find(key);
-      if (it == sides[q].arrivals.end()) continue;
-      const int64_t at = sat_add(it->second->to_ns, ranks[q].offset_ns);
-      if (q == s) own = it->second;
+      const int64_t k = sides[q].find(key);
+      if (k < 0) continue;
+      const PathChain* at_q = sides[q].arrivals[static_cast<size_t>(k)].second;
+      const int64_t at = sat_add(at_q->to_ns, ranks[q].offset_ns);
+      if (q == s) own = at_q;
       if (at > last || (at == last && q == s)) {
         if (at > last) second = last;
         last = at;
@@ -225,9 +286,10 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
     collective_leg(begin - ranks[s].offset_ns);
     if (last_side != s) {
       out.peer_wait_ns = sat_add(out.peer_wait_ns, std::max<int64_t>(0, begin - arrival));
-      const PathChain* theirs = sides[last_side].arrivals.at(key);
+      const PathChain* theirs =
+          sides[last_side].arrivals[static_cast<size_t>(sides[last_side].find(key))].second;
       LateArrival la;
-      la.comm = key.first;
+      la.comm = comms.id(key.first);
       la.seq = key.second;
       la.op = sides[last_side].op_of(*theirs);
       la.late = ranks[last_side].process;
