@@ -330,16 +330,29 @@ TEST(C3benchSim, PipelinedScheduleHasTheCriticalPathItsDependenciesImply) {
     const std::string in_step =
         "FROM kernel k JOIN string s ON s.id = k.name_id, nvtx_range n WHERE n.name LIKE "
         "'concurrent:%' AND k.start_ns >= n.start_ns AND k.end_ns <= n.end_ns";
-    const int64_t gpu =
-        scalar(*t, "SELECT k.device_id " + in_step + " ORDER BY k.end_ns DESC LIMIT 1");
-    const std::string on_gpu = in_step + " AND k.device_id = " + std::to_string(gpu);
-    const std::string gemm = " AND s.value LIKE 'c3sim_gemm%'", nccl = " AND s.value LIKE 'nccl%'";
-    const int64_t first_gemm = scalar(
-        *t, "SELECT k.end_ns - k.start_ns " + on_gpu + gemm + " ORDER BY k.start_ns LIMIT 1");
-    const int64_t all_gemm = scalar(*t, "SELECT SUM(k.end_ns - k.start_ns) " + on_gpu + gemm);
-    const int64_t last_nccl = scalar(
-        *t, "SELECT k.end_ns - k.start_ns " + on_gpu + nccl + " ORDER BY k.start_ns DESC LIMIT 1");
-    const int64_t all_nccl = scalar(*t, "SELECT SUM(k.end_ns - k.start_ns) " + on_gpu + nccl);
+    std::string latest = "SELECT k.device_id ";
+    latest += in_step;
+    latest += " ORDER BY k.end_ns DESC LIMIT 1";
+    const int64_t gpu = scalar(*t, latest);
+    // SELECT what, of the step's kernels on that GPU whose name is like `name`, then `tail`.
+    auto query = [&](const char* what, const char* name, const char* tail) {
+      std::string q = "SELECT ";
+      q += what;
+      q += ' ';
+      q += in_step;
+      q += " AND k.device_id = ";
+      q += std::to_string(gpu);
+      q += " AND s.value LIKE '";
+      q += name;
+      q += "' ";
+      q += tail;
+      return scalar(*t, q);
+    };
+    const char* dur = "k.end_ns - k.start_ns";
+    const int64_t first_gemm = query(dur, "c3sim_gemm%", "ORDER BY k.start_ns LIMIT 1");
+    const int64_t all_gemm = query("SUM(k.end_ns - k.start_ns)", "c3sim_gemm%", "");
+    const int64_t last_nccl = query(dur, "nccl%", "ORDER BY k.start_ns DESC LIMIT 1");
+    const int64_t all_nccl = query("SUM(k.end_ns - k.start_ns)", "nccl%", "");
 
     const RunResult a = c3scope({"analyze", r.traces.front(), "--step", "concurrent: ", "--json",
                                  dir.path() + "/report.json"},

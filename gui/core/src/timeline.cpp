@@ -181,8 +181,9 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
       s.key = sid;
       s.items = std::move(items);
       add_finished(std::move(s));
+      const int32_t stream_id = sid;  // (a structured binding: not captured before C++20's P1091)
       const auto q = std::find_if(queues.begin(), queues.end(), [&](const auto& sq) {
-        return sq.device == dev && sq.stream == sid;
+        return sq.device == dev && sq.stream == stream_id;
       });
       if (q != queues.end() && !q->points.empty()) {
         Row qr = make_row(RowKind::queue, di,
