@@ -168,7 +168,9 @@ TEST(Cache, KeyFollowsTheFilesAndOldSnapshotsGo) {
 TEST(Cache, LaunchCallsRoundTrip) {
   TempDir dir;
   Trace t = sample();
-  t.activities.set_call(5, t.activities.start[5] - 9, t.activities.start[5] - 4, 0);
+  t.activities.set_call(5, t.activities.start[5] - 9, t.activities.start[5] - 4, 0,
+                        fold_thread(int64_t{0x123456789}));
+  t.host_syncs.push_back({0, 10, 20, fold_thread(77)});
   const std::string path = cache_path(dir.path.string(), "calls");
   ASSERT_TRUE(save_cache(t, "calls", path));
   const std::optional<Trace> back = load_cache(path, "calls");
@@ -176,6 +178,10 @@ TEST(Cache, LaunchCallsRoundTrip) {
   EXPECT_EQ(back->activities.call_start, t.activities.call_start);
   EXPECT_EQ(back->activities.call_end, t.activities.call_end);
   EXPECT_EQ(back->activities.call_name, t.activities.call_name);
+  EXPECT_EQ(back->activities.call_thread, t.activities.call_thread);  // format 8
+  EXPECT_EQ(back->activities.call_thread[5], fold_thread(int64_t{0x123456789}));
+  ASSERT_EQ(back->host_syncs.size(), 1u);
+  EXPECT_EQ(back->host_syncs[0].thread, fold_thread(77));
   EXPECT_EQ(back->activities.call_end[4], kNoCall);
 }
 

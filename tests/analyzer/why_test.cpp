@@ -45,10 +45,11 @@ struct Builder {
   // 0).
   Builder& kernel(const std::string& n, int64_t s, int64_t e, int stream = 7,
                   int64_t call_start = -1, int64_t call_end = -1,
-                  const std::string& call = "cudaLaunchKernel", int device = 0, int process = 0) {
+                  const std::string& call = "cudaLaunchKernel", int device = 0, int process = 0,
+                  int32_t thread = 0) {
     const size_t i = t.activities.push(s, e, name(n), stream, static_cast<int16_t>(device),
                                        static_cast<int16_t>(process), Kind::kernel, 0);
-    if (call_end >= 0) t.activities.set_call(i, call_start, call_end, name(call));
+    if (call_end >= 0) t.activities.set_call(i, call_start, call_end, name(call), thread);
     return *this;
   }
   Trace done() {
@@ -429,4 +430,59 @@ TEST(Why, RouteSegmentsWalkTheLateRanksComputeIntoTheCollective) {
       EXPECT_EQ(sl.slack_ns, late ? 0 : 400000) << process;
     }
   }
+}
+
+// Host threads are told apart: a launch call waits for its own thread's previous call, not for
+// another thread's. Thread 1 launches k1 (call 0-10) and, soon after, k3 (call 150-160; k3 runs
+// 160-400); thread 2 launched k2 in between (call 40-50). The path from k3's launch goes back to
+// thread 1's call, so k2's launch is not on it (one host sequence would put it there). A thread
+// idle for more than 1 ms was blocked on something unseen: its next call waits for the latest
+// call of any thread (the main thread resuming after backward()).
+TEST(Why, TheHostPathStaysOnTheCallsThread) {
+  Builder b;
+  b.kernel("k1", 20, 30, 7, 0, 10, "cudaLaunchKernel", 0, 0, 1);
+  b.kernel("k2", 60, 90, 8, 40, 50, "cudaLaunchKernel", 0, 0, 2);
+  b.kernel("k3", 160, 400, 7, 150, 160, "cudaLaunchKernel", 0, 0, 1);
+  const Trace t = b.done();
+  size_t k2 = 0;
+  for (size_t i = 0; i < t.activities.size(); ++i) {
+    if (t.names[static_cast<size_t>(t.activities.name[i])] == "k2") k2 = i;
+  }
+  const std::vector<PathSegment> segs = path_segments(t, 0, {0, 400});
+  int64_t host = 0, total = 0;
+  for (const PathSegment& s : segs) {
+    EXPECT_NE(s.row, static_cast<int64_t>(k2)) << "k2's launch (thread 2) is on thread 1's path";
+    if (s.part == PathPart::host) host += s.to - s.from;
+    total += s.to - s.from;
+  }
+  EXPECT_EQ(total, 400);
+  EXPECT_EQ(host, 150 + 10);  // k3's call back to k1's call's end, and k1's call itself
+  // One thread (the old reading, or a trace without thread ids): k2's launch joins the path.
+  Builder one;
+  one.kernel("k1", 20, 30, 7, 0, 10);
+  one.kernel("k2", 60, 90, 8, 40, 50);
+  one.kernel("k3", 160, 400, 7, 150, 160);
+  const Trace t1 = one.done();
+  bool k2_on = false;
+  for (const PathSegment& s : path_segments(t1, 0, {0, 400})) {
+    k2_on = k2_on ||
+            (s.row >= 0 &&
+             t1.names[static_cast<size_t>(t1.activities.name[static_cast<size_t>(s.row)])] == "k2");
+  }
+  EXPECT_TRUE(k2_on);
+  // Thread 1 idle 2 ms between its calls (10 to 2,000,150) while thread 2 launched k2 at
+  // 1,000,040: the hand-off goes through k2's launch.
+  Builder blocked;
+  blocked.kernel("k1", 20, 30, 7, 0, 10, "cudaLaunchKernel", 0, 0, 1);
+  blocked.kernel("k2", 1'000'060, 1'000'090, 8, 1'000'040, 1'000'050, "cudaLaunchKernel", 0, 0, 2);
+  blocked.kernel("k3", 2'000'160, 2'000'400, 7, 2'000'150, 2'000'160, "cudaLaunchKernel", 0, 0, 1);
+  const Trace tb = blocked.done();
+  bool handed = false;
+  for (const PathSegment& s : path_segments(tb, 0, {0, 2'000'400})) {
+    handed =
+        handed ||
+        (s.row >= 0 &&
+         tb.names[static_cast<size_t>(tb.activities.name[static_cast<size_t>(s.row)])] == "k2");
+  }
+  EXPECT_TRUE(handed);
 }

@@ -370,7 +370,7 @@ void TraceBuilder::launched(int64_t process_db, int64_t correlation, size_t i) {
 }
 
 void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start,
-                            int64_t end, int32_t name) {
+                            int64_t end, int32_t name, int32_t thread) {
   const uint32_t slot = correlation < 0 ? 0 : launched_.find(process_db, correlation);
   if (slot == 0) {
     // Not a launch: a synchronization is kept for the critical path (why/path.h).
@@ -382,7 +382,7 @@ void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation
     if (s < 0) s = is_sync_call(t_.names[static_cast<size_t>(name)]) ? 1 : 0;
     const int p = s == 1 ? process_index(process_db) : -1;
     if (p >= 0 && end >= start && in_time_limit(start, end) && in_duration_limit(start, end)) {
-      t_.host_syncs.push_back({static_cast<int16_t>(p), start, end});
+      t_.host_syncs.push_back({static_cast<int16_t>(p), start, end, thread});
     }
     return;
   }
@@ -394,7 +394,7 @@ void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation
   }
   Activities& a = t_.activities;
   for (uint32_t at = slot - 1;;) {
-    if (!a.has_calls() || a.call_end[at] == kNoCall) a.set_call(at, start, end, name);
+    if (!a.has_calls() || a.call_end[at] == kNoCall) a.set_call(at, start, end, name, thread);
     if (more_launched_.empty()) break;
     auto it = more_launched_.find(at);
     if (it == more_launched_.end()) break;
@@ -613,7 +613,7 @@ int64_t TraceSink::insert(const tracedb::MemsetRow& row) {
 int64_t TraceSink::insert(const tracedb::ApiCallRow& row) {
   const int64_t id = ++api_calls_;
   b_.api_call(id, row.process_id, row.correlation_id, row.start_ns, row.end_ns,
-              static_cast<int32_t>(row.name_id));
+              static_cast<int32_t>(row.name_id), fold_thread(row.thread_id));
   return id;
 }
 

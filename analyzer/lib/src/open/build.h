@@ -149,9 +149,9 @@ class TraceBuilder {
   // A host API call (after the GPU rows): when its correlation id is a GPU row's, that row's
   // launch call (Activities::call_start/call_end; the first call of an id wins). Others are
   // ignored; one ending before it starts or beyond the time limits is skipped and counted.
-  // `name`: a Trace::names index.
+  // `name`: a Trace::names index; `thread`: the calling thread (fold_thread).
   void api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start, int64_t end,
-                int32_t name);
+                int32_t name, int32_t thread = 0);
   // A stream's wait on a CUDA event (a sync row of type stream_wait_event) and an event's record
   // (a cuda_event row), before the GPU rows: once it has both, the builder keeps each GPU row's
   // (stream, correlation id) while the rows come (24 bytes per row, only for such traces), and

@@ -34,7 +34,9 @@ constexpr char kMagic[8] = {'C', '3', 'S', 'C', 'A', 'C', 'H', 'E'};
 // snapshot still reads (without marks), and a user's cache of format 4 is rebuilt.
 // 6: the activities' launch calls (Activities::call_start/call_end); older formats read without.
 // 7: streams' waits on other streams (Trace::stream_waits); older formats read without.
-constexpr int64_t kFormat = 7;
+// 8: each launch call's and synchronization's thread (Activities::call_thread, HostSync::thread);
+// older formats read as one thread per process.
+constexpr int64_t kFormat = 8;
 constexpr int64_t kOldestFormat = 2;
 constexpr int64_t kEndMarker = 0x3e3e454e44433343;  // "C3CDNE>>"
 
@@ -236,7 +238,17 @@ void visit(IO& io, T& t) {
     io.vec(a.call_end);
     io.vec(a.call_name);
     io.list(
-        t.host_syncs, [&](auto& s) { fields(io, s.process, s.start, s.end); }, 18);
+        t.host_syncs,
+        [&](auto& s) {
+          fields(io, s.process, s.start, s.end);
+          if (io.format() >= 8) fields(io, s.thread);
+        },
+        18);
+  }
+  if (io.format() >= 8) {
+    io.vec(a.call_thread);
+  } else if constexpr (!std::is_const_v<T>) {
+    if (a.has_calls()) a.call_thread.assign(a.call_end.size(), 0);  // one thread per process
   }
   if (io.format() >= 7) {
     io.list(
@@ -295,7 +307,7 @@ Trace read_trace(In& in) {
   }
   // Launch calls: none, or one (possibly kNoCall) per row, each within the limits.
   if (a.call_start.size() != a.call_end.size() || a.call_name.size() != a.call_end.size() ||
-      (a.has_calls() && a.call_end.size() != n)) {
+      a.call_thread.size() != a.call_end.size() || (a.has_calls() && a.call_end.size() != n)) {
     throw Damaged{};
   }
   for (const HostSync& s : t.host_syncs) {

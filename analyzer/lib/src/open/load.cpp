@@ -275,16 +275,17 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
 // The host calls that launched GPU rows (API calls recorded with --cuda-api, or imported), by
 // correlation id; the builder keeps only those (TraceBuilder::api_call).
 void read_api_calls(const tracedb::Reader& r, TraceBuilder& b, StringTable& names) {
-  auto q =
-      r.query("SELECT rowid, process_id, correlation_id, start_ns, end_ns, name_id FROM api_call");
+  auto q = r.query(
+      "SELECT rowid, process_id, correlation_id, start_ns, end_ns, name_id, thread_id "
+      "FROM api_call");
   while (q.step()) {
     const int64_t id = q.i64(0), process = q.i64(1), correlation = q.i64(2), start = q.i64(3),
-                  end = q.i64(4), name = q.i64(5);
+                  end = q.i64(4), name = q.i64(5), thread = q.i64(6);
     if (const std::string why = q.row_problem(); !why.empty()) {
       b.bad_row(id, "api_call", why);
       continue;
     }
-    b.api_call(id, process, correlation, start, end, names(name));
+    b.api_call(id, process, correlation, start, end, names(name), fold_thread(thread));
   }
 }
 
@@ -583,6 +584,21 @@ void merge(Trace& t, std::vector<Trace>& parts) {
           for (const int32_t nm : src) {
             dst.push_back(nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm);
           }
+        }
+        std::vector<int32_t>().swap(src);
+      }
+    });
+  }
+  if (calls) {
+    tasks.emplace_back([&] {
+      auto& dst = to.call_thread;
+      dst.reserve(rows);
+      for (size_t f = 0; f < parts.size(); ++f) {
+        auto& src = parts[f].activities.call_thread;
+        if (src.empty()) {
+          dst.insert(dst.end(), part_rows[f], 0);
+        } else {
+          dst.insert(dst.end(), src.begin(), src.end());
         }
         std::vector<int32_t>().swap(src);
       }

@@ -65,6 +65,7 @@ size_t Activities::push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id
     call_start.push_back(kNoCall);
     call_end.push_back(kNoCall);
     call_name.push_back(-1);
+    call_thread.push_back(0);
   }
   return start.size() - 1;
 }
@@ -92,15 +93,17 @@ bool is_sync_call(std::string_view name) {
   return false;
 }
 
-void Activities::set_call(size_t i, int64_t entry, int64_t exit, int32_t name_id) {
+void Activities::set_call(size_t i, int64_t entry, int64_t exit, int32_t name_id, int32_t thread) {
   if (!has_calls()) {
     call_start.assign(size(), kNoCall);
     call_end.assign(size(), kNoCall);
     call_name.assign(size(), -1);
+    call_thread.assign(size(), 0);
   }
   call_start[i] = entry;
   call_end[i] = exit;
   call_name[i] = name_id;
+  call_thread[i] = thread;
 }
 
 namespace {
@@ -289,6 +292,7 @@ void Activities::sort() {
     permute(call_start, order, done);
     permute(call_end, order, done);
     permute(call_name, order, done);
+    permute(call_thread, order, done);
   }
 }
 

@@ -51,7 +51,8 @@ PathPart part_of(Class c) {
 // A host call on the rank's timeline: a launch call (its GPU row) or a synchronization.
 struct HostCall {
   int64_t start = 0, end = 0;
-  int64_t row = -1;  // the launched row; -1: a synchronization
+  int64_t row = -1;    // the launched row; -1: a synchronization
+  int32_t thread = 0;  // fold_thread of the calling thread
 };
 
 // Sorts `v`, made of runs [bounds[k], bounds[k + 1]) that each usually come sorted: a run that
@@ -139,13 +140,14 @@ class RankGraph {
       for (size_t g = bounds[k]; g < bounds[k + 1] && calls; ++g) {
         const size_t i = grouped[g];
         if (a_.call_end[i] != kNoCall && a_.call_start[i] <= a_.start[i]) {
-          calls_.push_back({a_.call_start[i], a_.call_end[i], static_cast<int64_t>(i)});
+          calls_.push_back({a_.call_start[i], a_.call_end[i], static_cast<int64_t>(i),
+                            a_.call_thread.empty() ? 0 : a_.call_thread[i]});
         }
       }
       call_bounds.push_back(calls_.size());
     }
     for (const HostSync& s : t.host_syncs) {
-      if (s.process == process) calls_.push_back({s.start, s.end, -1});
+      if (s.process == process) calls_.push_back({s.start, s.end, -1, s.thread});
     }
     call_bounds.push_back(calls_.size());
     sort_runs(calls_, call_bounds, [](const HostCall& x, const HostCall& y) {
@@ -153,6 +155,22 @@ class RankGraph {
       if (x.start != y.start) return x.start < y.start;
       return x.row < y.row;
     });
+    // Each thread's calls in end order, and where each call is in its thread's list.
+    std::unordered_map<int32_t, uint32_t> thread_index;
+    thread_pos_.resize(calls_.size());
+    int32_t hot_thread = 0;
+    uint32_t hot_slot = UINT32_MAX;  // the last thread seen (runs of one thread's calls)
+    for (size_t k = 0; k < calls_.size(); ++k) {
+      if (hot_slot == UINT32_MAX || calls_[k].thread != hot_thread) {
+        auto [it, fresh] =
+            thread_index.try_emplace(calls_[k].thread, static_cast<uint32_t>(thread_calls_.size()));
+        if (fresh) thread_calls_.emplace_back();
+        hot_thread = calls_[k].thread;
+        hot_slot = it->second;
+      }
+      thread_pos_[k] = {hot_slot, static_cast<uint32_t>(thread_calls_[hot_slot].size())};
+      thread_calls_[hot_slot].push_back(static_cast<int64_t>(k));
+    }
     call_index_.assign(n, -1);
     for (size_t k = 0; k < calls_.size(); ++k) {
       if (calls_[k].row >= 0)
@@ -205,11 +223,26 @@ class RankGraph {
     }
     return best;
   }
-  // The host call with the latest end <= t other than `self` (index into calls), or -1.
+  // The host call with the latest end <= t other than `self` (index into calls), or -1. With
+  // `self` -1: of any thread. Else self's thread's previous call (a thread's calls run one after
+  // another; another thread's calls do not wait for them), unless the thread made no call for
+  // longer than kBlockedThreadNs before t: it was blocked on something the trace does not show
+  // (PyTorch's main thread inside backward() while the autograd thread launches the backward
+  // pass), and the latest call of any thread is taken as what it waited for.
+  static constexpr int64_t kBlockedThreadNs = 1'000'000;
   int64_t host_before(int64_t t, int64_t self) const {
-    // From a call's start, the call ending just before it is most often the one before it in
-    // end order: checked first, in O(1), before the search.
-    if (self > 0 && static_cast<size_t>(self) < calls_.size()) {
+    if (self < 0 || static_cast<size_t>(self) >= calls_.size()) return any_before(t, self);
+    const int64_t own = thread_before(t, self);
+    if (own >= 0 && t - calls_[static_cast<size_t>(own)].end <= kBlockedThreadNs) return own;
+    const int64_t any = any_before(t, self);
+    if (own < 0) return any;
+    return any >= 0 && calls_[static_cast<size_t>(any)].end > calls_[static_cast<size_t>(own)].end
+               ? any
+               : own;
+  }
+  // The latest call of any thread ending by t other than `self`, or -1.
+  int64_t any_before(int64_t t, int64_t self) const {
+    if (self > 0 && static_cast<size_t>(self) < calls_.size()) {  // most often the one before
       const auto k = static_cast<size_t>(self);
       if (calls_[k - 1].end <= t && calls_[k].end > t &&
           (k + 1 == calls_.size() || calls_[k + 1].end > t))
@@ -221,6 +254,29 @@ class RankGraph {
       --it;
       const auto k = static_cast<int64_t>(it - calls_.begin());
       if (k != self) return k;
+    }
+    return -1;
+  }
+  // The latest call of self's thread ending by t other than `self`, or -1.
+  int64_t thread_before(int64_t t, int64_t self) const {
+    const auto [slot, pos] = thread_pos_[static_cast<size_t>(self)];
+    const std::vector<int64_t>& list = thread_calls_[slot];
+    auto end_of = [&](size_t j) { return calls_[static_cast<size_t>(list[j])].end; };
+    // From a call's start, the call ending just before it is most often the one before it on
+    // its thread: checked first, in O(1), before the search.
+    if (pos > 0 && end_of(pos - 1) <= t && end_of(pos) > t) return list[pos - 1];
+    size_t lo = 0, hi = list.size();  // the first with end > t
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (end_of(mid) <= t) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    while (lo > 0) {
+      --lo;
+      if (list[lo] != self) return list[lo];
     }
     return -1;
   }
@@ -277,6 +333,8 @@ class RankGraph {
   std::vector<int64_t> prev_;
   std::vector<std::pair<int64_t, int64_t>> by_end_;
   std::vector<HostCall> calls_;
+  std::vector<std::vector<int64_t>> thread_calls_;         // per thread: its calls, by end
+  std::vector<std::pair<uint32_t, uint32_t>> thread_pos_;  // call -> (thread, index in it)
   std::vector<int64_t> call_index_;  // row - begin_ -> its launch call's index in calls_, or -1
   std::vector<int64_t> wait_from_;   // row - begin_ -> the row it waited for, or -1 (or empty)
   std::map<int32_t, int64_t> first_row_;  // Trace::collectives index -> its first row

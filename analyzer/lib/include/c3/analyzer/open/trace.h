@@ -53,16 +53,18 @@ struct Activities {
       collective;  // Trace::collectives index of the NCCL call that launched it, or -1
   // The host call that launched the row (the runtime or driver API call with the row's
   // correlation id: cudaLaunchKernel, cudaMemcpyAsync, ...): its entry and exit, ns (kNoCall:
-  // none known), and its name (a Trace::names index, -1). The columns are empty while no row has
-  // one (traces recorded without API calls), so they cost 20 bytes per row only where a trace
-  // carries launch calls (docs/analyze.md "Memory").
+  // none known), its name (a Trace::names index, -1) and its thread (the OS thread id folded to
+  // 32 bits: fold_thread; the critical path orders each thread's calls on their own). The
+  // columns are empty while no row has one (traces recorded without API calls), so they cost 24
+  // bytes per row only where a trace carries launch calls (docs/analyze.md "Memory").
   std::vector<int64_t> call_start, call_end;
   std::vector<int32_t> call_name;
+  std::vector<int32_t> call_thread;
 
   size_t size() const { return start.size(); }
   bool has_calls() const { return !call_end.empty(); }
   // Sets row i's launch call, making the columns (-1 for every other row) on first use.
-  void set_call(size_t i, int64_t entry, int64_t exit, int32_t name);
+  void set_call(size_t i, int64_t entry, int64_t exit, int32_t name, int32_t thread = 0);
   int32_t channel(size_t i) const { return kind[i] == Kind::memcpy ? shape[i] : -1; }
   void reserve(size_t n);
   // Appends a row (all columns); returns its index.
@@ -136,7 +138,14 @@ struct Range {
 struct HostSync {
   int16_t process = 0;
   int64_t start = 0, end = 0;
+  int32_t thread = 0;  // fold_thread of the calling thread
 };
+// An OS thread id as the call columns keep it: 64-bit ids (Nsight's global thread ids) folded
+// to 32 bits; two threads of one process that fold alike are taken for one.
+inline int32_t fold_thread(int64_t tid) {
+  const auto u = static_cast<uint64_t>(tid);
+  return static_cast<int32_t>(static_cast<uint32_t>(u ^ (u >> 32)));
+}
 // Whether an API call's name is one of those (CUPTI's _vNNNN and _ptsz spellings too).
 bool is_sync_call(std::string_view name);
 // An API function's name without CUPTI's version and per-thread-stream suffixes
