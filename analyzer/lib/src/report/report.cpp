@@ -639,6 +639,25 @@ nlohmann::json path_json(const Report& r) {
                       {"cause_name", l.cause_name},
                       {"before", parts_json(l.before)}});
     }
+    // How the path went, from the step's end back: each leg a rank's stretch of work (its own
+    // clock) or a collective's own time on it.
+    nlohmann::json route = nlohmann::json::array();
+    for (const PathLeg& leg : p.route) {
+      const bool known =
+          leg.process >= 0 && static_cast<size_t>(leg.process) < r.process_info.size();
+      route.push_back(
+          {{"process",
+            known ? nlohmann::json(r.process_info[static_cast<size_t>(leg.process)].label())
+                  : nlohmann::json(nullptr)},
+           {"rank", known && r.process_info[static_cast<size_t>(leg.process)].rank
+                        ? nlohmann::json(*r.process_info[static_cast<size_t>(leg.process)].rank)
+                        : nlohmann::json(nullptr)},
+           {"from_ns", leg.from_ns},
+           {"to_ns", leg.to_ns},
+           {"collective", leg.collective},
+           {"communicator", leg.comm.empty() ? nlohmann::json(nullptr) : nlohmann::json(leg.comm)},
+           {"seq", leg.comm.empty() ? nlohmann::json(nullptr) : nlohmann::json(leg.seq)}});
+    }
     nlohmann::json wi = nlohmann::json::array();
     for (size_t w = 0; w < p.what_if_ns.size() && w < r.what_ifs.size(); ++w) {
       wi.push_back({{"what_if", r.what_ifs[w].text}, {"step_ns", p.what_if_ns[w]}});
@@ -656,6 +675,7 @@ nlohmann::json path_json(const Report& r) {
          {"hops", p.hops},
          {"peer_wait_ns", p.peer_wait_ns},
          {"late_arrivals", std::move(late)},
+         {"route", std::move(route)},
          {"replayed_ns", p.replayed_ns},
          {"what_if", std::move(wi)}});
   }
