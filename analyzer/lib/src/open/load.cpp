@@ -556,52 +556,32 @@ void merge(Trace& t, std::vector<Trace>& parts) {
   std::vector<size_t> part_rows;
   part_rows.reserve(parts.size());
   for (const auto& part : parts) part_rows.push_back(part.activities.size());
-  for (auto member : {&Activities::call_start, &Activities::call_end}) {
-    if (!calls) break;
-    tasks.emplace_back([&, member] {
+  // One call column: each part's values (through `map`, nullptr: as they are), `fill` for a
+  // part without calls.
+  auto call_column = [&](auto member, auto fill, auto map) {
+    tasks.emplace_back([&, member, fill, map] {
+      static_cast<void>(map);  // (unused where it is nullptr)
       auto& dst = to.*member;
       dst.reserve(rows);
       for (size_t f = 0; f < parts.size(); ++f) {
         auto& src = parts[f].activities.*member;
         if (src.empty()) {
-          dst.insert(dst.end(), part_rows[f], kNoCall);
-        } else {
+          dst.insert(dst.end(), part_rows[f], fill);
+        } else if constexpr (std::is_null_pointer_v<decltype(map)>) {
           dst.insert(dst.end(), src.begin(), src.end());
+        } else {
+          for (const auto v : src) dst.push_back(map(f, v));
         }
-        std::vector<int64_t>().swap(src);
+        std::remove_reference_t<decltype(src)>().swap(src);
       }
     });
-  }
+  };
   if (calls) {
-    tasks.emplace_back([&] {
-      auto& dst = to.call_name;
-      dst.reserve(rows);
-      for (size_t f = 0; f < parts.size(); ++f) {
-        auto& src = parts[f].activities.call_name;
-        if (src.empty()) {
-          dst.insert(dst.end(), part_rows[f], -1);
-        } else {
-          for (const int32_t nm : src) {
-            dst.push_back(nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm);
-          }
-        }
-        std::vector<int32_t>().swap(src);
-      }
-    });
-  }
-  if (calls) {
-    tasks.emplace_back([&] {
-      auto& dst = to.call_thread;
-      dst.reserve(rows);
-      for (size_t f = 0; f < parts.size(); ++f) {
-        auto& src = parts[f].activities.call_thread;
-        if (src.empty()) {
-          dst.insert(dst.end(), part_rows[f], 0);
-        } else {
-          dst.insert(dst.end(), src.begin(), src.end());
-        }
-        std::vector<int32_t>().swap(src);
-      }
+    call_column(&Activities::call_start, kNoCall, nullptr);
+    call_column(&Activities::call_end, kNoCall, nullptr);
+    call_column(&Activities::call_thread, int32_t{0}, nullptr);
+    call_column(&Activities::call_name, int32_t{-1}, [&](size_t f, int32_t nm) {
+      return nm >= 0 ? maps[f].name[static_cast<size_t>(nm)] : nm;
     });
   }
   run_parallel(tasks);
