@@ -771,14 +771,18 @@ class AppTest : public QObject {
     w.show();
     QVERIFY2(open_and_wait(w, {dir + "trace.json"}), qPrintable(w.last_error()));
     const Timeline& tl = *w.document()->timeline;
-    int queue = -1;
-    for (size_t i = 0; i < tl.rows().size(); ++i) {
-      if (tl.rows()[i].kind == RowKind::queue && tl.rows()[i].key == 7) queue = static_cast<int>(i);
-    }
+    auto queue_row = [&] {
+      for (size_t i = 0; i < tl.rows().size(); ++i) {
+        if (tl.rows()[i].kind == RowKind::queue && tl.rows()[i].key == 7)
+          return static_cast<int>(i);
+      }
+      return -1;
+    };
+    QCOMPARE(queue_row(), -1);  // made when View > Queue length first shows them
+    w.queue_action()->trigger();
+    const int queue = queue_row();
     QVERIFY(queue >= 0);
     QCOMPARE(tl.row(queue).max_length, int64_t{5});
-    QVERIFY(w.timeline()->row_y(queue) < 0);  // hidden until View > Queue length
-    w.queue_action()->trigger();
     QVERIFY(w.timeline()->row_y(queue) >= 0);
     w.timeline()->zoom_to_fit();
     QImage img(w.timeline()->viewport()->size(), QImage::Format_ARGB32);

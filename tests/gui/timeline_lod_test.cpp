@@ -353,19 +353,29 @@ void TimelineLodTest::test_queue_rows_show_each_columns_longest_queue() {
     host = gpu + static_cast<int64_t>(rng() % 200);
   }
   b.kernel("uncalled", 0, 10, 0, 0, 9);  // stream 9 has no launch calls: no queue row
-  const Timeline tl(b.done());
+  Timeline tl(b.done());
+  QCOMPARE(find_row(tl, RowKind::queue), -1);  // made when first shown
+  const size_t before = tl.rows().size();
+  QCOMPARE(tl.show_queues(true), size_t{1});  // stream 9 has no launch calls: no queue row
+  QCOMPARE(tl.rows().size(), before + 1);
   const int qi = find_row(tl, RowKind::queue);
   QVERIFY(qi >= 0);
   const Row& q = tl.row(qi);
   QCOMPARE(q.key, int64_t{7});
-  QVERIFY(q.hidden);
+  QVERIFY(!q.hidden);
   QVERIFY(q.max_length >= 10);
   QCOMPARE(q.points.back().length, int64_t{0});
-  const std::vector<int> visible = tl.visible_rows();
+  // Right under its stream row.
+  std::vector<int> visible = tl.visible_rows();
+  const auto at = std::find(visible.begin(), visible.end(), qi);
+  QVERIFY(at != visible.end() && at != visible.begin());
+  QCOMPARE(tl.row(*(at - 1)).kind, RowKind::stream);
+  QCOMPARE(tl.row(*(at - 1)).key, int64_t{7});
+  QCOMPARE(tl.show_queues(false), size_t{1});
+  visible = tl.visible_rows();
   QVERIFY(std::find(visible.begin(), visible.end(), qi) == visible.end());
-  size_t queues = 0;
-  for (const Row& r : tl.rows()) queues += r.kind == RowKind::queue ? 1 : 0;
-  QCOMPARE(queues, size_t{1});
+  QCOMPARE(tl.show_queues(true), size_t{1});  // made once
+  QCOMPARE(tl.rows().size(), before + 1);
   const size_t n = q.points.size();
   for (const double ns_per_px : {0.25, 3.0, 40.0, 1000.0}) {
     for (const double min_px : {0.5, 1.0}) {

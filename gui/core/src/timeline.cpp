@@ -120,8 +120,6 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
     return r;
   };
   const auto& pr = t.processes[static_cast<size_t>(p)];
-  // Each stream's queue length, for the queue rows (streams with launch calls only).
-  std::vector<analyzer::StreamSeries> queues = analyzer::queue_series(t, p);
   add(make_row(RowKind::group, -1,
                pr.label() + (pr.rank ? " (pid " + std::to_string(pr.pid) + ")" : "")));
   // Devices and their streams: rows of one (process, device) are contiguous in activities.
@@ -181,19 +179,6 @@ std::vector<Row> Timeline::build_process(int p, size_t begin, size_t end,
       s.key = sid;
       s.items = std::move(items);
       add_finished(std::move(s));
-      const int32_t stream_id = sid;  // (a structured binding: not captured before C++20's P1091)
-      const auto q = std::find_if(queues.begin(), queues.end(), [&](const auto& sq) {
-        return sq.device == dev && sq.stream == stream_id;
-      });
-      if (q != queues.end() && !q->points.empty()) {
-        Row qr = make_row(RowKind::queue, di,
-                          (sid >= 0 ? "stream " + std::to_string(sid) : "no stream") + " queue");
-        qr.device = dev;
-        qr.key = sid;
-        qr.hidden = true;  // View > Queue length shows them
-        qr.points = std::move(q->points);
-        add_finished(std::move(qr));
-      }
     }
     i = j;
   }
@@ -827,6 +812,7 @@ std::pair<int, int64_t> Timeline::find_collective(size_t c) const {
 }
 
 size_t Timeline::show_queues(bool on) {
+  if (on && !queues_built_) build_queues();
   size_t n = 0;
   for (Row& r : rows_) {
     if (r.kind != RowKind::queue) continue;
@@ -834,6 +820,47 @@ size_t Timeline::show_queues(bool on) {
     ++n;
   }
   return n;
+}
+
+void Timeline::build_queues() {
+  queues_built_ = true;
+  const analyzer::Trace& t = *trace_;
+  const size_t np = t.processes.size();
+  std::vector<std::vector<analyzer::StreamSeries>> series(np);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t p = next++; p < np; p = next++)
+      series[p] = analyzer::queue_series(t, static_cast<int>(p));
+  };
+  common::run_workers(np, work);
+  // Each queue row goes right after its stream row (appended to rows_, so no row's index moves).
+  const size_t existing = rows_.size();
+  for (size_t i = 0; i < existing; ++i) {
+    if (rows_[i].kind != RowKind::stream || rows_[i].process < 0) continue;
+    auto& mine = series[static_cast<size_t>(rows_[i].process)];
+    const auto q = std::find_if(mine.begin(), mine.end(), [&](const analyzer::StreamSeries& x) {
+      return x.device == rows_[i].device && x.stream == rows_[i].key;
+    });
+    if (q == mine.end() || q->points.empty()) continue;
+    Row qr;
+    qr.kind = RowKind::queue;
+    qr.parent = rows_[i].parent;
+    qr.process = rows_[i].process;
+    qr.device = rows_[i].device;
+    qr.key = rows_[i].key;
+    qr.offset = rows_[i].offset;
+    qr.label = rows_[i].label + " queue";
+    qr.hidden = true;
+    qr.points = std::move(q->points);
+    finish(qr);
+    const int at = static_cast<int>(rows_.size());
+    rows_.push_back(std::move(qr));
+    std::vector<int>& sib =
+        rows_[static_cast<size_t>(rows_[static_cast<size_t>(at)].parent)].children;
+    auto after = std::find(sib.begin(), sib.end(), static_cast<int>(i));
+    if (after != sib.end()) ++after;
+    sib.insert(after, at);
+  }
 }
 
 size_t Timeline::filter(const std::function<bool(const Row&, uint32_t)>& keep) {

@@ -3,8 +3,8 @@
 // Rows: host > process (rank) > device > stream rows (kernels, copies, sets) and an overlap row
 // per device (communication hidden under compute vs exposed), a collectives row per
 // communicator of each process, NVTX rows per thread and nesting depth, and a queue row per
-// stream with launch calls (its launched, unfinished operations over time; hidden until View >
-// Queue length shows them). Groups collapse; rows can be hidden and reordered among their
+// stream with launch calls (its launched, unfinished operations over time; made when View >
+// Queue length first shows them). Groups collapse; rows can be hidden and reordered among their
 // siblings.
 //
 // Level of detail: a row's items are sorted by start; painting a window binary-searches its
@@ -162,7 +162,8 @@ class Timeline {
   std::pair<int, int64_t> find_activity(size_t a) const;
   // The collectives row and index of collective `c`, or {-1, -1}.
   std::pair<int, int64_t> find_collective(size_t c) const;
-  // Shows or hides every queue row (View > Queue length); the rows there are.
+  // Shows or hides every queue row (View > Queue length); the rows there are. The rows are made
+  // when first shown (16 bytes per queue change, about two per launch: nothing until asked).
   size_t show_queues(bool on);
   // Filtering (search by name, class, stream): keeps the items of stream, collectives and NVTX
   // rows for which keep(row, trace index) holds (activity, collective or range index); the
@@ -194,12 +195,14 @@ class Timeline {
                                  const std::vector<uint32_t>& ranges) const;
   void finish(Row& r) const;
   int add(Row r);
+  void build_queues();
 
   const analyzer::Trace* trace_;
   std::vector<Row> rows_;
   std::vector<int> roots_;
   int64_t first_ = 0, last_ = 0;
   bool filtered_ = false;
+  bool queues_built_ = false;
 };
 
 }  // namespace c3::gui
