@@ -53,8 +53,10 @@ std::vector<LaunchStat> launch_stats(const Trace& t, int process, const LaunchOp
   const auto p = static_cast<int16_t>(process);
   const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
   const auto hi = std::upper_bound(lo, a.process.end(), p);
-  // Per (activity name id) first, merged under signatures below.
-  std::map<int32_t, LaunchStat> by_id;
+  // Per (activity name id) first, merged under signatures below: a slot per name id (a lookup
+  // per launch, so an array read rather than a search).
+  std::vector<int32_t> slot(t.names.size() + 1, -1);  // the last for ids out of the table
+  std::vector<std::pair<int32_t, LaunchStat>> by_id;
   for (auto i = static_cast<size_t>(lo - a.process.begin());
        i < static_cast<size_t>(hi - a.process.begin()); ++i) {
     if (a.call_end[i] == kNoCall || !launch(a.call_name[i])) continue;
@@ -63,7 +65,14 @@ std::vector<LaunchStat> launch_stats(const Trace& t, int process, const LaunchOp
                                        [](int64_t s, const Interval& w) { return s < w.start; });
       if (it == window->begin() || std::prev(it)->end <= a.start[i]) continue;
     }
-    LaunchStat& s = by_id[a.name[i]];
+    const int32_t id = a.name[i];
+    const size_t at = id >= 0 && static_cast<size_t>(id) < t.names.size() ? static_cast<size_t>(id)
+                                                                          : t.names.size();
+    if (slot[at] < 0) {
+      slot[at] = static_cast<int32_t>(by_id.size());
+      by_id.emplace_back(id, LaunchStat{});
+    }
+    LaunchStat& s = by_id[static_cast<size_t>(slot[at])].second;
     const int64_t cpu = a.call_end[i] - a.call_start[i];
     const int64_t gpu = a.end[i] - a.start[i];
     const int64_t delay = std::max<int64_t>(0, a.start[i] - a.call_end[i]);
@@ -78,6 +87,9 @@ std::vector<LaunchStat> launch_stats(const Trace& t, int process, const LaunchOp
     if (cpu > o.runtime_cutoff_ns) ++s.runtime_outliers;
     if (delay > o.delay_cutoff_ns) ++s.delay_outliers;
   }
+  // In name id order, as before (merging is then the same whatever order the rows came in).
+  std::sort(by_id.begin(), by_id.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
   std::map<std::string, LaunchStat> merged;
   for (auto& [id, s] : by_id) {
     const auto n = static_cast<size_t>(id);

@@ -33,9 +33,11 @@ struct Stat {
   int64_t count = 0, span = 0, gpu = 0;
 };
 
-// The last `length` kernels of one stream.
+// The last `length` kernels of one stream: their normalized names and times (kept here, so an
+// occurrence reads no row again).
 struct Window {
-  std::array<size_t, kMaxSequenceLength> rows{};
+  std::array<int32_t, kMaxSequenceLength> norm{};
+  std::array<int64_t, kMaxSequenceLength> start{}, end{};
   size_t n = 0, next = 0;  // filled slots, where the next goes
 };
 
@@ -115,20 +117,22 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
       }
     }
     Window& w = streams[last_stream].second;
-    w.rows[w.next] = i;
+    w.norm[w.next] = norm_of(a.name[i]);
+    w.start[w.next] = a.start[i];
+    w.end[w.next] = a.end[i];
     w.next = (w.next + 1) % len;
     if (w.n < len) ++w.n;
     if (w.n < len) continue;
-    // The window's rows oldest first: the slot to be written next holds the oldest.
+    // The window oldest first: the slot to be written next holds the oldest.
     Key key;
     key.fill(-1);
     int64_t first = INT64_MAX, last = INT64_MIN, gpu = 0;
     for (size_t k = 0; k < len; ++k) {
-      const size_t r = w.rows[(w.next + k) % len];
-      key[k] = norm_of(a.name[r]);
-      first = std::min(first, a.start[r]);
-      last = std::max(last, a.end[r]);
-      add_sat(gpu, a.end[r] - a.start[r]);
+      const size_t r = (w.next + k) % len;
+      key[k] = w.norm[r];
+      first = std::min(first, w.start[r]);
+      last = std::max(last, w.end[r]);
+      add_sat(gpu, w.end[r] - w.start[r]);
     }
     auto it = stats.find(key);
     if (it == stats.end()) {
