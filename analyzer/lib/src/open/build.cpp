@@ -296,12 +296,18 @@ int32_t TraceBuilder::link(int64_t process_db, int64_t correlation, int16_t devi
   return best;
 }
 
+int64_t TraceBuilder::row_id(int64_t row) const {
+  if (row >= 0) return row;
+  const int64_t place = -1 - row;
+  return t_.skipped == 0 && row_id_of_ ? row_id_of_(place) : place + 1;
+}
+
 void TraceBuilder::skip_row(int64_t row, const char* table, const char* why) {
-  skip(t_, source_ + ": " + table + " row " + std::to_string(row) + " " + why);
+  skip(t_, source_ + ": " + table + " row " + std::to_string(row_id(row)) + " " + why);
 }
 
 void TraceBuilder::bad_row(int64_t row, const char* table, const std::string& why) {
-  skip(t_, source_ + ": " + table + " row " + std::to_string(row) + ": " + why);
+  skip(t_, source_ + ": " + table + " row " + std::to_string(row_id(row)) + ": " + why);
 }
 
 void TraceBuilder::cut(const char* table, int64_t n, const std::string& first) {
@@ -367,6 +373,23 @@ void TraceBuilder::launched(int64_t process_db, int64_t correlation, size_t i) {
     at = it->second;
   }
   more_launched_.emplace(at, row);
+}
+
+void TraceBuilder::moved(const std::vector<uint32_t>& order) {
+  if (order.empty()) return;
+  std::vector<uint32_t> to(order.size());  // old row -> new row
+  for (size_t i = 0; i < order.size(); ++i) to[order[i]] = static_cast<uint32_t>(i);
+  auto at = [&to](uint32_t row) { return row < to.size() ? to[row] : row; };
+  launched_.rewrite([&](uint32_t slot) { return at(slot - 1) + 1; });
+  if (!more_launched_.empty()) {
+    std::unordered_map<uint32_t, uint32_t> next;
+    next.reserve(more_launched_.size());
+    for (const auto& [from, row] : more_launched_) next.emplace(at(from), at(row));
+    more_launched_.swap(next);
+  }
+  for (StreamRow& s : stream_rows_) {
+    if (s.row < to.size()) s.row = to[s.row];
+  }
 }
 
 void TraceBuilder::api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start,

@@ -66,6 +66,16 @@ class LinkTable {
   uint32_t& slot(int64_t process, int64_t correlation, bool main);
   uint32_t find(int64_t process, int64_t correlation) const;
   size_t dense_size() const { return dense_.size(); }
+  // Replaces each nonzero value v with f(v).
+  template <class F>
+  void rewrite(F f) {
+    for (uint32_t& v : dense_) {
+      if (v != 0) v = f(v);
+    }
+    for (auto& kv : sparse_) {
+      if (kv.second != 0) kv.second = f(kv.second);
+    }
+  }
 
  private:
   static constexpr uint64_t kDenseFloor = uint64_t{1} << 20;
@@ -152,6 +162,11 @@ class TraceBuilder {
   // `name`: a Trace::names index; `thread`: the calling thread (fold_thread).
   void api_call(int64_t row, int64_t process_db, int64_t correlation, int64_t start, int64_t end,
                 int32_t name, int32_t thread = 0);
+  // The activities were sorted (Activities::sort: row i was row order[i]; empty when nothing
+  // moved): the rows the builder keeps for launch calls and stream waits follow them. So the
+  // calls can be read after the sort, onto the rows' final places (their 4 columns are then not
+  // permuted: 24 bytes a row less to move).
+  void moved(const std::vector<uint32_t>& order);
   // A stream's wait on a CUDA event (a sync row of type stream_wait_event) and an event's record
   // (a cuda_event row), before the GPU rows: once it has both, the builder keeps each GPU row's
   // (stream, correlation id) while the rows come (24 bytes per row, only for such traces), and
@@ -169,6 +184,10 @@ class TraceBuilder {
   void cut(const char* table, int64_t n, const std::string& first);
   // Reports the rows since the last tick.
   void done();
+  // For rows named by their place in their table (`row` < 0 above: -1 - place) rather than
+  // their id: finds the id of the place, asked for the first skipped row only (its message is
+  // the one kept); nullptr when rows are named by id again.
+  void row_ids(std::function<int64_t(int64_t)> id_of) { row_id_of_ = std::move(id_of); }
 
  private:
   bool check(int64_t row, int p, int64_t s, int64_t e, const char* table);
@@ -179,6 +198,8 @@ class TraceBuilder {
   Trace& t_;
   std::string source_;
   std::function<void(int64_t)> tick_;
+  std::function<int64_t(int64_t)> row_id_of_;
+  int64_t row_id(int64_t row) const;
   Names names_;
   Shapes shapes_;
   std::map<int64_t, int16_t> proc_;  // process.id -> Trace::processes index

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
@@ -272,21 +273,47 @@ void read_memsets(const tracedb::Reader& r, TraceBuilder& b) {
   }
 }
 
+// The one process id of the file's API calls, when they have one (a collector's file: one trace
+// per process), from the ends of the (process_id, correlation_id) index; none when the column
+// holds more than one value, a NULL or text.
+std::optional<int64_t> single_call_process(const tracedb::Reader& r) {
+  auto end = [&r](const char* sql) -> std::optional<int64_t> {
+    auto q = r.query(sql);
+    if (!q.step() || q.is_null(0)) return std::nullopt;
+    const int64_t v = q.i64(0);
+    if (!q.row_problem().empty()) return std::nullopt;
+    return v;
+  };
+  const std::optional<int64_t> lo = end("SELECT MIN(process_id) FROM api_call");
+  if (!lo || end("SELECT MAX(process_id) FROM api_call") != lo) return std::nullopt;
+  auto nulls = r.query("SELECT EXISTS (SELECT 1 FROM api_call WHERE process_id IS NULL)");
+  if (!nulls.step() || nulls.i64(0) != 0) return std::nullopt;
+  return lo;
+}
+
 // The host calls that launched GPU rows (API calls recorded with --cuda-api, or imported), by
-// correlation id; the builder keeps only those (TraceBuilder::api_call).
+// correlation id; the builder keeps only those (TraceBuilder::api_call). Only the columns used
+// are read (each costs about 50 ns a row in SQLite, as much as the rest of a row's handling):
+// not the process where the file has one, not the row id, which a message about a skipped row
+// looks up by the row's place in the table (rows come in row id order).
 void read_api_calls(const tracedb::Reader& r, TraceBuilder& b, StringTable& names) {
-  auto q = r.query(
-      "SELECT rowid, process_id, correlation_id, start_ns, end_ns, name_id, thread_id "
-      "FROM api_call");
-  while (q.step()) {
-    const int64_t id = q.i64(0), process = q.i64(1), correlation = q.i64(2), start = q.i64(3),
-                  end = q.i64(4), name = q.i64(5), thread = q.i64(6);
+  const std::optional<int64_t> only = single_call_process(r);
+  auto q = r.query(std::string("SELECT correlation_id, start_ns, end_ns, name_id, thread_id") +
+                   (only ? "" : ", process_id") + " FROM api_call");
+  b.row_ids([&r](int64_t place) {
+    auto id = r.query("SELECT rowid FROM api_call LIMIT 1 OFFSET " + std::to_string(place));
+    return id.step() ? id.i64(0) : place + 1;
+  });
+  for (int64_t place = 0; q.step(); ++place) {
+    const int64_t correlation = q.i64(0), start = q.i64(1), end = q.i64(2), name = q.i64(3),
+                  thread = q.i64(4), process = only ? *only : q.i64(5);
     if (const std::string why = q.row_problem(); !why.empty()) {
-      b.bad_row(id, "api_call", why);
+      b.bad_row(-1 - place, "api_call", why);
       continue;
     }
-    b.api_call(id, process, correlation, start, end, names(name), fold_thread(thread));
+    b.api_call(-1 - place, process, correlation, start, end, names(name), fold_thread(thread));
   }
+  b.row_ids(nullptr);
 }
 
 // Whether the file has API call rows (a collector's trace has them with --cuda-api).
@@ -361,7 +388,12 @@ void load_file(const std::string& path, Trace& t, bool defer, bool launch_calls,
   }
   read_memcpys(*r, b);
   read_memsets(*r, b);
-  if (calls) read_api_calls(*r, b, names);
+  if (calls) {
+    // Sorted first (load_sources' sort then finds them in order): the calls land on the rows'
+    // final places.
+    b.moved(t.activities.sort());
+    read_api_calls(*r, b, names);
+  }
   // c3bench results recorded with the trace (bench_run.pid names the process).
   load_bench_results(*r, b, t);
   read_ranges(*r, b);

@@ -212,7 +212,7 @@ void sort_keys(std::vector<SortKey>& keys, const std::vector<int64_t>& end,
 
 }  // namespace
 
-void Activities::sort() {
+std::vector<uint32_t> Activities::sort() {
   const size_t n = size();
   auto less = [&](size_t a, size_t b) {
     if (process[a] != process[b]) return process[a] < process[b];
@@ -223,7 +223,7 @@ void Activities::sort() {
   // Loaded parts usually arrive sorted: one linear check.
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = !less(i, i - 1);
-  if (sorted) return;
+  if (sorted) return {};
   // Rows grouped by (process, device), stably (a counting sort into `order`), then each group
   // sorted on its own: the temporary keys are those of the largest group, not of every row.
   auto group_of = [&](size_t i) {
@@ -294,6 +294,7 @@ void Activities::sort() {
     permute(call_name, order, done);
     permute(call_thread, order, done);
   }
+  return order;
 }
 
 std::string Process::label() const {

@@ -70,8 +70,9 @@ struct Activities {
   // Appends a row (all columns); returns its index.
   size_t push(int64_t s, int64_t e, int32_t name_id, int32_t stream_id, int16_t device_id,
               int16_t process_idx, Kind k, int64_t nbytes);
-  // Sorts every column by (process, device, start, end, kind, name).
-  void sort();
+  // Sorts every column by (process, device, start, end, kind, name). Returns where each row came
+  // from (row i was row order[i]), or nothing when the rows were in order already.
+  std::vector<uint32_t> sort();
   // Bytes of memory the columns hold per row (for the benchmark's budget).
   static constexpr size_t bytes_per_row() {
     return 2 * sizeof(int64_t) + 4 * sizeof(int32_t) + 2 * sizeof(int16_t) + 2 + sizeof(int64_t);
