@@ -43,6 +43,37 @@ TEST(Distribution, SketchIsBoundedAndAccurate) {
   }
 }
 
+// A sketch's bin of v is ceil(log(v) / log(gamma)), whatever way add() computes it (a table of
+// log2 rather than std::log): checked on every integer near the bins' edges, and on values from
+// 1e-9 to 1e15 (fractions, nanoseconds, whole days), each alone in a sketch so its bin is known.
+TEST(Distribution, SketchBinsAreTheLogBins) {
+  const double gamma = (1 + Distribution::kRelativeError) / (1 - Distribution::kRelativeError);
+  auto key = [&](double v) { return static_cast<int32_t>(std::ceil(std::log(v) / std::log(gamma))); };
+  std::vector<double> values;
+  for (int k = -2000; k <= 7000; ++k) {  // each edge gamma^k and the numbers around it
+    const double edge = std::pow(gamma, k);
+    for (double v : {edge, std::nextafter(edge, 0.0), std::nextafter(edge, 1e300), std::floor(edge),
+                     std::ceil(edge), std::floor(edge) + 1}) {
+      if (v > 0 && std::isfinite(v)) values.push_back(v);
+    }
+  }
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> exponent(-9, 15);
+  for (int i = 0; i < 200000; ++i) values.push_back(std::pow(10.0, exponent(rng)));
+  for (double v : {1.0, 2.0, 1e-300, 5e-324, 1e300}) values.push_back(v);
+  // A sketch: kExact + 1 values in one bin, then the value under test.
+  Distribution base;
+  for (size_t i = 0; i <= Distribution::kExact; ++i) base.add(1e300);
+  ASSERT_FALSE(base.exact());
+  for (double v : values) {
+    Distribution d = base;
+    d.add(v);
+    bool found = false;
+    for (const auto& [k, c] : d.bins()) found = found || (k == key(v) && c == (v == 1e300 ? 2050 : 1));
+    ASSERT_TRUE(found) << "v = " << v << ": no bin " << key(v);
+  }
+}
+
 TEST(Distribution, MergeEqualsOnePass) {
   std::mt19937_64 rng(3);
   std::exponential_distribution<double> ex(1e-3);

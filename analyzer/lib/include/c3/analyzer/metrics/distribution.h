@@ -77,6 +77,7 @@ class Distribution {
   mutable std::vector<double> values_;
   std::vector<std::pair<int32_t, int64_t>> bins_;  // once a sketch: sorted by key
   int64_t zeros_ = 0;                              // once a sketch: values <= 0
+  size_t hot_ = 0;                                 // the bin add() used last
 };
 
 // The median of `v`, exactly, in linear time (selection, not a sort): the middle value, or the
