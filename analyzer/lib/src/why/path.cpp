@@ -441,10 +441,18 @@ struct Walk {
     int64_t call = 0;
     PathParts parts{};
     std::vector<int64_t> removed;
-    size_t works = 0;  // works.size() when visited
+    // The first non-idle segment after the visit (-2: none yet).
+    PathPart next_part = PathPart::idle;
+    int64_t next_row = -2;
   };
   std::vector<Visit> visits;
-  std::vector<std::pair<PathPart, int64_t>> works;  // non-idle segments, in walk order
+  size_t unset = 0;  // visits[unset..] have no next segment yet
+  void worked(PathPart part, int64_t row) {
+    for (; unset < visits.size(); ++unset) {
+      visits[unset].next_part = part;
+      visits[unset].next_row = row;
+    }
+  }
 
   // Stores what the walk found from each host call it passed, once it is done.
   void remember() {
@@ -458,9 +466,9 @@ struct Walk {
       }
       m.boundary = boundary;
       m.boundary_at = boundary_at;
-      if (v.works < works.size()) {
-        m.last = works[v.works].first;
-        m.last_row = works[v.works].second;
+      if (v.next_row != -2) {
+        m.last = v.next_part;
+        m.last_row = v.next_row;
       }
       memo->add(v.call, std::move(m));
     }
@@ -480,7 +488,7 @@ struct Walk {
       last = m.last;
       last_row = m.last_row;
     }
-    if (m.last_row != -2) works.emplace_back(m.last, m.last_row);
+    if (m.last_row != -2) worked(m.last, m.last_row);
     done = true;
     return true;
   }
@@ -495,7 +503,7 @@ struct Walk {
     if (to > from) {
       parts[static_cast<size_t>(part)] += to - from;
       // What the rank did last: its last work before the end, passing over the gaps.
-      if (part != PathPart::idle) works.emplace_back(part, row);
+      if (part != PathPart::idle) worked(part, row);
       if (last_row == -2 && part != PathPart::idle) {
         last = part;
         last_row = row;
@@ -576,7 +584,7 @@ struct Walk {
           // in the calls, and the memo small).
           if (stop_at_collectives && memo != nullptr) {
             if (reuse(id)) return;
-            if (++passed % kMemoEvery == 0) visits.push_back({id, parts, removed, works.size()});
+            if (++passed % kMemoEvery == 0) visits.push_back({id, parts, removed});
           }
           const int64_t k = g.host_before(at, id);
           if (k < 0) {
@@ -741,7 +749,7 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
         std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(win.start, INT32_MIN));
     for (auto it = lo; it != arrivals.end() && it->first < win.end; ++it) {
       Walk w(g, win.start, true);
-      w.whatif = &matcher;
+      w.whatif = o.what_ifs.empty() ? nullptr : &matcher;
       w.memo = &memo;
       const int64_t row = g.collectives().at(it->second);
       PathChain ch;
@@ -758,7 +766,7 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
       rp.chains.push_back(std::move(ch));
     }
     Walk w(g, win.start, true);
-    w.whatif = &matcher;
+    w.whatif = o.what_ifs.empty() ? nullptr : &matcher;
     w.memo = &memo;
     walk_from_end(w, g, win.end);
     PathChain tail;
