@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -48,7 +49,9 @@ TEST(Distribution, SketchIsBoundedAndAccurate) {
 // 1e-9 to 1e15 (fractions, nanoseconds, whole days), each alone in a sketch so its bin is known.
 TEST(Distribution, SketchBinsAreTheLogBins) {
   const double gamma = (1 + Distribution::kRelativeError) / (1 - Distribution::kRelativeError);
-  auto key = [&](double v) { return static_cast<int32_t>(std::ceil(std::log(v) / std::log(gamma))); };
+  auto key = [&](double v) {
+    return static_cast<int32_t>(std::ceil(std::log(v) / std::log(gamma)));
+  };
   std::vector<double> values;
   for (int k = -2000; k <= 7000; ++k) {  // each edge gamma^k and the numbers around it
     const double edge = std::pow(gamma, k);
@@ -69,9 +72,21 @@ TEST(Distribution, SketchBinsAreTheLogBins) {
     Distribution d = base;
     d.add(v);
     bool found = false;
-    for (const auto& [k, c] : d.bins()) found = found || (k == key(v) && c == (v == 1e300 ? 2050 : 1));
+    for (const auto& [k, c] : d.bins())
+      found = found || (k == key(v) && c == (v == 1e300 ? 2050 : 1));
     ASSERT_TRUE(found) << "v = " << v << ": no bin " << key(v);
   }
+  // In one sketch, in rising order: each value right after its neighbours, so that add() counts
+  // most by the last bin's value range; the bins must be those of the formula all the same.
+  std::sort(values.begin(), values.end());
+  Distribution all = base;
+  std::map<int32_t, int64_t> want{{key(1e300), static_cast<int64_t>(Distribution::kExact) + 1}};
+  for (double v : values) {
+    all.add(v);
+    ++want[key(v)];
+  }
+  const std::vector<std::pair<int32_t, int64_t>> expected(want.begin(), want.end());
+  ASSERT_EQ(all.bins(), expected);
 }
 
 TEST(Distribution, MergeEqualsOnePass) {
