@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace c3::tracedb {
@@ -86,6 +87,25 @@ struct Options {
 // the rows straight into memory).
 Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Options& options = {},
                     const Progress& progress = {});
+
+// One complete event ('X', with a dur and a category) of a Kineto trace as written, for an
+// analysis that reads the events itself (the analyzer's HTA-model critical path, which needs
+// the CPU ops no table keeps). Strings are valid during the callback only.
+struct KinetoEvent {
+  int64_t index = 0;  // position in traceEvents, every element counted (HTA's ev_idx)
+  std::string_view cat, name;
+  double ts = 0, dur = 0;    // microseconds, as written
+  bool ts_float = false;     // ts was written as a non-integer JSON number (or is missing)
+  bool has_ts = false;       // a numeric ts
+  int64_t pid = 0, tid = 0;  // 0 when not integers
+  // From args; -1 when absent or not an integer.
+  int64_t stream = -1, correlation = -1, wait_on_stream = -1, wait_on_record = -1;
+};
+
+// Calls `f` with each complete event of a Kineto JSON file (plain or gzip), in file order.
+// Throws std::invalid_argument (one line naming the file) for a file that cannot be read as
+// Kineto JSON, or that is damaged or truncated (no partial answer).
+void read_kineto_events(const std::string& path, const std::function<void(const KinetoEvent&)>& f);
 
 // Nsight Systems SQLite export (nsys export --type sqlite): one process per exported process.
 // Tables and columns missing in a given nsys version are skipped.
