@@ -14,6 +14,7 @@
 
 #include "c3/analyzer/metrics/pattern.h"
 #include "c3/analyzer/summary/pipeline.h"
+#include "c3/analyzer/why/hta_path.h"
 #include "c3/analyzer/why/whatif.h"
 #include "commands.h"
 #include "output.h"
@@ -35,7 +36,8 @@ Action add_analyze(CLI::App& app) {
     double kernel_wait_us = 30, micro_idle_us = 0, runtime_cutoff_us = 50, delay_cutoff_us = 100;
     int64_t queue_limit = 1024;
     int sequence_length = 3;
-    bool steps = false, force = false, salvage = false, why = false;
+    bool steps = false, force = false, salvage = false, why = false, hta_path = false;
+    int64_t hta_step = 0;
     TraceFlags trace;
   };
   auto o = std::make_shared<Opts>();
@@ -108,6 +110,17 @@ Action add_analyze(CLI::App& app) {
                       "gives (repeatable, up to 16): compute=-30%, comm=hidden, host=-50%, "
                       "kernel:REGEX=-50%, nccl:AllReduce=-50%, rank:5=on-time (docs/analyze.md "
                       "\"What-if\")"));
+  auto* hta_path =
+      cmd->add_flag("--hta-critical-path", o->hta_path,
+                    "Also compute, for each PyTorch profiler input, the critical path of one "
+                    "ProfilerStep as Holistic Trace Analysis 0.5.0's critical_path_analysis builds "
+                    "it (its length and parts; for comparing with HTA: docs/analyze.md)");
+  cmd->add_option("--hta-step", o->hta_step,
+                  "--hta-critical-path: which ProfilerStep annotation, counted from 0 in file "
+                  "order (HTA's instance_id)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->needs(hta_path);
   add_trace_flags(cmd, o->trace);
   cmd->add_flag("--salvage", o->salvage,
                 "A damaged or truncated .json.gz: analyze the events before the damage (counted "
@@ -126,6 +139,17 @@ Action add_analyze(CLI::App& app) {
       for (const std::string& w : o->what_if)
         po.analyze.what_ifs.push_back(analyzer::parse_what_if(w));
       inputs = analyzer::resolve_inputs(o->inputs, &notes);
+      if (o->hta_path) {
+        for (const analyzer::Input& in : inputs) {
+          if (in.format != analyzer::InputFormat::kineto) {
+            throw std::invalid_argument("--hta-critical-path reads PyTorch profiler traces; '" +
+                                        in.path + "' is a " +
+                                        analyzer::input_format_name(in.format) +
+                                        " (leave the flag out, or give "
+                                        "PyTorch profiler JSON files only)");
+          }
+        }
+      }
     } catch (const std::exception& e) {
       error_line(std::string("analyze: ") + e.what());
       return kExitUsage;
@@ -202,8 +226,18 @@ Action add_analyze(CLI::App& app) {
       summary_text = analyzer::summaries_to_json(summaries, po.analyze);
       if (o->summary.ends_with(".gz")) summary_text = analyzer::gzip_bytes(summary_text);
     }
-    const analyzer::Report r = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs),
-                                                po.analyze, po.analyze.align);
+    analyzer::Report r = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs),
+                                          po.analyze, po.analyze.align);
+    if (o->hta_path) {
+      try {
+        for (const analyzer::Input& in : inputs)
+          r.hta_paths.push_back(analyzer::hta_critical_path(in.path, o->hta_step));
+      } catch (const std::exception& e) {
+        error_line(std::string("analyze: --hta-critical-path: ") + e.what() +
+                   "; nothing was written");
+        return kExitUsage;
+      }
+    }
     if (po.open.cancel->load()) {  // a signal after the map: nothing is written either
       error_line("analyze: interrupted; nothing was written");
       return 130;

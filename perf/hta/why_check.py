@@ -10,10 +10,13 @@ Per trace, `c3scope analyze FILE --why --json OUT` against HTA's public function
   2. CUDA launch statistics: HTA get_cuda_kernel_launch_stats(ranks=[r], visualize=False)
      (one row per launch) against why.launches (per signature): rows = the sum of the counts,
      and the sums of call (cpu), GPU and launch-delay durations.
-  3. the critical path of the first ProfilerStep, informational (it never fails the check):
-     HTA critical_path_analysis(rank=r, annotation="ProfilerStep", instance_id=0), its length (the
-     sum of the weights of the edges on the path) and its get_critical_path_breakdown() by
-     bound_by, against why.critical_path.steps[] of the same step (step_ns, path_ns, parts).
+  3. the critical path of the first ProfilerStep: HTA critical_path_analysis(rank=r,
+     annotation="ProfilerStep", instance_id=0) with HTA's defaults (its loader's filter kept:
+     this is HTA's number as users get it), its length (the sum of the weights of the edges on
+     the path), edges and get_critical_path_breakdown() by bound_by, against `c3scope analyze
+     --hta-critical-path` (the JSON's hta_critical_path: HTA's model rebuilt by c3scope), equal
+     to 0.001 us; and, informational, against c3scope's own path of the step
+     (why.critical_path.steps[]: step_ns, path_ns, parts), which differs by definition.
 
 How HTA is run:
   - The whole timeline, as c3scope reads it. HTA's Trace.load_traces() calls
@@ -99,6 +102,7 @@ def hta_worker(trace_dir, out_path):
     from hta.trace_analysis import TraceAnalysis
 
     # The whole timeline: no filtering of the events from the last ProfilerStep on.
+    hta_filter = hta.common.trace.Trace._filter_irrelevant_gpu_kernels
     hta.common.trace.Trace._filter_irrelevant_gpu_kernels = lambda self, *a, **k: None
 
     res = {}
@@ -138,6 +142,9 @@ def hta_worker(trace_dir, out_path):
     else:
         first = steps.iloc[0]  # instance_id=0 is the first of these rows, in the trace's order
         t1 = time.perf_counter()
+        # The critical path as HTA's users get it: loaded again with HTA's own filter.
+        hta.common.trace.Trace._filter_irrelevant_gpu_kernels = hta_filter
+        ta = TraceAnalysis(trace_dir=trace_dir)
         got = ta.critical_path_analysis(rank=r, annotation="ProfilerStep", instance_id=0)
         if got is None or not got[1]:
             res["cp"] = {"skipped": "HTA's critical_path_analysis failed"}
@@ -165,7 +172,9 @@ def run_c3scope(c3scope, path, out, extra):
     if r.returncode != 0:
         raise RuntimeError(f"c3scope analyze {' '.join(extra)} failed: {r.stderr.strip()}")
     with open(out) as f:
-        return json.load(f)["why"], time.perf_counter() - t0
+        report = json.load(f)
+    report["why"]["hta_critical_path"] = report.get("hta_critical_path", [])
+    return report["why"], time.perf_counter() - t0
 
 
 def c3_numbers(why):
@@ -274,7 +283,8 @@ def check_trace(a, path, root):
     if not os.path.exists(link):
         os.symlink(os.path.abspath(path), link)
 
-    why, c3_s = run_c3scope(a.c3scope, path, os.path.join(work, "c3scope.json"), [])
+    why, c3_s = run_c3scope(a.c3scope, path, os.path.join(work, "c3scope.json"),
+                            ["--hta-critical-path"])
     why_r, _ = run_c3scope(a.c3scope, path, os.path.join(work, "c3scope-rounded.json"),
                            ["--hta-rounding"])
     idle, launch = c3_numbers(why)
@@ -306,38 +316,64 @@ def check_trace(a, path, root):
         return [], True
     failed = idle_table(idle, idle_r, hta["idle"], rounded)
     failed += launch_table(launch, launch_r, hta["launch"], rounded)
-    print_cp(why, hta, timed_out, a.hta_timeout)
+    failed += print_cp(why, hta, timed_out, a.hta_timeout)
     return [f"{name}: {x}" for x in failed], False
 
 
+# HTA's bound_by names for c3scope's hta_critical_path.bound_by_us keys.
+BOUND_BY = {"cpu": "cpu_bound", "launch": "gpu_kernel_launch_overhead",
+            "kernel_kernel": "gpu_kernel_kernel_overhead", "compute": "gpu_compute_bound",
+            "communication": "gpu_communication_bound"}
+
+
 def print_cp(why, hta, timed_out, limit):
+    """HTA's critical path against c3scope's rebuild of it (checked) and its own (informational);
+    returns what differs."""
     cp = hta.get("cp")
-    head = "  critical path (informational, never fails the check)"
+    head = "  critical path"
     if cp is None:
         reason = f"HTA did not finish it within {limit} s" if timed_out else "HTA gave none"
         print(f"{head}: skipped, {reason}")
-        return
+        return []
     if "skipped" in cp:
         print(f"{head}: skipped, {cp['skipped']}")
-        return
+        return []
     print(f"{head} of {cp['step']}, HTA instance_id=0 (window {num(cp['dur'])}):")
     print(f"    HTA: length {num(cp['length'])} ({cp['edges']} edges): "
           + ", ".join(f"{k} {num(v)}" for k, v in sorted(cp["by_bound"].items())))
+    failed = []
+    mine = why.get("hta_critical_path", [])
+    if not mine or "length_us" not in mine[0]:
+        print("    c3scope --hta-critical-path: " + (mine[0].get("refused", "no length")
+                                                       if mine else "no hta_critical_path"))
+        failed.append("HTA's critical path")
+    else:
+        h = mine[0]
+        by = {BOUND_BY[k]: v for k, v in h["bound_by_us"].items() if v}
+        same = (abs(h["length_us"] - cp["length"]) <= EXACT_US and h["path_edges"] == cp["edges"]
+                and set(by) == set(cp["by_bound"])
+                and all(abs(by[k] - cp["by_bound"][k]) <= EXACT_US for k in by))
+        print(f"    c3scope --hta-critical-path: length {num(h['length_us'])} ({h['path_edges']} "
+              "edges): " + ", ".join(f"{k} {num(v)}" for k, v in sorted(by.items()))
+              + f"  {'equal to HTA' if same else 'DIFFERS from HTA'}")
+        if not same:
+            failed.append("HTA's critical path")
     ours = [x for x in why.get("critical_path", {}).get("steps", []) if x["name"] == cp["step"]]
     if not ours:
-        print("    c3scope: no path for this step in why.critical_path.steps")
-        return
+        print("    c3scope's own path: none for this step in why.critical_path.steps")
+        return failed
     p = ours[0]
     parts = {k.removesuffix("_ns"): v / 1e3 for k, v in p["parts"].items() if v}
     path = p["path_ns"] / 1e3
     gpu = path - parts.get("host", 0) - parts.get("idle", 0)
-    print(f"    c3scope: step {num(p['step_ns'] / 1e3)}, path {num(path)}: "
+    print(f"    c3scope's own path: step {num(p['step_ns'] / 1e3)}, path {num(path)}: "
           + ", ".join(f"{k} {num(v)}" for k, v in parts.items())
           + f"; path - host - idle = {num(gpu)}")
     agree = abs(cp["length"] - path) <= 1
-    print(f"    agree: {'yes' if agree else 'no'}, HTA - c3scope = {num(cp['length'] - path, True)}"
+    print(f"    (informational) HTA - c3scope's own path = {num(cp['length'] - path, True)}"
           + ("" if agree else " (HTA: gaps between top-level CPU ops and sync edges weigh 0, GPU "
              "work past the window counts; c3scope: the path spans the step)"))
+    return failed
 
 
 def main():

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -969,6 +970,26 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po) {
                    ms(g.b.exposed_comm).c_str());
     }
   }
+  if (!r.hta_paths.empty()) {
+    std::fprintf(out,
+                 "\nHTA's critical path (--hta-critical-path: HTA 0.5.0's model, whose edges give "
+                 "no weight to the time between top-level CPU ops, a blocking call's own time and "
+                 "synchronizations; not c3scope's path, which spans the step; us)\n");
+    std::fprintf(out, "%-36s %-20s %11s %11s %9s %9s %11s %11s %9s %7s\n", "input", "step", "step",
+                 "length", "cpu", "launch", "kernel-kern", "compute", "comm", "edges");
+    for (const HtaPath& h : r.hta_paths) {
+      const std::string name = tx(std::filesystem::path(h.input).filename().string());
+      if (!h.refused.empty()) {
+        std::fprintf(out, "%-36.36s %-20.20s %11.0f  HTA refuses this graph: %s\n", name.c_str(),
+                     tx(h.step).c_str(), h.end_us - h.start_us, h.refused.c_str());
+        continue;
+      }
+      std::fprintf(out, "%-36.36s %-20.20s %11.0f %11.0f %9.0f %9.0f %11.0f %11.0f %9.0f %7lld\n",
+                   name.c_str(), tx(h.step).c_str(), h.end_us - h.start_us, h.length_us, h.cpu_us,
+                   h.launch_us, h.kernel_kernel_us, h.compute_us, h.communication_us,
+                   static_cast<long long>(h.path_edges));
+    }
+  }
 }
 
 std::vector<std::string> cpu_collective_lines(
@@ -1058,6 +1079,29 @@ std::string to_json(const Report& r) {
     ranges.push_back(std::move(rj));
   }
   j["ranges"] = std::move(ranges);
+  if (!r.hta_paths.empty()) {
+    nlohmann::json hp = nlohmann::json::array();
+    for (const HtaPath& h : r.hta_paths) {
+      nlohmann::json x = {
+          {"input", h.input},     {"annotation", h.annotation}, {"instance", h.instance},
+          {"step", h.step},       {"start_us", h.start_us},     {"end_us", h.end_us},
+          {"rounded", h.rounded}, {"nodes", h.nodes},           {"edges", h.edges}};
+      if (h.refused.empty()) {
+        x["length_us"] = h.length_us;
+        x["longest_us"] = h.longest_us;
+        x["path_edges"] = h.path_edges;
+        x["bound_by_us"] = {{"cpu", h.cpu_us},
+                            {"launch", h.launch_us},
+                            {"kernel_kernel", h.kernel_kernel_us},
+                            {"compute", h.compute_us},
+                            {"communication", h.communication_us}};
+      } else {
+        x["refused"] = h.refused;
+      }
+      hp.push_back(std::move(x));
+    }
+    j["hta_critical_path"] = std::move(hp);
+  }
   nlohmann::json inter = nlohmann::json::array();
   for (const auto& x : r.interference) {
     nlohmann::json o = {

@@ -11,6 +11,7 @@
 #include "c3/analyzer/metrics/interference.h"
 #include "c3/analyzer/metrics/metrics.h"
 #include "c3/analyzer/open/trace.h"
+#include "c3/analyzer/why/hta_path.h"
 #include "c3/analyzer/why/idle.h"
 #include "c3/analyzer/why/launch.h"
 #include "c3/analyzer/why/path_join.h"
@@ -139,6 +140,9 @@ struct Report {
   bool sequences_known = false;
   std::vector<KernelSequence> sequences;
   int64_t sequence_occurrences = 0, sequences_uncounted = 0;
+  // --hta-critical-path: HTA's critical path of one step of each PyTorch input (hta_path.h),
+  // computed from the files beside the pipeline (not from summaries); empty otherwise.
+  std::vector<HtaPath> hta_paths;
 };
 
 struct PrintOptions {
