@@ -346,6 +346,10 @@ Trace read_trace(In& in) {
       throw Damaged{};
     }
   }
+  // The loader's row order, which every analysis relies on (a walk of the critical path that met
+  // a row starting before the one before it on its stream went forward in time and counted more
+  // than its chain's length: fuzz/regressions/snapshot/activities-out-of-order).
+  if (!a.sorted()) throw Damaged{};
   for (const Collective& c : t.collectives) {
     Collective copy = c;
     if (c.process < 0 || c.process >= np || make_possible(copy)) throw Damaged{};

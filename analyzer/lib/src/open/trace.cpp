@@ -212,18 +212,24 @@ void sort_keys(std::vector<SortKey>& keys, const std::vector<int64_t>& end,
 
 }  // namespace
 
+bool Activities::before(size_t a, size_t b) const {
+  if (process[a] != process[b]) return process[a] < process[b];
+  if (device[a] != device[b]) return device[a] < device[b];
+  if (start[a] != start[b]) return start[a] < start[b];
+  return end[a] < end[b];
+}
+
+bool Activities::sorted() const {
+  for (size_t i = 1; i < size(); ++i) {
+    if (before(i, i - 1)) return false;
+  }
+  return true;
+}
+
 std::vector<uint32_t> Activities::sort() {
   const size_t n = size();
-  auto less = [&](size_t a, size_t b) {
-    if (process[a] != process[b]) return process[a] < process[b];
-    if (device[a] != device[b]) return device[a] < device[b];
-    if (start[a] != start[b]) return start[a] < start[b];
-    return end[a] < end[b];
-  };
   // Loaded parts usually arrive sorted: one linear check.
-  bool sorted = true;
-  for (size_t i = 1; i < n && sorted; ++i) sorted = !less(i, i - 1);
-  if (sorted) return {};
+  if (sorted()) return {};
   // Rows grouped by (process, device), stably (a counting sort into `order`), then each group
   // sorted on its own: the temporary keys are those of the largest group, not of every row.
   auto group_of = [&](size_t i) {

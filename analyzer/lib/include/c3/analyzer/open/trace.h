@@ -73,6 +73,9 @@ struct Activities {
   // Sorts every column by (process, device, start, end, kind, name). Returns where each row came
   // from (row i was row order[i]), or nothing when the rows were in order already.
   std::vector<uint32_t> sort();
+  // Whether the rows are in sort()'s order (every analysis relies on it), and that order.
+  bool sorted() const;
+  bool before(size_t a, size_t b) const;
   // Bytes of memory the columns hold per row (for the benchmark's budget).
   static constexpr size_t bytes_per_row() {
     return 2 * sizeof(int64_t) + 4 * sizeof(int32_t) + 2 * sizeof(int16_t) + 2 + sizeof(int64_t);
