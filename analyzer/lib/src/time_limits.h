@@ -18,6 +18,14 @@ constexpr int64_t kAmountLimit = int64_t{1} << 50;
 // Bytes of one NCCL call.
 constexpr int64_t kBytesLimit = int64_t{1} << 62;
 
+// sum += v for a rank's own sums (sum within [0, kAmountLimit], v >= 0), capped at kAmountLimit:
+// what a summary holds. A hostile trace's many long launch delays or sequence windows would pass
+// it although each one is within the rank's span (fuzz/regressions/snapshot/
+// sequence-span-sum-out-of-range).
+inline void add_capped(int64_t& sum, int64_t v) {
+  sum = v > kAmountLimit - sum ? kAmountLimit : sum + v;
+}
+
 inline bool stamp_in_limit(int64_t t) {
   return t >= -kStampLimit && t <= kStampLimit;
 }

@@ -677,6 +677,13 @@ void check_time_span(const Trace& t, const std::string& source) {
     widen(s, a.start[i], a.end[i]);
     // Each duration is at most kAmountLimit: the sum stays below 2^51 before it is capped.
     s.busy = std::min(s.busy + (a.end[i] - a.start[i]), kAmountLimit + 1);
+    // Launch calls are the rank's times too (a queue's span runs from a call to a GPU end:
+    // fuzz/regressions/kineto/queue-span-out-of-range).
+    if (a.has_calls() && a.call_end[i] != kNoCall) widen(s, a.call_start[i], a.call_end[i]);
+  }
+  for (const HostSync& h : t.host_syncs) {
+    if (h.process >= 0 && static_cast<size_t>(h.process) < spans.size())
+      widen(spans[static_cast<size_t>(h.process)], h.start, h.end);
   }
   for (const Range& g : t.ranges) {
     if (g.end >= g.start) widen(spans[static_cast<size_t>(g.process)], g.start, g.end);

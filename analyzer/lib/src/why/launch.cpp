@@ -8,11 +8,12 @@
 #include <utility>
 
 #include "c3/analyzer/metrics/metrics.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
-// Sums of call durations and delays are not bounded by the loader's span check (GPU times are):
-// a hostile trace's saturate instead of overflowing.
+// A rank's sums of call durations and delays are capped at kAmountLimit (add_capped: what a
+// summary holds); merges of ranks' sums saturate instead of overflowing.
 void add_sat(int64_t& sum, int64_t v) {
   if (__builtin_add_overflow(sum, v, &sum)) sum = INT64_MAX;
 }
@@ -77,9 +78,9 @@ std::vector<LaunchStat> launch_stats(const Trace& t, int process, const LaunchOp
     const int64_t gpu = a.end[i] - a.start[i];
     const int64_t delay = std::max<int64_t>(0, a.start[i] - a.call_end[i]);
     ++s.count;
-    add_sat(s.cpu_ns, cpu);
-    add_sat(s.gpu_ns, gpu);
-    add_sat(s.delay_ns, delay);
+    add_capped(s.cpu_ns, cpu);
+    add_capped(s.gpu_ns, gpu);
+    add_capped(s.delay_ns, delay);
     s.cpu.add(static_cast<double>(cpu));
     s.gpu.add(static_cast<double>(gpu));
     s.delay.add(static_cast<double>(delay));

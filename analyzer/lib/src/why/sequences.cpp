@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "c3/analyzer/metrics/metrics.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
@@ -143,8 +144,8 @@ Sequences kernel_sequences(const Trace& t, int process, const SequenceOptions& o
       it = stats.emplace(key, Stat{}).first;
     }
     ++it->second.count;
-    add_sat(it->second.span, last - first);
-    add_sat(it->second.gpu, gpu);
+    add_capped(it->second.span, last - first);
+    add_capped(it->second.gpu, gpu);
     ++out.occurrences;
   }
   // The most frequent `keep`, named.
