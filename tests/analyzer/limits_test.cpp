@@ -9,6 +9,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "c3/analyzer/summary/summary.h"
 #include "open/build.h"
@@ -184,4 +185,29 @@ TEST(ReduceLimits, TotalsPastInt64AreRefusedNamingTheSummary) {
       EXPECT_NE(m.find("passes int64"), std::string::npos) << m;
     }
   }
+}
+
+// Launch calls are read without their row id (a column less to decode): a skipped one is named
+// by its place, and the id of the first one skipped (the message kept) is looked up then, once.
+TEST(LoaderLimits, ASkippedCallIsNamedByItsRowIdLookedUpOnce) {
+  std::vector<int64_t> asked;
+  const Trace t = build([&asked](TraceBuilder& b) {
+    b.expect_calls(true);
+    const int32_t k = b.name("k"), call = b.name("cudaLaunchKernel");
+    b.kernel(1, 1, 0, 7, 100, 200, k, 5);
+    b.kernel(2, 1, 0, 7, 300, 400, k, 6);
+    b.row_ids([&asked](int64_t place) {
+      asked.push_back(place);
+      return 1000 + 2 * place;  // ids with gaps
+    });
+    b.api_call(-1 - 0, 1, 5, 90, 95, call);    // place 0: fine
+    b.api_call(-1 - 1, 1, 6, 300, 250, call);  // place 1: ends before it starts
+    b.api_call(-1 - 2, 1, 6, 300, 250, call);  // place 2: counted, not named
+    b.row_ids(nullptr);
+  });
+  EXPECT_EQ(t.skipped, 2);
+  EXPECT_NE(t.first_skipped.find("api_call row 1002 "), std::string::npos) << t.first_skipped;
+  EXPECT_EQ(asked, std::vector<int64_t>{1});
+  ASSERT_EQ(t.activities.size(), 2u);
+  EXPECT_EQ(t.activities.call_start[0], 90);
 }
