@@ -205,9 +205,10 @@ void TraceBuilder::meta(std::string_view key, std::string_view value) {
     // kineto_<process id>_<name>
     name.remove_prefix(7);
     const size_t us = name.find('_');
+    if (us == std::string_view::npos) return;  // no name after the process id
     int64_t id = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + us, id);
-    if (us == std::string_view::npos || ec != std::errc() || end != name.data() + us) return;
+    if (ec != std::errc() || end != name.data() + us) return;
     name.remove_prefix(us + 1);
     const int p = process_index(id);
     if (p >= 0 && !name.empty()) set(t_.processes[static_cast<size_t>(p)]);
