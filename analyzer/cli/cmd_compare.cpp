@@ -26,58 +26,6 @@ namespace {
 constexpr int kExitRegression = 1;
 constexpr int kExitInconclusive = 3;
 
-std::string read_head(const std::string& path, size_t n) {
-  std::ifstream f(path, std::ios::binary);
-  std::string s(n, '\0');
-  f.read(s.data(), static_cast<std::streamsize>(n));
-  s.resize(static_cast<size_t>(f.gcount()));
-  return s;
-}
-
-bool regular_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// One side: c3bench JSON, one summary file (with the options it was made with), or anything the
-// pipeline opens.
-analyzer::JobRun open_run(const std::string& path, const analyzer::PipelineOptions& po) {
-  if (regular_file(path)) {
-    const std::string head = read_head(path, 4096);
-    if (analyzer::looks_like_bench_json(head)) {
-      std::ifstream f(path, std::ios::binary);
-      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      return analyzer::run_from_bench_json(text, path);
-    }
-  }
-  analyzer::JobRun run;
-  run.name = path;
-  run.made_with = po.analyze;
-  const std::vector<analyzer::Input> inputs = analyzer::resolve_inputs({path});
-  if (inputs.size() == 1 && inputs[0].format == analyzer::InputFormat::summary) {
-    run.ranks = analyzer::read_summary_file(inputs[0].path, &run.made_with);
-    return run;
-  }
-  run.ranks = analyzer::map_inputs(inputs, po);
-  return run;
-}
-
-// "5", "5%" or "0.5%" -> 0.05, 0.005; throws on anything else.
-double percent_arg(std::string s, const char* flag) {
-  if (!s.empty() && s.back() == '%') s.pop_back();
-  size_t used = 0;
-  double v = -1;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size() || !(v >= 0 && v <= 1000))
-    throw std::invalid_argument(std::string(flag) + " '" + s +
-                                "': give a percentage from 0 to 1000, e.g. 5 or 5%");
-  return v / 100;
-}
-
 }  // namespace
 
 Action add_compare(CLI::App& app) {
@@ -136,20 +84,13 @@ Action add_compare(CLI::App& app) {
         throw std::invalid_argument(
             "one run given: compare BASELINE CANDIDATE, or check budgets with --budget FILE "
             "CANDIDATE");
-      co.threshold = percent_arg(o->threshold, "--threshold");
+      co.threshold = analyzer::percent_arg(o->threshold, "--threshold");
       co.decide.alpha = o->alpha;
       co.decide.min_samples = o->min_samples;
       co.top = o->top;
       if (!o->step.empty()) analyzer::Pattern::compile(o->step, "--step");
       if (!o->budget.empty()) {
-        // Checked before opening: opening a FIFO would wait for a writer forever.
-        if (!regular_file(o->budget))
-          throw std::invalid_argument("--budget " + o->budget + ": not a readable file");
-        std::ifstream f(o->budget, std::ios::binary);
-        if (!f) throw std::invalid_argument("--budget " + o->budget + ": cannot read it");
-        const std::string text((std::istreambuf_iterator<char>(f)),
-                               std::istreambuf_iterator<char>());
-        budgets = analyzer::parse_budgets(text, o->budget);
+        budgets = analyzer::read_budgets(o->budget);
         co.budgets = &budgets;
       }
       apply_trace_flags(o->trace, po);
@@ -186,10 +127,10 @@ Action add_compare(CLI::App& app) {
     analyzer::JobRun candidate;
     try {
       if (o->runs.size() == 2) {
-        baseline = std::make_unique<analyzer::JobRun>(open_run(o->runs[0], po));
-        candidate = open_run(o->runs[1], po);
+        baseline = std::make_unique<analyzer::JobRun>(analyzer::open_run(o->runs[0], po));
+        candidate = analyzer::open_run(o->runs[1], po);
       } else {
-        candidate = open_run(o->runs[0], po);
+        candidate = analyzer::open_run(o->runs[0], po);
       }
     } catch (const analyzer::Cancelled&) {
       error_line("compare: interrupted; nothing was written");

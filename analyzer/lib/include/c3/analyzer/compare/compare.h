@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c3/analyzer/compare/regression.h"
+#include "c3/analyzer/summary/pipeline.h"
 #include "c3/analyzer/summary/summary.h"
 
 namespace c3::analyzer {
@@ -30,6 +31,16 @@ struct JobRun {
 JobRun run_from_bench_json(const std::string& text, const std::string& where);
 // True when `head` (the start of a file) is c3bench JSON.
 bool looks_like_bench_json(const std::string& head);
+
+// One side as the user named it (`compare` and the Python module's compare): c3bench JSON
+// results, one summary file (its ranks and the options it was made with), or traces and folders
+// mapped through the pipeline with `po`. Throws what resolve_inputs, read_summary_file,
+// map_inputs and run_from_bench_json throw.
+JobRun open_run(const std::string& path, const PipelineOptions& po);
+
+// compare --threshold: "5" or "5%" (0 to 1000) as a fraction (0.05); throws
+// std::invalid_argument naming `flag` and the value otherwise.
+double percent_arg(std::string s, const char* flag);
 
 // ---- Budgets (docs/compare.md "Budgets") ----
 
@@ -51,6 +62,9 @@ struct Budgets {
 };
 // Throws std::invalid_argument "FILE:LINE: <reason>" for a bad line.
 Budgets parse_budgets(const std::string& text, const std::string& file);
+// parse_budgets of the file at `path` (compare --budget); throws std::invalid_argument naming it
+// when it is not a readable regular file (a FIFO is refused before it is opened).
+Budgets read_budgets(const std::string& path);
 
 // ---- The comparison ----
 
