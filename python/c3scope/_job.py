@@ -105,6 +105,7 @@ def open(  # noqa: A001 - c3scope.open, like tarfile.open
     what_if: Sequence[str] = (),
     hta_critical_path: bool = False,
     hta_step: int = 0,
+    rows: Optional[bool] = None,
 ) -> "Job":
     """Opens traces and analyzes them as ``c3scope analyze`` does.
 
@@ -119,6 +120,9 @@ def open(  # noqa: A001 - c3scope.open, like tarfile.open
       workers: inputs mapped at once (default: one per core).
       progress: a progress bar (tqdm, when installed) for opens longer than half a second;
         False: none.
+      rows: keep the traces' rows from the analysis (activities(), kernels() and nvtx() then
+        read no file): True, False (less memory: about 46 bytes per activity; they are loaded
+        again when asked for), or None: kept while the trace inputs add up to at most 2 GiB.
       salvage, overlap_threshold, min_samples, kernel_wait_us, micro_idle_us, runtime_cutoff_us,
       delay_cutoff_us, queue_limit, sequence_length, what_if, hta_critical_path, hta_step: the
         analyze flags of the same names (docs/analyze.md); None keeps the default, or a summary
@@ -153,6 +157,7 @@ def open(  # noqa: A001 - c3scope.open, like tarfile.open
     o.what_if = list(what_if)
     o.hta_critical_path = bool(hta_critical_path)
     o.hta_step = int(hta_step)
+    o.rows = -1 if rows is None else int(bool(rows))
     core = _core.Job(_paths(paths), o)
     job = Job(core, o)
     _in_background(core.run, core, _progress_bar(core.total(), progress))

@@ -8,7 +8,9 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +88,7 @@ struct JobOptions {
   std::vector<std::string> what_if;
   bool hta_critical_path = false;
   int64_t hta_step = 0;
+  int rows = -1;  // keep the traces' rows from the map: 1 yes, 0 no, -1 while they are small
 };
 
 std::string number(double v) {
@@ -171,6 +175,35 @@ an::PipelineOptions pipeline_options(const JobOptions& o) {
   return po;
 }
 
+// The rows of a job's traces, as one table: the traces one after the other, their names merged
+// into one table (name_map: a trace's name index -> names), their processes numbered on
+// (process_base: a trace's first process).
+struct JobRows {
+  JobRows() = default;
+  explicit JobRows(std::vector<const an::Trace*> t) : traces(std::move(t)) {
+    std::unordered_map<std::string_view, int32_t> ids;
+    int process = 0;
+    for (const an::Trace* trace : traces) {
+      process_base.push_back(process);
+      process += static_cast<int>(trace->processes.size());
+      std::vector<int32_t>& map = name_map.emplace_back(trace->names.size());
+      for (size_t i = 0; i < trace->names.size(); ++i) {
+        const std::string& s = trace->names[i];
+        auto it = ids.find(s);
+        if (it == ids.end()) {
+          it = ids.emplace(s, static_cast<int32_t>(names.size())).first;
+          names.push_back(s);  // the view's key stays the trace's string, which outlives it
+        }
+        map[i] = it->second;
+      }
+    }
+  }
+  std::vector<const an::Trace*> traces;
+  std::vector<std::string> names;
+  std::vector<std::vector<int32_t>> name_map;
+  std::vector<int> process_base;
+};
+
 // A job: its inputs opened, mapped and reduced once (run), the report and the summaries kept;
 // the traces themselves opened again only when asked for (activities, nvtx, sql).
 class Job {
@@ -204,6 +237,13 @@ class Job {
     po.open.cancel = &cancel_;
     po.progress = [this](size_t done, size_t, const std::string&) { done_.store(done); };
     po.csv = [this](const std::string& rows) { csv_ += rows; };
+    kept_.clear();
+    if (keep_rows()) {
+      kept_.resize(inputs_.size());
+      po.keep = [this](size_t i, an::Trace&& t) {
+        kept_[i] = std::make_unique<an::Trace>(std::move(t));
+      };
+    }
     as_trace_error([&] {
       an::AnalyzeOptions used = po.analyze;
       summaries_ = an::map_inputs(inputs_, po, &used);
@@ -292,60 +332,83 @@ class Job {
     return r;
   }
 
-  // The traces, opened once on first use (GIL released by the binding).
+  // The traces' rows: those the map kept (JobOptions::rows), or loaded now, once, as the map
+  // loads them (GIL released by the binding).
   void load() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (opened_) return;
-    std::vector<an::Input> traces;
-    for (const an::Input& in : inputs_) {
-      if (in.format != an::InputFormat::summary) traces.push_back(in);
-    }
-    if (traces.empty()) {
-      throw UsageErr("the inputs are summaries, which hold no activities: open the traces");
-    }
-    an::OpenOptions oo = po_.open;
-    oo.cancel = &cancel_;
-    oo.read_once = false;  // the databases stay for sql() and api_calls()
-    as_trace_error([&] {
-      opened_ = std::make_unique<an::OpenedTraces>(an::open_traces(traces, oo));
-      return 0;
-    });
-  }
-  const an::Trace& trace() const {
-    if (!opened_) throw std::logic_error("load() first");
-    return opened_->trace;
-  }
-  // (schema name, file) of every database: rank<N> by the rank the trace states, else trace<i>.
-  std::vector<std::pair<std::string, std::string>> databases() const {
-    std::vector<std::pair<std::string, std::string>> out;
-    if (!opened_) return out;
-    const an::Trace& t = opened_->trace;
-    std::vector<std::string> taken;
-    for (size_t i = 0; i < opened_->files.files.size(); ++i) {
-      const std::string& file = opened_->files.files[i];
-      std::string name = "trace" + std::to_string(i);
-      // The rank of the first process read from this file (a file holds one process in practice).
-      for (size_t p = 0; p < t.processes.size() && p < opened_->process_db.size(); ++p) {
-        if (opened_->process_db[p] == file && t.processes[p].rank) {
-          name = "rank" + std::to_string(*t.processes[p].rank);
-          break;
-        }
+    require_run();
+    if (!rows_.traces.empty() || trace_inputs().empty()) {
+      if (trace_inputs().empty()) {
+        throw UsageErr("the inputs are summaries, which hold no activities: open the traces");
       }
-      for (const std::string& n : taken) {
-        if (n == name) name = "trace" + std::to_string(i);
+      return;
+    }
+    std::vector<const an::Trace*> traces;
+    if (kept_all()) {
+      for (const auto& t : kept_) {
+        if (t) traces.push_back(t.get());
+      }
+    } else {
+      an::OpenOptions oo = po_.open;
+      oo.cancel = &cancel_;
+      oo.read_once = true;  // as the map reads them: the same rows the report counted
+      as_trace_error([&] {
+        loaded_ = std::make_unique<an::Trace>(an::open_traces(trace_inputs(), oo).trace);
+        return 0;
+      });
+      traces.push_back(loaded_.get());
+    }
+    rows_ = JobRows(std::move(traces));
+  }
+  const JobRows& rows() const {
+    if (rows_.traces.empty()) throw std::logic_error("load() first");
+    return rows_;
+  }
+
+  // (schema name, file) of every trace input's database (a PyTorch or Nsight input converted
+  // into a temporary c3scope trace on first use): rank<N> by the rank its summary states, else
+  // trace<i> by input order.
+  std::vector<std::pair<std::string, std::string>> databases() {
+    std::lock_guard<std::mutex> lock(mu_);
+    require_run();
+    const std::vector<an::Input> traces = trace_inputs();
+    if (traces.empty()) {
+      throw UsageErr("the inputs are summaries, which hold no tables: open the traces");
+    }
+    if (!files_) {
+      an::OpenOptions oo = po_.open;
+      oo.cancel = &cancel_;
+      oo.read_once = false;  // complete conversions, with the CUDA API calls
+      as_trace_error([&] {
+        files_ = std::make_unique<an::TraceFiles>(an::convert_inputs(traces, oo));
+        return 0;
+      });
+    }
+    std::vector<std::pair<std::string, std::string>> out;
+    std::vector<std::string> taken;
+    for (size_t i = 0; i < files_->files.size() && i < traces.size(); ++i) {
+      std::string name = "trace" + std::to_string(i);
+      std::vector<int64_t> ranks;
+      for (const an::RankSummary& s : summaries_) {
+        if (s.input == traces[i].path && s.process.rank) ranks.push_back(*s.process.rank);
+      }
+      if (ranks.size() == 1) name = "rank" + std::to_string(ranks.front());
+      if (std::find(taken.begin(), taken.end(), name) != taken.end()) {
+        name = "trace" + std::to_string(i);
       }
       taken.push_back(name);
-      out.emplace_back(name, file);
+      out.emplace_back(name, files_->files[i]);
     }
     return out;
   }
   std::vector<ResultColumn> sql(const std::string& query) {
     std::shared_ptr<SqlConnection> c;
     {
+      const auto dbs = databases();
       std::lock_guard<std::mutex> lock(sql_mu_);
       if (!sql_) {
         try {
-          sql_ = std::make_shared<SqlConnection>(databases());
+          sql_ = std::make_shared<SqlConnection>(dbs);
         } catch (const std::exception& e) {
           throw TraceErr(e.what());
         }
@@ -365,6 +428,34 @@ class Job {
   void require_run() const {
     if (!ran_) throw std::logic_error("the job has not run");
   }
+  std::vector<an::Input> trace_inputs() const {
+    std::vector<an::Input> out;
+    for (const an::Input& in : inputs_) {
+      if (in.format != an::InputFormat::summary) out.push_back(in);
+    }
+    return out;
+  }
+  bool kept_all() const {
+    bool any = false;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].format == an::InputFormat::summary) continue;
+      if (i >= kept_.size() || !kept_[i]) return false;
+      any = true;
+    }
+    return any;
+  }
+  // Whether the map keeps the traces' rows: asked for, or (JobOptions::rows unset) while the
+  // trace inputs add up to at most kKeepBytes on disk.
+  bool keep_rows() const {
+    if (options_.rows >= 0) return options_.rows == 1;
+    int64_t bytes = 0;
+    for (const an::Input& in : trace_inputs()) {
+      struct stat st {};
+      if (::stat(in.path.c_str(), &st) == 0) bytes += static_cast<int64_t>(st.st_size);
+    }
+    return bytes <= kKeepBytes;
+  }
+  static constexpr int64_t kKeepBytes = int64_t{2} << 30;
   JobOptions options_;
   an::PipelineOptions po_;
   std::vector<std::string> given_;
@@ -379,30 +470,26 @@ class Job {
   an::AnalyzeOptions used_;
   an::Report report_;
   std::string json_, csv_;
-  std::unique_ptr<an::OpenedTraces> opened_;
+  std::vector<std::unique_ptr<an::Trace>> kept_;
+  std::unique_ptr<an::Trace> loaded_;
+  JobRows rows_;
+  std::unique_ptr<an::TraceFiles> files_;
   std::mutex sql_mu_;
   std::shared_ptr<SqlConnection> sql_;
 };
 
-template <class T>
-std::vector<T> gather(const std::vector<T>& col, const std::vector<uint32_t>* rows) {
-  if (rows == nullptr) return col;
-  std::vector<T> out;
-  out.reserve(rows->size());
-  for (const uint32_t r : *rows) out.push_back(col[r]);
-  return out;
-}
-
-// Trace processes' labels and ranks.
-nb::dict process_table(const an::Trace& t) {
+// Job.processes: every process of the job's rows, in JobRows order.
+nb::dict process_table(const JobRows& rows) {
   std::vector<std::string> labels, sources, hosts;
   std::vector<int64_t> ranks, pids;
-  for (const an::Process& p : t.processes) {
-    labels.push_back(p.label());
-    sources.push_back(p.source);
-    hosts.push_back(p.host);
-    ranks.push_back(p.rank ? *p.rank : -1);
-    pids.push_back(p.pid);
+  for (const an::Trace* t : rows.traces) {
+    for (const an::Process& p : t->processes) {
+      labels.push_back(p.label());
+      sources.push_back(p.source);
+      hosts.push_back(p.host);
+      ranks.push_back(p.rank ? *p.rank : -1);
+      pids.push_back(p.pid);
+    }
   }
   nb::dict d;
   d["label"] = to_str_list(labels);
@@ -413,105 +500,170 @@ nb::dict process_table(const an::Trace& t) {
   return d;
 }
 
-// Job.activities / kernels: the trace's activity columns, rows chosen in C++ (no mask arrays).
-nb::dict activity_columns(const an::Trace& t, std::optional<int> kind, std::optional<int64_t> rank,
+// Job.activities / kernels: the traces' activity columns, one after the other, rows chosen in
+// C++ (no mask arrays); names as indices into JobRows::names, processes into process_table.
+nb::dict activity_columns(const JobRows& rows, std::optional<int> kind, std::optional<int64_t> rank,
                           bool shapes) {
-  const an::Activities& a = t.activities;
-  std::vector<int32_t> process_rank(t.processes.size(), -1);
-  for (size_t p = 0; p < t.processes.size(); ++p) {
-    if (t.processes[p].rank) process_rank[p] = static_cast<int32_t>(*t.processes[p].rank);
-  }
-  std::vector<uint32_t> chosen;
+  // The rows of each trace that are chosen (all when nothing is filtered).
   const bool filter = kind.has_value() || rank.has_value();
-  if (filter) {
+  std::vector<std::vector<uint32_t>> chosen(rows.traces.size());
+  std::vector<std::vector<int32_t>> process_rank(rows.traces.size());
+  size_t n = 0;
+  bool calls = false;
+  for (size_t f = 0; f < rows.traces.size(); ++f) {
+    const an::Trace& t = *rows.traces[f];
+    const an::Activities& a = t.activities;
+    calls = calls || a.has_calls();
+    process_rank[f].assign(t.processes.size(), -1);
+    for (size_t p = 0; p < t.processes.size(); ++p) {
+      if (t.processes[p].rank) process_rank[f][p] = static_cast<int32_t>(*t.processes[p].rank);
+    }
+    if (!filter) {
+      n += a.size();
+      continue;
+    }
     for (size_t i = 0; i < a.size(); ++i) {
       if (kind && static_cast<int>(a.kind[i]) != *kind) continue;
-      if (rank && process_rank[static_cast<size_t>(a.process[i])] != *rank) continue;
-      chosen.push_back(static_cast<uint32_t>(i));
+      if (rank && process_rank[f][static_cast<size_t>(a.process[i])] != *rank) continue;
+      chosen[f].push_back(static_cast<uint32_t>(i));
+    }
+    n += chosen[f].size();
+  }
+  std::vector<int64_t> start(n), end(n), bytes(n);
+  std::vector<int8_t> k(n), c(n);
+  std::vector<int32_t> r(n), name(n), stream(n);
+  std::vector<int16_t> device(n), process(n);
+  std::vector<int64_t> grid, block, regs, shared, call_start, call_end;
+  if (shapes) {
+    grid.assign(n, -1);
+    block.assign(n, -1);
+    regs.assign(n, -1);
+    shared.assign(n, -1);
+    if (calls) {
+      call_start.assign(n, an::kNoCall);
+      call_end.assign(n, an::kNoCall);
     }
   }
-  const std::vector<uint32_t>* rows = filter ? &chosen : nullptr;
-  const size_t n = filter ? chosen.size() : a.size();
-  nb::dict d;
-  d["start_ns"] = to_numpy(gather(a.start, rows));
-  d["end_ns"] = to_numpy(gather(a.end, rows));
-  {
-    std::vector<int8_t> k(n), c(n);
-    std::vector<int32_t> r(n);
-    for (size_t j = 0; j < n; ++j) {
-      const size_t i = rows != nullptr ? (*rows)[j] : j;
+  size_t j = 0;
+  for (size_t f = 0; f < rows.traces.size(); ++f) {
+    const an::Trace& t = *rows.traces[f];
+    const an::Activities& a = t.activities;
+    const std::vector<int32_t>& names = rows.name_map[f];
+    const auto base = static_cast<int16_t>(rows.process_base[f]);
+    const size_t count = filter ? chosen[f].size() : a.size();
+    for (size_t x = 0; x < count; ++x, ++j) {
+      const size_t i = filter ? chosen[f][x] : x;
+      start[j] = a.start[i];
+      end[j] = a.end[i];
+      bytes[j] = a.bytes[i];
       k[j] = static_cast<int8_t>(a.kind[i]);
       c[j] = static_cast<int8_t>(a.cls[i]);
-      r[j] = process_rank[static_cast<size_t>(a.process[i])];
+      r[j] = process_rank[f][static_cast<size_t>(a.process[i])];
+      name[j] = a.name[i] >= 0 ? names[static_cast<size_t>(a.name[i])] : -1;
+      stream[j] = a.stream[i];
+      device[j] = a.device[i];
+      process[j] = static_cast<int16_t>(base + a.process[i]);
+      if (!shapes) continue;
+      if (a.kind[i] == an::Kind::kernel && a.shape[i] >= 0) {
+        const an::KernelShape& s = t.shapes[static_cast<size_t>(a.shape[i])];
+        grid[j] = s.grid;
+        block[j] = s.block;
+        regs[j] = s.registers;
+        shared[j] = s.shared;
+      }
+      if (calls && a.has_calls()) {
+        call_start[j] = a.call_start[i];
+        call_end[j] = a.call_end[i];
+      }
     }
-    d["kind"] = to_numpy(std::move(k));
-    d["class"] = to_numpy(std::move(c));
-    d["rank"] = to_numpy(std::move(r));
   }
-  d["name"] = to_numpy(gather(a.name, rows));
-  d["process"] = to_numpy(gather(a.process, rows));
-  d["device_id"] = to_numpy(gather(a.device, rows));
-  d["stream_id"] = to_numpy(gather(a.stream, rows));
-  d["bytes"] = to_numpy(gather(a.bytes, rows));
+  nb::dict d;
+  d["start_ns"] = to_numpy(std::move(start));
+  d["end_ns"] = to_numpy(std::move(end));
+  d["kind"] = to_numpy(std::move(k));
+  d["class"] = to_numpy(std::move(c));
+  d["rank"] = to_numpy(std::move(r));
+  d["name"] = to_numpy(std::move(name));
+  d["process"] = to_numpy(std::move(process));
+  d["device_id"] = to_numpy(std::move(device));
+  d["stream_id"] = to_numpy(std::move(stream));
+  d["bytes"] = to_numpy(std::move(bytes));
   if (shapes) {
-    std::vector<int64_t> grid(n, -1), block(n, -1), regs(n, -1), shared(n, -1);
-    for (size_t j = 0; j < n; ++j) {
-      const size_t i = rows != nullptr ? (*rows)[j] : j;
-      if (a.kind[i] != an::Kind::kernel || a.shape[i] < 0) continue;
-      const an::KernelShape& s = t.shapes[static_cast<size_t>(a.shape[i])];
-      grid[j] = s.grid;
-      block[j] = s.block;
-      regs[j] = s.registers;
-      shared[j] = s.shared;
-    }
     d["grid"] = to_numpy(std::move(grid));
     d["block"] = to_numpy(std::move(block));
     d["registers_per_thread"] = to_numpy(std::move(regs));
     d["shared_memory_bytes"] = to_numpy(std::move(shared));
-    if (a.has_calls()) {
-      d["launch_start_ns"] = to_numpy(gather(a.call_start, rows));
-      d["launch_end_ns"] = to_numpy(gather(a.call_end, rows));
+    if (calls) {
+      d["launch_start_ns"] = to_numpy(std::move(call_start));
+      d["launch_end_ns"] = to_numpy(std::move(call_end));
     }
   }
   return d;
 }
 
-nb::dict nvtx_columns(const an::Trace& t) {
-  const size_t n = t.ranges.size();
+// Interns strings into a table, for categoricals built from the traces' text.
+class Interner {
+ public:
+  int32_t operator()(const std::string& s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<int32_t>(table_.size());
+    table_.push_back(s);
+    ids_.emplace(s, id);
+    return id;
+  }
+  const std::vector<std::string>& table() const { return table_; }
+
+ private:
+  std::unordered_map<std::string, int32_t> ids_;
+  std::vector<std::string> table_;
+};
+
+nb::dict nvtx_columns(const JobRows& rows) {
+  size_t n = 0;
+  for (const an::Trace* t : rows.traces) n += t->ranges.size();
   std::vector<int16_t> process(n);
   std::vector<int64_t> thread(n), start(n), end(n), color(n);
   std::vector<int32_t> depth(n), name(n), domain(n);
   std::vector<uint8_t> start_end(n);
-  std::vector<std::string> names, domains;
-  std::unordered_map<std::string_view, int32_t> name_ids, domain_ids;
-  auto intern = [](std::unordered_map<std::string_view, int32_t>& ids,
-                   std::vector<std::string>& table, const std::string& s) {
-    auto it = ids.find(s);
-    if (it != ids.end()) return it->second;
-    const auto id = static_cast<int32_t>(table.size());
-    table.push_back(s);
-    ids.emplace(s, id);  // keys view the trace's strings, which outlive the map
-    return id;
-  };
-  for (size_t i = 0; i < n; ++i) {
-    const an::Range& r = t.ranges[i];
-    process[i] = r.process;
-    thread[i] = r.thread;
-    start[i] = r.start;
-    end[i] = r.end;
-    color[i] = r.color;
-    depth[i] = r.depth;
-    start_end[i] = r.start_end ? 1 : 0;
-    name[i] = intern(name_ids, names, r.name);
-    domain[i] = intern(domain_ids, domains, r.domain);
+  // In (process, start, end, depth, thread, name, domain) order: the same rows in the same
+  // order whether the traces were loaded one by one or together.
+  std::vector<std::pair<int, const an::Range*>> order;
+  order.reserve(n);
+  for (size_t f = 0; f < rows.traces.size(); ++f) {
+    for (const an::Range& r : rows.traces[f]->ranges)
+      order.emplace_back(rows.process_base[f] + r.process, &r);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    const an::Range& a = *x.second;
+    const an::Range& b = *y.second;
+    return std::tie(x.first, a.start, a.end, a.depth, a.thread, a.name, a.domain) <
+           std::tie(y.first, b.start, b.end, b.depth, b.thread, b.name, b.domain);
+  });
+  Interner names, domains;
+  size_t i = 0;
+  for (const auto& [proc, range] : order) {
+    {
+      const an::Range& r = *range;
+      process[i] = static_cast<int16_t>(proc);
+      thread[i] = r.thread;
+      start[i] = r.start;
+      end[i] = r.end;
+      color[i] = r.color;
+      depth[i] = r.depth;
+      start_end[i] = r.start_end ? 1 : 0;
+      name[i] = names(r.name);
+      domain[i] = domains(r.domain);
+      ++i;
+    }
   }
   nb::dict d;
   d["process"] = to_numpy(std::move(process));
   d["thread_id"] = to_numpy(std::move(thread));
   d["domain"] = to_numpy(std::move(domain));
-  d["domains"] = to_str_list(domains);
+  d["domains"] = to_str_list(domains.table());
   d["name"] = to_numpy(std::move(name));
-  d["names"] = to_str_list(names);
+  d["names"] = to_str_list(names.table());
   d["start_ns"] = to_numpy(std::move(start));
   d["end_ns"] = to_numpy(std::move(end));
   d["depth"] = to_numpy(std::move(depth));
@@ -618,7 +770,8 @@ NB_MODULE(_core, m) {
       .def_rw("sequence_length", &JobOptions::sequence_length)
       .def_rw("what_if", &JobOptions::what_if)
       .def_rw("hta_critical_path", &JobOptions::hta_critical_path)
-      .def_rw("hta_step", &JobOptions::hta_step);
+      .def_rw("hta_step", &JobOptions::hta_step)
+      .def_rw("rows", &JobOptions::rows);
 
   nb::class_<Job>(m, "Job")
       .def(nb::init<const std::vector<std::string>&, const JobOptions&>())
@@ -647,16 +800,16 @@ NB_MODULE(_core, m) {
              return nb::bytes(s.data(), s.size());
            })
       .def("save_summary", &Job::save_summary, nb::call_guard<nb::gil_scoped_release>())
-      .def("processes", [](const Job& j) { return process_table(j.trace()); })
-      .def("names", [](const Job& j) { return to_str_list(j.trace().names); })
+      .def("processes", [](const Job& j) { return process_table(j.rows()); })
+      .def("names", [](const Job& j) { return to_str_list(j.rows().names); })
       .def(
           "activities",
           [](const Job& j, std::optional<int> kind, std::optional<int64_t> rank, bool shapes) {
-            return activity_columns(j.trace(), kind, rank, shapes);
+            return activity_columns(j.rows(), kind, rank, shapes);
           },
           nb::arg("kind").none(), nb::arg("rank").none(), nb::arg("shapes"))
-      .def("nvtx", [](const Job& j) { return nvtx_columns(j.trace()); })
-      .def("databases", &Job::databases)
+      .def("nvtx", [](const Job& j) { return nvtx_columns(j.rows()); })
+      .def("databases", &Job::databases, nb::call_guard<nb::gil_scoped_release>())
       .def("sql", [](Job& j, const std::string& q) {
         std::vector<ResultColumn> cols;
         {

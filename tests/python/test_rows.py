@@ -133,3 +133,46 @@ def test_summaries_hold_no_rows(tmp_path):
     assert s.report()["counts"]["kernels"] == 12
     with pytest.raises(c3scope.UsageError, match="summaries"):
         s.activities()
+
+
+REAL = ["kineto/hta_nccl_data.json.gz", "kineto/hta_negative_queue_rank0.json.gz",
+        "kineto/hta_sampled_rank-0.json.gz", "kineto/hta_sampled_rank-1.json.gz",
+        "kineto/hta_trace_diff_control.json.gz", "nsys/pipit_saxpy_nsys.sqlite"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_every_call_on_real_traces(shared, name):
+    job = c3scope.open(str(shared / name))
+    r = job.report()
+    for call in ("ranks", "devices", "steps", "job_steps", "collectives", "collective_summary",
+                 "interference", "contention", "idle_causes", "launch_stats", "queue_length",
+                 "critical_path", "late_ranks", "kernel_sequences", "hta_critical_path"):
+        assert isinstance(getattr(job, call)(), pd.DataFrame), call
+    assert len(job.ranks()) == len(r["ranks"])
+    x = job.cross_rank()
+    assert len(x.clock_offsets) == len(r["cross_rank"]["clock_offsets"])
+    a = job.activities()
+    counts = r["counts"]
+    assert len(a) == counts["kernels"] + counts["memcpy"] + counts["memset"]
+    assert (a["kind"] == "kernel").sum() == counts["kernels"]
+    assert a["start_ns"].dtype == np.int64
+    dbs = job.databases()
+    assert len(dbs) == 1
+    (schema,) = dbs
+    kernels = job.sql(f"SELECT count(*) AS n FROM {schema}.kernel")["n"][0]
+    assert len(job.kernels()) + counts["skipped_rows"] >= kernels >= len(job.kernels())
+    assert len(job.nvtx()) >= 0 and len(job.api_calls()) == job.sql(
+        f"SELECT count(*) AS n FROM {schema}.api_call")["n"][0]
+    assert len(job.collectives()) == sum(c["count"] for c in r["collectives"])
+
+
+@pytest.mark.parametrize("inputs", ["synthetic", "two"])
+def test_rows_kept_or_loaded_again_are_equal(synthetic, inputs):
+    paths = [str(synthetic)] if inputs == "synthetic" else TWO
+    kept = c3scope.open(paths, rows=True)
+    again = c3scope.open(paths, rows=False)
+    assert kept.report() == again.report()
+    for call in ("activities", "kernels", "nvtx"):
+        a, b = getattr(kept, call)(), getattr(again, call)()
+        pd.testing.assert_frame_equal(a, b, check_categorical=False)
+        assert len(a) > 0

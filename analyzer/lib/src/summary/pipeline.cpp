@@ -151,8 +151,8 @@ void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& pa
 
 // The summaries of one input: read from a summary file, or mapped from its trace (converted
 // when it is a PyTorch or Nsight file, then loaded alone and freed before the next).
-std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, std::string* csv,
-                                   SummaryOptions* made) {
+std::vector<RankSummary> map_input(const Input& in, size_t index, const PipelineOptions& o,
+                                   std::string* csv, SummaryOptions* made) {
   std::vector<RankSummary> s;
   if (in.format == InputFormat::summary) {
     s = read_summary_file(in.path, made);
@@ -167,6 +167,7 @@ std::vector<RankSummary> map_input(const Input& in, const PipelineOptions& o, st
                   [&](const Trace& t, const std::vector<CommOverlap>& rows) {
                     if (o.csv) *csv += collectives_csv_rows(t, rows);
                   });
+    if (o.keep) o.keep(index, std::move(opened.trace));
   }
   for (RankSummary& r : s) r.input = in.path;
   return s;
@@ -247,7 +248,7 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
         }
         try {
           std::string rows;
-          std::vector<RankSummary> s = map_input(inputs[i], o, &rows, &made[i]);
+          std::vector<RankSummary> s = map_input(inputs[i], i, o, &rows, &made[i]);
           // The trace is freed now, but its pages sit among the summaries kept so far: hand the
           // free ones back, or the peak grows with the job instead of with the largest trace.
           c3::common::release_free_memory();

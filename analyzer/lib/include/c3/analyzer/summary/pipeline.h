@@ -33,6 +33,10 @@ struct PipelineOptions {
   std::function<void(const std::string& rows)> csv;
   // (inputs mapped, inputs, the input just mapped)
   std::function<void(size_t, size_t, const std::string&)> progress;
+  // Given: each trace input's Trace, once summarized, is handed over (input index, the trace)
+  // instead of freed (the Python module keeps the rows of the job it opened). Called on the
+  // worker threads, each index once.
+  std::function<void(size_t, Trace&&)> keep;
 };
 
 // The map: every input's rank summaries, in input order. Summary files are read first: the
