@@ -254,7 +254,8 @@ class Job:
         --csv`` (docs/analyze.md "CSV")."""
         import io
 
-        return pd.read_csv(io.BytesIO(self._core.csv()), keep_default_na=False,
+        text = _in_background(self._core.csv, self._core)
+        return pd.read_csv(io.BytesIO(text), keep_default_na=False,
                            na_values=[""], dtype={"comm_id": object, "name": object})
 
     def collective_summary(self) -> pd.DataFrame:

@@ -236,12 +236,17 @@ class Job {
     an::PipelineOptions po = po_;
     po.open.cancel = &cancel_;
     po.progress = [this](size_t done, size_t, const std::string&) { done_.store(done); };
-    po.csv = [this](const std::string& rows) { csv_ += rows; };
     kept_.clear();
+    comm_.clear();
     if (keep_rows()) {
+      // The CSV rows are made from the kept traces when asked for (collectives()).
       kept_.resize(inputs_.size());
+      comm_.resize(inputs_.size());
       po.keep = [this](size_t i, an::Trace&& t) {
         kept_[i] = std::make_unique<an::Trace>(std::move(t));
+      };
+      po.comm = [this](size_t i, const an::Trace&, const std::vector<an::CommOverlap>& rows) {
+        comm_[i].insert(comm_[i].end(), rows.begin(), rows.end());
       };
     }
     as_trace_error([&] {
@@ -283,9 +288,28 @@ class Job {
     require_run();
     return json_;
   }
-  std::string csv() const {
+  // The per-collective CSV (analyze --csv): from the kept traces and their rows, or, when the
+  // rows were not kept, from the map run again with the CSV on (GIL released by the binding).
+  std::string csv() {
+    std::lock_guard<std::mutex> lock(mu_);
     require_run();
-    return an::collectives_csv_header() + csv_;
+    std::string out = an::collectives_csv_header();
+    if (kept_all()) {
+      for (size_t i = 0; i < kept_.size(); ++i) {
+        if (kept_[i]) out += an::collectives_csv_rows(*kept_[i], comm_[i]);
+      }
+      return out;
+    }
+    if (!csv_made_) {
+      an::PipelineOptions po = po_;
+      po.analyze = used_;
+      po.open.cancel = &cancel_;
+      po.csv = [this](const std::string& rows) { csv_ += rows; };
+      as_trace_error([&] { return an::map_inputs(trace_inputs(), po).size(); });
+      if (cancel_.load()) throw CancelledErr();
+      csv_made_ = true;
+    }
+    return out + csv_;
   }
   std::string text(bool steps, bool why) const {
     require_run();
@@ -470,7 +494,9 @@ class Job {
   an::AnalyzeOptions used_;
   an::Report report_;
   std::string json_, csv_;
+  bool csv_made_ = false;
   std::vector<std::unique_ptr<an::Trace>> kept_;
+  std::vector<std::vector<an::CommOverlap>> comm_;  // per input, while the rows are kept
   std::unique_ptr<an::Trace> loaded_;
   JobRows rows_;
   std::unique_ptr<an::TraceFiles> files_;
@@ -785,8 +811,12 @@ NB_MODULE(_core, m) {
       .def("report_json",
            [](const Job& j) { return nb::bytes(j.report_json().data(), j.report_json().size()); })
       .def("csv",
-           [](const Job& j) {
-             const std::string s = j.csv();
+           [](Job& j) {
+             std::string s;
+             {
+               nb::gil_scoped_release release;
+               s = j.csv();
+             }
              return nb::bytes(s.data(), s.size());
            })
       .def("text",

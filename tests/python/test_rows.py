@@ -172,7 +172,7 @@ def test_rows_kept_or_loaded_again_are_equal(synthetic, inputs):
     kept = c3scope.open(paths, rows=True)
     again = c3scope.open(paths, rows=False)
     assert kept.report() == again.report()
-    for call in ("activities", "kernels", "nvtx"):
+    for call in ("activities", "kernels", "nvtx", "collectives"):
         a, b = getattr(kept, call)(), getattr(again, call)()
         pd.testing.assert_frame_equal(a, b, check_categorical=False)
         assert len(a) > 0

@@ -166,6 +166,7 @@ std::vector<RankSummary> map_input(const Input& in, size_t index, const Pipeline
     s = summarize(opened.trace, o.analyze,
                   [&](const Trace& t, const std::vector<CommOverlap>& rows) {
                     if (o.csv) *csv += collectives_csv_rows(t, rows);
+                    if (o.comm) o.comm(index, t, rows);
                   });
     if (o.keep) o.keep(index, std::move(opened.trace));
   }

@@ -37,6 +37,10 @@ struct PipelineOptions {
   // instead of freed (the Python module keeps the rows of the job it opened). Called on the
   // worker threads, each index once.
   std::function<void(size_t, Trace&&)> keep;
+  // Given: each trace input's per-collective rows (summarize's CommRows: the rows `csv` is made
+  // of) with the input's index, before `keep` (the Python module makes its CSV from them and
+  // the kept trace only when asked).
+  std::function<void(size_t, const Trace&, const std::vector<CommOverlap>&)> comm;
 };
 
 // The map: every input's rank summaries, in input order. Summary files are read first: the
