@@ -108,15 +108,7 @@ void check_range(const char* name, double v, double lo, double hi) {
 an::PipelineOptions pipeline_options(const JobOptions& o) {
   an::PipelineOptions po;
   try {
-    if (!o.rules.empty()) {
-      po.open.rules = an::Rules::from_file(o.rules);
-      po.open.rules_tag = o.rules;
-      po.analyze.classification = an::rules_text(po.open.rules);
-    }
-    po.open.hta_rounding = o.hta_rounding;
-    po.analyze.hta_rounding = o.hta_rounding;
-    po.given.rules = !o.rules.empty();
-    po.given.hta_rounding = o.hta_rounding;
+    an::set_trace_options(po, o.rules, o.hta_rounding);
     if (!o.range.empty()) an::Pattern::compile(o.range, "range");
     if (!o.step.empty()) an::Pattern::compile(o.step, "step");
     if (o.what_if.size() > 16) throw UsageErr("at most 16 what_if changes");

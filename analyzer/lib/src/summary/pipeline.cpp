@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "c3/analyzer/metrics/classify.h"
 #include "c3/analyzer/open/load.h"
 #include "c3/common/workers.h"
 #include "json_scan.h"
@@ -200,6 +201,19 @@ std::vector<RankSummary> read_summary_file(const std::string& path, SummaryOptio
     throw std::invalid_argument("'" + path + "': cannot read the summary: " + reason);
   }
   return summaries_from_json(text, path, made_with);
+}
+
+void set_trace_options(PipelineOptions& po, const std::string& rules_file, bool hta_rounding) {
+  if (!rules_file.empty()) {
+    po.open.rules = Rules::from_file(rules_file);
+    po.open.rules_tag = rules_file;
+    po.analyze.classification = rules_text(po.open.rules);
+  }
+  po.open.hta_rounding = hta_rounding;
+  po.analyze.hta_rounding = hta_rounding;
+  // Given options must match a summary input's; the others take the summary's.
+  po.given.rules = !rules_file.empty();
+  po.given.hta_rounding = hta_rounding;
 }
 
 std::vector<std::string> input_names(const std::vector<Input>& inputs) {

@@ -43,6 +43,12 @@ struct PipelineOptions {
   std::function<void(size_t, const Trace&, const std::vector<CommOverlap>&)> comm;
 };
 
+// The classification rules (a rules file; empty: the built-in rules) and HTA rounding set on
+// `po` as a user gave them (--rules and --hta-rounding of analyze and compare, the Python
+// module's open), with which of them were given. Throws std::exception with the line to print
+// when the rules file cannot be read or does not parse.
+void set_trace_options(PipelineOptions& po, const std::string& rules_file, bool hta_rounding);
+
 // The map: every input's rank summaries, in input order. Summary files are read first: the
 // options they were made with replace those `o.given` does not name, and the traces are mapped
 // with the result, which `*used` (optional) receives for the reduce and a --summary output.
