@@ -338,7 +338,22 @@ class Job:
         self._load()
         return self._core.processes()
 
-    def activities(self, kind: Optional[str] = None, rank: Optional[int] = None) -> pd.DataFrame:
+    def _offsets(self, labels: list) -> np.ndarray:
+        """Each process's clock offset (report ``cross_rank.clock_offsets``), by process code."""
+        by_label = {c.get("process"): int(c.get("offset_ns", 0))
+                    for c in self._r().get("cross_rank", {}).get("clock_offsets", [])}
+        return np.array([by_label.get(label, 0) for label in labels], dtype=np.int64)
+
+    @staticmethod
+    def _shift(col: np.ndarray, offsets: np.ndarray, process: np.ndarray) -> None:
+        """Adds each row's process offset to `col` in place, leaving unknown times (INT64_MIN)."""
+        if not offsets.any() or len(col) == 0:
+            return
+        known = col != np.iinfo(np.int64).min
+        col[known] += offsets[process[known]]
+
+    def activities(self, kind: Optional[str] = None, rank: Optional[int] = None,
+                   aligned: bool = False) -> pd.DataFrame:
         """One row per GPU activity (kernel, memcpy, memset), in the analyzer's order (process,
         device, start).
 
@@ -350,17 +365,20 @@ class Job:
         Args:
           kind: "kernel", "memcpy" or "memset"; None: all.
           rank: only this rank's rows; None: all.
+          aligned: times on the job's aligned clock (each rank's clock offset added, as the
+            cross-rank metrics and the Perfetto export align them); False: each rank's own.
         """
-        return self._activities(kind, rank, shapes=False)
+        return self._activities(kind, rank, shapes=False, aligned=aligned)
 
-    def kernels(self, rank: Optional[int] = None) -> pd.DataFrame:
+    def kernels(self, rank: Optional[int] = None, aligned: bool = False) -> pd.DataFrame:
         """The kernels, with :meth:`activities`' columns and the launch shape: ``grid``
         (blocks), ``block`` (threads per block), ``registers_per_thread``,
         ``shared_memory_bytes`` (-1 when unknown), and ``launch_start_ns``/``launch_end_ns``
         (the launch call; INT64_MIN when unknown) where the trace has launch calls."""
-        return self._activities("kernel", rank, shapes=True)
+        return self._activities("kernel", rank, shapes=True, aligned=aligned)
 
-    def _activities(self, kind: Optional[str], rank: Optional[int], shapes: bool) -> pd.DataFrame:
+    def _activities(self, kind: Optional[str], rank: Optional[int], shapes: bool,
+                    aligned: bool) -> pd.DataFrame:
         if kind is not None and kind not in _KINDS:
             raise UsageError(f"kind {kind!r}: give one of {', '.join(_KINDS)}, or None")
         if rank is not None and (isinstance(rank, bool) or not isinstance(rank, (int, np.integer))):
@@ -372,6 +390,11 @@ class Job:
             shapes,
         )
         names = self._core.names()
+        if aligned:
+            offsets = self._offsets(procs["label"])
+            for col in ("start_ns", "end_ns", "launch_start_ns", "launch_end_ns"):
+                if col in cols:
+                    self._shift(cols[col], offsets, cols["process"])
         data = {
             "start_ns": cols["start_ns"],
             "end_ns": cols["end_ns"],
@@ -390,13 +413,17 @@ class Job:
                 data[extra] = cols[extra]
         return pd.DataFrame(data, copy=False)
 
-    def nvtx(self) -> pd.DataFrame:
+    def nvtx(self, aligned: bool = False) -> pd.DataFrame:
         """One row per NVTX range or PyTorch annotation: ``process`` (label), ``rank``,
         ``thread_id``, ``domain``, ``name`` (categoricals), ``start_ns``, ``end_ns``,
         ``depth`` (push/pop nesting), ``start_end`` (an nvtxRangeStart/End range), ``color``
-        (ARGB, -1 when none)."""
+        (ARGB, -1 when none); in (process, start) order. ``aligned``: as :meth:`activities`."""
         procs = self._processes()
         c = self._core.nvtx()
+        if aligned:
+            offsets = self._offsets(procs["label"])
+            for col in ("start_ns", "end_ns"):
+                self._shift(c[col], offsets, c["process"])
         ranks = np.asarray(procs["rank"])
         return pd.DataFrame(
             {

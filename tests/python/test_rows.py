@@ -176,3 +176,18 @@ def test_rows_kept_or_loaded_again_are_equal(synthetic, inputs):
         a, b = getattr(kept, call)(), getattr(again, call)()
         pd.testing.assert_frame_equal(a, b, check_categorical=False)
         assert len(a) > 0
+
+
+def test_aligned_times_add_the_clock_offsets():
+    job = c3scope.open(TWO)
+    offsets = {c["process"]: c["offset_ns"] for c in job.report()["cross_rank"]["clock_offsets"]}
+    assert offsets["rank 1"] == -170000  # rank 1's clock reads 170 us ahead
+    own, aligned = job.activities(), job.activities(aligned=True)
+    shift = aligned["start_ns"] - own["start_ns"]
+    assert (shift[own["rank"] == 1] == -170000).all() and (shift[own["rank"] == 0] == 0).all()
+    assert ((aligned["end_ns"] - own["end_ns"]) == shift).all()
+    k = job.kernels(aligned=True)
+    launched = k["launch_start_ns"] != np.iinfo(np.int64).min
+    assert ((k["launch_start_ns"] - job.kernels()["launch_start_ns"])[launched & (k["rank"] == 1)] == -170000).all()
+    n, na = job.nvtx(), job.nvtx(aligned=True)
+    assert ((na["start_ns"] - n["start_ns"])[n["rank"] == 1] == -170000).all()
