@@ -72,7 +72,7 @@ def _in_background(work: Callable[[], Any], core: "_core.Job", progress=None) ->
             if bar is not None:
                 bar.n = core.done()
                 bar.refresh()
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or anything else here: the work stops before we go on
         core.cancel()
         thread.join()
         raise
@@ -141,9 +141,24 @@ def open(  # noqa: A001 - c3scope.open, like tarfile.open
     o.rules = os.fspath(rules) if rules is not None else ""
     o.hta_rounding = bool(hta_rounding)
     o.salvage = bool(salvage)
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise UsageError(f"workers {workers!r}: give a whole number of at least 1, or None")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or not 1 <= workers <= 4096):
+        raise UsageError(f"workers {workers!r}: give a whole number from 1 to 4096, or None")
     o.workers = workers or 0
+    for flag, value in (("min_samples", min_samples), ("queue_limit", queue_limit),
+                        ("sequence_length", sequence_length), ("hta_step", hta_step)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not -(1 << 62) < value < (1 << 62)):
+            raise UsageError(f"{flag} {value!r}: give a whole number")
+    for flag, value in (("min_samples", min_samples), ("sequence_length", sequence_length)):
+        if value is not None and not 0 <= value <= (1 << 30):
+            raise UsageError(f"{flag} {value}: out of range (docs/analyze.md)")
+    for flag, value in (("overlap_threshold", overlap_threshold),
+                        ("kernel_wait_us", kernel_wait_us), ("micro_idle_us", micro_idle_us),
+                        ("runtime_cutoff_us", runtime_cutoff_us),
+                        ("delay_cutoff_us", delay_cutoff_us)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise UsageError(f"{flag} {value!r}: give a number")
     o.overlap_threshold = overlap_threshold
     o.min_samples = min_samples
     o.kernel_wait_us = kernel_wait_us
@@ -445,8 +460,7 @@ class Job:
         """The schema name each trace is attached under in :meth:`sql` (``rank<N>`` by the rank
         the trace states, else ``trace<i>`` in input order) and its SQLite file (a temporary
         conversion for PyTorch and Nsight inputs, removed with the job)."""
-        self._load()
-        return dict(self._core.databases())
+        return dict(_in_background(self._core.databases, self._core))
 
     def sql(self, query: str) -> pd.DataFrame:
         """Runs one read-only SQL statement over the job's traces (docs/schema.md), each
@@ -462,7 +476,6 @@ class Job:
         """
         if not isinstance(query, str):
             raise UsageError("query: give the SQL text as a str")
-        self._load()
         return sql_frame(_in_background(lambda: self._core.sql(query), self._core))
 
     def api_calls(self) -> pd.DataFrame:
@@ -559,6 +572,11 @@ def compare(
             "one run given: compare(base, cand), or check budgets with compare(None, cand, "
             "budget=FILE)"
         )
+    for flag, value in (("min_samples", min_samples), ("top", top)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UsageError(f"{flag} {value!r}: give a whole number")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise UsageError(f"alpha {alpha!r}: give a number")
     if not 1e-12 <= alpha <= 0.5:
         raise UsageError(f"alpha {alpha!r}: give a value from 1e-12 to 0.5")
     if not 2 <= min_samples <= (1 << 30):

@@ -17,7 +17,10 @@ nb::list to_str_list(const std::vector<std::string>& v) {
 nb::dict columns_to_python(std::vector<ResultColumn>&& cols) {
   nb::list names, types, values, nulls;
   for (ResultColumn& c : cols) {
-    names.append(nb::str(c.name.c_str()));
+    PyObject* name =
+        PyUnicode_DecodeUTF8(c.name.data(), static_cast<Py_ssize_t>(c.name.size()), "replace");
+    if (name == nullptr) throw nb::python_error();
+    names.append(nb::steal(name));
     switch (c.type) {
       case ResultColumn::Type::integer:
         types.append("int");

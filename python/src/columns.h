@@ -17,6 +17,8 @@ namespace nb = nanobind;
 // A 1-D NumPy array over `v`'s memory; the array owns the vector from now on.
 template <class T>
 nb::object to_numpy(std::vector<T>&& v) {
+  // An empty vector has no data pointer; NumPy arrays are given one all the same.
+  if (v.capacity() == 0) v.reserve(1);
   auto* owned = new std::vector<T>(std::move(v));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   const size_t n = owned->size();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -196,6 +197,27 @@ struct JobRows {
   std::vector<int> process_base;
 };
 
+// Whether `query` names the schema `name` (name. or "name". , in any case): the databases a
+// query is given. A mention inside a string literal only attaches one more file.
+bool names_schema(const std::string& query, const std::string& name) {
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (size_t at = 0; at + name.size() <= query.size(); ++at) {
+    bool same = true;
+    for (size_t k = 0; k < name.size() && same; ++k) same = lower(query[at + k]) == name[k];
+    if (!same || (at > 0 && ident(query[at - 1]))) continue;
+    size_t after = at + name.size();
+    if (after < query.size() && (query[after] == '"' || query[after] == ']' || query[after] == '`'))
+      ++after;
+    while (after < query.size() && std::isspace(static_cast<unsigned char>(query[after])) != 0)
+      ++after;
+    if (after < query.size() && query[after] == '.') return true;
+  }
+  return false;
+}
+
 // A job: its inputs opened, mapped and reduced once (run), the report and the summaries kept;
 // the traces themselves opened again only when asked for (activities, nvtx, sql).
 class Job {
@@ -296,9 +318,11 @@ class Job {
       an::PipelineOptions po = po_;
       po.analyze = used_;
       po.open.cancel = &cancel_;
-      po.csv = [this](const std::string& rows) { csv_ += rows; };
+      std::string rows;  // kept only when the whole map finished (not after a cancel)
+      po.csv = [&rows](const std::string& r) { rows += r; };
       as_trace_error([&] { return an::map_inputs(trace_inputs(), po).size(); });
       if (cancel_.load()) throw CancelledErr();
+      csv_ = std::move(rows);
       csv_made_ = true;
     }
     return out + csv_;
@@ -324,8 +348,10 @@ class Job {
   }
   void save_summary(const std::string& path, bool force) const {
     require_run();
-    std::string text = an::summaries_to_json(summaries_, used_);
-    if (path.ends_with(".gz")) text = an::gzip_bytes(text);
+    std::string text = as_trace_error([&] {
+      std::string t = an::summaries_to_json(summaries_, used_);
+      return path.ends_with(".gz") ? an::gzip_bytes(t) : t;
+    });
     tracedb::OutputRules rules;
     rules.force = force;
     for (const an::Input& in : inputs_) rules.inputs.push_back(in.path);
@@ -334,8 +360,10 @@ class Job {
       tracedb::OutputFile out("path", path, rules);
       out.write(text);
       out.commit();
+    } catch (const tracedb::OutputError& e) {
+      throw UsageErr(e.what());  // a refused path: the CLI's exit 2 before anything is read
     } catch (const std::exception& e) {
-      throw UsageErr(e.what());
+      throw TraceErr(e.what());
     }
   }
   an::JobRun job_run() const {
@@ -417,22 +445,40 @@ class Job {
     }
     return out;
   }
+  // One read-only statement over the databases it names (rank0.kernel, "trace1".string), each
+  // attached to a connection of its own for this query: the work budget is the query's, and
+  // SQLite attaches at most SqlConnection::max_attached() files at once.
   std::vector<ResultColumn> sql(const std::string& query) {
-    std::shared_ptr<SqlConnection> c;
-    {
-      const auto dbs = databases();
-      std::lock_guard<std::mutex> lock(sql_mu_);
-      if (!sql_) {
-        try {
-          sql_ = std::make_shared<SqlConnection>(dbs);
-        } catch (const std::exception& e) {
-          throw TraceErr(e.what());
-        }
-      }
-      c = sql_;
+    std::vector<std::pair<std::string, std::string>> used;
+    for (const auto& db : databases()) {
+      if (names_schema(query, db.first)) used.push_back(db);
     }
+    const int most = SqlConnection::max_attached();
+    if (used.size() > static_cast<size_t>(most)) {
+      throw UsageErr("the query names " + std::to_string(used.size()) +
+                     " traces; SQLite reads at most " + std::to_string(most) +
+                     " at once: query fewer ranks at a time (job.databases() lists them)");
+    }
+    std::shared_ptr<SqlConnection> c;
     try {
-      return c->query(query);
+      c = std::make_shared<SqlConnection>(used);
+    } catch (const std::exception& e) {
+      throw TraceErr(e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(sql_mu_);
+      sql_ = c;
+    }
+    struct Done {
+      Job* job;
+      ~Done() {
+        std::lock_guard<std::mutex> lock(job->sql_mu_);
+        job->sql_.reset();
+      }
+    } done{this};
+    if (cancel_.load()) throw CancelledErr();
+    try {
+      return c->query(query, &cancel_);
     } catch (const SqlError& e) {
       if (cancel_.load()) throw CancelledErr();
       if (e.usage) throw UsageErr(e.what());
@@ -534,7 +580,10 @@ nb::dict activity_columns(const JobRows& rows, std::optional<int> kind, std::opt
     calls = calls || a.has_calls();
     process_rank[f].assign(t.processes.size(), -1);
     for (size_t p = 0; p < t.processes.size(); ++p) {
-      if (t.processes[p].rank) process_rank[f][p] = static_cast<int32_t>(*t.processes[p].rank);
+      // A rank past int32 (only a hostile file states one) is unknown, as -1 says.
+      const std::optional<int64_t>& stated = t.processes[p].rank;
+      if (stated && *stated >= 0 && *stated <= INT32_MAX)
+        process_rank[f][p] = static_cast<int32_t>(*stated);
     }
     if (!filter) {
       n += a.size();
@@ -550,7 +599,8 @@ nb::dict activity_columns(const JobRows& rows, std::optional<int> kind, std::opt
   std::vector<int64_t> start(n), end(n), bytes(n);
   std::vector<int8_t> k(n), c(n);
   std::vector<int32_t> r(n), name(n), stream(n);
-  std::vector<int16_t> device(n), process(n);
+  std::vector<int16_t> device(n);
+  std::vector<int32_t> process(n);
   std::vector<int64_t> grid, block, regs, shared, call_start, call_end;
   if (shapes) {
     grid.assign(n, -1);
@@ -567,7 +617,7 @@ nb::dict activity_columns(const JobRows& rows, std::optional<int> kind, std::opt
     const an::Trace& t = *rows.traces[f];
     const an::Activities& a = t.activities;
     const std::vector<int32_t>& names = rows.name_map[f];
-    const auto base = static_cast<int16_t>(rows.process_base[f]);
+    const int32_t base = rows.process_base[f];
     const size_t count = filter ? chosen[f].size() : a.size();
     for (size_t x = 0; x < count; ++x, ++j) {
       const size_t i = filter ? chosen[f][x] : x;
@@ -580,7 +630,7 @@ nb::dict activity_columns(const JobRows& rows, std::optional<int> kind, std::opt
       name[j] = a.name[i] >= 0 ? names[static_cast<size_t>(a.name[i])] : -1;
       stream[j] = a.stream[i];
       device[j] = a.device[i];
-      process[j] = static_cast<int16_t>(base + a.process[i]);
+      process[j] = base + a.process[i];
       if (!shapes) continue;
       if (a.kind[i] == an::Kind::kernel && a.shape[i] >= 0) {
         const an::KernelShape& s = t.shapes[static_cast<size_t>(a.shape[i])];
@@ -640,7 +690,7 @@ class Interner {
 nb::dict nvtx_columns(const JobRows& rows) {
   size_t n = 0;
   for (const an::Trace* t : rows.traces) n += t->ranges.size();
-  std::vector<int16_t> process(n);
+  std::vector<int32_t> process(n);
   std::vector<int64_t> thread(n), start(n), end(n), color(n);
   std::vector<int32_t> depth(n), name(n), domain(n);
   std::vector<uint8_t> start_end(n);
@@ -663,7 +713,7 @@ nb::dict nvtx_columns(const JobRows& rows) {
   for (const auto& [proc, range] : order) {
     {
       const an::Range& r = *range;
-      process[i] = static_cast<int16_t>(proc);
+      process[i] = proc;
       thread[i] = r.thread;
       start[i] = r.start;
       end[i] = r.end;
@@ -743,14 +793,16 @@ NB_MODULE(_core, m) {
   using namespace c3::py;  // NOLINT(google-build-using-namespace): the binding's own names
   namespace an = c3::analyzer;
   m.doc() = "c3scope's analyzer library (use the c3scope package, not this module)";
-  static nb::object error = nb::borrow(PyErr_NewExceptionWithDoc(
+  // Handles, not objects: the types live as long as the interpreter (the module holds them),
+  // and no C++ static destructor touches them after Python has finalized.
+  static nb::handle error = nb::handle(PyErr_NewExceptionWithDoc(
       "c3scope.Error", "Base of c3scope's errors.", PyExc_Exception, nullptr));
-  static nb::object usage_error = nb::borrow(PyErr_NewExceptionWithDoc(
+  static nb::handle usage_error = nb::handle(PyErr_NewExceptionWithDoc(
       "c3scope.UsageError",
       "A bad argument: a pattern that does not compile, an option out of range, an output that "
       "would overwrite an input (the CLI exits 2 before reading any input).",
       error.ptr(), nullptr));
-  static nb::object trace_error = nb::borrow(PyErr_NewExceptionWithDoc(
+  static nb::handle trace_error = nb::handle(PyErr_NewExceptionWithDoc(
       "c3scope.TraceError",
       "An input that cannot be used: missing, not a trace, damaged, hostile, too new (the CLI's "
       "one-line message, naming the file).",

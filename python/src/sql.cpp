@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -16,34 +17,9 @@
 namespace c3::py {
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 int64_t file_bytes(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
-
-// A URI naming `path` read-only; immutable (no locks, nothing created beside it) when no writer
-// can be at work on it, as tracedb::open_read_only decides.
-std::string read_only_uri(const std::string& path) {
-  std::string uri = "file:";
-  for (const char c : path) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || c == '/' ||
-        c == '.' || c == '-' || c == '_') {
-      uri += c;
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", u);
-      uri += hex;
-    }
-  }
-  uri += "?mode=ro";
-  if (!exists(path + "-wal") && !exists(path + "-journal")) uri += "&immutable=1";
-  return uri;
 }
 
 std::string format_real(double v) {
@@ -153,6 +129,13 @@ void append(ResultColumn& c, sqlite3_stmt* st, int col, size_t rows) {
 }  // namespace
 
 SqlConnection::SqlConnection(const std::vector<std::pair<std::string, std::string>>& attached) {
+  // Each file is opened alone first, hardened (tracedb::open_read_only): a schema that does not
+  // parse within harden()'s limits and work budget is refused before ATTACH parses it again.
+  int64_t bytes = 0;
+  for (const auto& [name, path] : attached) {
+    sqlite3_close(tracedb::open_read_only(path));
+    bytes += file_bytes(path);
+  }
   if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr) !=
       SQLITE_OK) {
     const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
@@ -160,13 +143,16 @@ SqlConnection::SqlConnection(const std::vector<std::pair<std::string, std::strin
     db_ = nullptr;
     throw std::runtime_error("cannot open an SQLite connection: " + why);
   }
-  int64_t bytes = 0;
+  sqlite3_busy_timeout(db_, 2000);
+  // harden()'s value and statement limits hold while the files' schemas are attached too.
+  sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, tracedb::kValueBytesLimit);
+  sqlite3_limit(db_, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
   for (const auto& [name, path] : attached) {
     sqlite3_stmt* st = nullptr;
     const std::string sql = "ATTACH DATABASE ?1 AS \"" + name + "\"";
     int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr);
     if (rc == SQLITE_OK) {
-      const std::string uri = read_only_uri(path);
+      const std::string uri = tracedb::read_only_uri(path);
       sqlite3_bind_text(st, 1, uri.c_str(), -1, SQLITE_TRANSIENT);
       rc = sqlite3_step(st);
     }
@@ -175,9 +161,8 @@ SqlConnection::SqlConnection(const std::vector<std::pair<std::string, std::strin
       const std::string why = tracedb::sqlite_failure(db_, rc, path);
       sqlite3_close(db_);
       db_ = nullptr;
-      throw std::runtime_error(why);
+      throw std::runtime_error("'" + tracedb::printable(path) + "' " + why);
     }
-    bytes += file_bytes(path);
   }
   try {
     tracedb::harden(db_, attached.empty() ? ":memory:" : attached.front().second, bytes);
@@ -186,13 +171,21 @@ SqlConnection::SqlConnection(const std::vector<std::pair<std::string, std::strin
     db_ = nullptr;
     throw;
   }
-  // A user's query may unite every rank (UNION ALL of 64 tables) and be longer than c3scope's
-  // own: harden()'s limits for c3scope's statements are raised, its work budget and read-only
-  // authorizer stay.
-  sqlite3_limit(db_, SQLITE_LIMIT_COMPOUND_SELECT, 4096);
+  // A user's query may be longer than c3scope's own statements: harden()'s limits for those are
+  // raised; its work budget, read-only authorizer and value limits stay.
+  sqlite3_limit(db_, SQLITE_LIMIT_COMPOUND_SELECT, 500);
   sqlite3_limit(db_, SQLITE_LIMIT_VDBE_OP, 10000000);
   sqlite3_limit(db_, SQLITE_LIMIT_EXPR_DEPTH, 1000);
   sqlite3_limit(db_, SQLITE_LIMIT_FUNCTION_ARG, 127);
+}
+
+int SqlConnection::max_attached() {
+  sqlite3* db = nullptr;
+  int n = 10;
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK)
+    n = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+  sqlite3_close(db);
+  return n;
 }
 
 SqlConnection::~SqlConnection() {
@@ -203,7 +196,8 @@ void SqlConnection::interrupt() {
   if (db_ != nullptr) sqlite3_interrupt(db_);
 }
 
-std::vector<ResultColumn> SqlConnection::query(const std::string& sql) {
+std::vector<ResultColumn> SqlConnection::query(const std::string& sql,
+                                               const std::atomic<bool>* cancel) {
   sqlite3_stmt* st = nullptr;
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &st, &tail);
@@ -212,11 +206,18 @@ std::vector<ResultColumn> SqlConnection::query(const std::string& sql) {
     sqlite3_finalize(st);
     throw SqlError(true, "the query does not run: " + tracedb::printable(why));
   }
-  for (const char* p = tail; p != nullptr && *p != '\0'; ++p) {
-    if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r' && *p != ';') {
+  // What follows the statement may be comments and semicolons, not another statement.
+  for (const char* rest = tail; rest != nullptr && *rest != '\0';) {
+    sqlite3_stmt* extra = nullptr;
+    const char* next = nullptr;
+    const int rc2 = sqlite3_prepare_v2(db_, rest, -1, &extra, &next);
+    sqlite3_finalize(extra);
+    if (rc2 != SQLITE_OK || extra != nullptr) {
       sqlite3_finalize(st);
-      throw SqlError(true, "one statement at a time: the query has more after its first ';'");
+      throw SqlError(true, "one statement at a time: the query has another after its first");
     }
+    if (next == rest) break;
+    rest = next;
   }
   if (sqlite3_stmt_readonly(st) == 0) {
     sqlite3_finalize(st);
@@ -229,10 +230,12 @@ std::vector<ResultColumn> SqlConnection::query(const std::string& sql) {
     cols[static_cast<size_t>(i)].name = name != nullptr ? name : "";
   }
   size_t rows = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  auto cancelled = [&] { return cancel != nullptr && cancel->load(); };
+  while (!cancelled() && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     for (int i = 0; i < n; ++i) append(cols[static_cast<size_t>(i)], st, i, rows);
     ++rows;
   }
+  if (cancelled()) rc = SQLITE_INTERRUPT;
   if (rc != SQLITE_DONE) {
     const std::string stop = tracedb::take_stop_reason();
     const std::string why = !stop.empty()            ? stop

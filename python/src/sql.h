@@ -1,6 +1,7 @@
 // Job.sql's connection: every trace of the job attached read-only under its name, hardened.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,14 +23,18 @@ struct SqlError : std::runtime_error {
 class SqlConnection {
  public:
   // (schema name, trace file) pairs; the names are c3scope's (rank0, trace1), never a user's.
-  // Throws std::runtime_error / tracedb::ReadError naming the file that cannot be opened.
+  // Each file is checked alone (tracedb::open_read_only) before it is attached. Throws
+  // std::runtime_error / tracedb::ReadError naming the file that cannot be opened.
   explicit SqlConnection(const std::vector<std::pair<std::string, std::string>>& attached);
   ~SqlConnection();
   SqlConnection(const SqlConnection&) = delete;
   SqlConnection& operator=(const SqlConnection&) = delete;
 
-  // Runs one read-only statement; its columns. Throws SqlError.
-  std::vector<ResultColumn> query(const std::string& sql);
+  // Runs one read-only statement; its columns. Throws SqlError (also when *cancel turns true
+  // between rows). The work budget is the connection's: one connection per query.
+  std::vector<ResultColumn> query(const std::string& sql, const std::atomic<bool>* cancel);
+  // How many files one connection can attach (SQLite's SQLITE_MAX_ATTACHED as built).
+  static int max_attached();
   // Stops the statement running on another thread (Ctrl-C in Python).
   void interrupt();
 

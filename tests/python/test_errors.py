@@ -45,6 +45,12 @@ def test_errors_are_one_line_exceptions(tmp_path, cli):
     {"sequence_length": 99},
     {"what_if": ["nonsense"]},
     {"workers": 0},
+    {"workers": True},
+    {"workers": 1 << 40},
+    {"min_samples": 1 << 40},
+    {"queue_limit": "4"},
+    {"kernel_wait_us": "10"},
+    {"hta_step": 1.5},
     {"rules": "/nonexistent/rules.txt"},
 ])
 def test_bad_arguments_raise_usage_error(kw):

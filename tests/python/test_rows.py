@@ -116,13 +116,39 @@ def test_sql_refuses_writes_and_bad_queries(job, query):
         job.sql(query)
 
 
-def test_sql_budget_ends_a_query_that_does_not(job, monkeypatch):
+def test_sql_budget_ends_a_query_that_does_not(job):
     # A cross join of every kernel with itself 4 times is far beyond the work budget of files
     # this size: stopped with one line, not hung.
     with pytest.raises((c3scope.TraceError, c3scope.UsageError)) as e:
         job.sql("SELECT count(*) FROM rank0.kernel a, rank0.kernel b, rank0.kernel c, "
                 "rank0.kernel d, rank0.kernel e")
     assert "\n" not in str(e.value)
+    # The budget is each query's: the next one runs.
+    assert job.sql("SELECT count(*) AS n FROM rank0.kernel")["n"][0] > 0
+
+
+def test_sql_statement_forms(job):
+    assert job.sql("SELECT 1 AS one; -- a comment\n ;")["one"][0] == 1
+    empty = job.sql("SELECT start_ns FROM rank0.kernel WHERE 0")
+    assert list(empty.columns) == ["start_ns"] and len(empty) == 0
+    # A schema is attached when the query names it, in any case or quoted.
+    assert job.sql('SELECT count(*) AS n FROM "RANK1".kernel')["n"][0] > 0
+    with pytest.raises(c3scope.UsageError, match="no such table"):
+        job.sql("SELECT count(*) FROM kernel")  # tables are named with their trace
+
+
+def test_sql_over_more_traces_than_sqlite_attaches():
+    twelve = sorted(str(p) for p in (GOLDEN / "kineto_twelve_ranks").glob("rank*.json"))
+    job = c3scope.open(twelve)
+    names = sorted(job.databases())
+    assert len(names) == 12
+    every = " UNION ALL ".join(f"SELECT count(*) AS n FROM {n}.kernel" for n in names)
+    with pytest.raises(c3scope.UsageError, match="at most"):
+        job.sql(every)
+    total = sum(job.sql(f"SELECT count(*) AS n FROM {n}.kernel")["n"][0] for n in names)
+    assert total == job.report()["counts"]["kernels"]
+    assert len(job.api_calls()) == sum(
+        job.sql(f"SELECT count(*) AS n FROM {n}.api_call")["n"][0] for n in names)
 
 
 def test_summaries_hold_no_rows(tmp_path):

@@ -144,9 +144,10 @@ bool nonempty_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
 }
 
-// A path as an SQLite URI (file:...): '%', '?' and '#' would end or change it otherwise.
+// A path as an SQLite URI (file:...): '%', '?' and '#' would end or change it otherwise, and an
+// absolute path gets an empty authority ("file://" + "/..."), so that "//host/x" stays a path.
 std::string file_uri(const std::string& path) {
-  std::string out = "file:";
+  std::string out = path.starts_with('/') ? "file://" : "file:";
   for (const char c : path) {
     if (c == '%' || c == '?' || c == '#') {
       char buf[4];
@@ -209,13 +210,17 @@ std::string sqlite_failure(sqlite3* db, int rc, const std::string& path) {
   }
 }
 
-sqlite3* open_read_only(const std::string& path) {
+std::string read_only_uri(const std::string& path) {
   // Immutable: SQLite then takes no locks and creates no -shm or -wal next to the input. Only
   // when a writer may be at work (a WAL file: a recording running or killed) or a killed writer
   // left a hot journal is the file opened as a database others may change.
   const bool writer_files =
       ::access((path + "-wal").c_str(), F_OK) == 0 || nonempty_file(path + "-journal");
-  const std::string uri = file_uri(path) + (writer_files ? "?mode=ro" : "?immutable=1");
+  return file_uri(path) + (writer_files ? "?mode=ro" : "?immutable=1");
+}
+
+sqlite3* open_read_only(const std::string& path) {
+  const std::string uri = read_only_uri(path);
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nullptr);

@@ -123,6 +123,9 @@ class Query {
 // killed writer, a read-only folder that a WAL file needs, damaged). The caller closes the
 // connection.
 sqlite3* open_read_only(const std::string& path);
+// The URI open_read_only opens `path` by (for an ATTACH on a connection opened with
+// SQLITE_OPEN_URI): immutable when no writer can be at work on the file, read-only otherwise.
+std::string read_only_uri(const std::string& path);
 
 // The one-line reason an SQLite call on `db` failed with `rc`, for a message about `path`.
 std::string sqlite_failure(sqlite3* db, int rc, const std::string& path);

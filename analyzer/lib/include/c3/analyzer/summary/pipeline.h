@@ -1,8 +1,8 @@
 // The whole analysis of a job (docs/architecture.md "The analysis pipeline"): open
 // each input (open.h) on its own, map it to rank summaries (summary.h), reduce them to the job
 // report. Inputs are mapped one at a time per worker thread, so peak memory is the largest
-// traces in flight plus the summaries, not the job; a summary file given as an input is read,
-// not recomputed.
+// traces in flight plus the summaries, not the job (unless PipelineOptions::keep keeps them); a
+// summary file given as an input is read, not recomputed.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +38,8 @@ struct PipelineOptions {
   // worker threads, each index once.
   std::function<void(size_t, Trace&&)> keep;
   // Given: each trace input's per-collective rows (summarize's CommRows: the rows `csv` is made
-  // of) with the input's index, before `keep` (the Python module makes its CSV from them and
-  // the kept trace only when asked).
+  // of) with the input's index, before `keep`; called once per process of the input (the Python
+  // module makes its CSV from them and the kept trace only when asked).
   std::function<void(size_t, const Trace&, const std::vector<CommOverlap>&)> comm;
 };
 
