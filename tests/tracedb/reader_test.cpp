@@ -127,6 +127,26 @@ TEST_F(ReaderErrors, OpensReadOnly) {
   EXPECT_NE(sqlite3_exec(r->db(), "CREATE TABLE x (a);", nullptr, nullptr, nullptr), SQLITE_OK);
 }
 
+// A path the user wrote with a leading "//" (POSIX reads it as "/") and names with URI
+// characters are paths, not a URI authority or query: the same file opens, read-only.
+TEST_F(ReaderErrors, PathsThatLookLikeUriPartsStayPaths) {
+  const std::string name = file("a?b#c%20.sqlite");
+  {
+    auto w = Writer::create(name);
+    w->close();
+  }
+  for (const std::string& path : {name, "/" + name}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(read_only_uri(path).rfind("file:///", 0), 0u);
+    sqlite3* db = open_read_only(path);
+    EXPECT_EQ(sqlite3_exec(db, "SELECT count(*) FROM process", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    Reader::open(path);
+  }
+  EXPECT_FALSE(fs::exists(name + "-journal"));
+}
+
 // A version-1 trace (before the c3bench tables) opens with those tables present and empty, as
 // TEMP tables of the reading connection, and the file itself is left as it was.
 TEST_F(ReaderErrors, MigratesVersion1OnRead) {
