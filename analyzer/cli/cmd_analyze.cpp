@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <tuple>
 
 #include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/summary/distributed.h"
 #include "c3/analyzer/summary/pipeline.h"
 #include "c3/analyzer/why/hta_path.h"
 #include "c3/analyzer/why/whatif.h"
@@ -21,6 +23,33 @@
 #include "trace_flags.h"
 
 namespace c3::cli {
+namespace {
+
+// Whether this process or, under c3scope-mpi, any process failed (`line`: its error line, empty
+// when it did not); process 0 prints the first failing process's line.
+bool failed_anywhere(analyzer::Comm* comm, const std::string& line) {
+  if (comm == nullptr) {
+    if (!line.empty()) error_line(line);
+    return !line.empty();
+  }
+  if (!comm->any(!line.empty())) return false;
+  const std::vector<std::string> all = comm->gather(line, 0);
+  for (const std::string& l : all) {
+    if (!l.empty()) {
+      error_line(l);
+      break;
+    }
+  }
+  return true;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  if (::gethostname(h, sizeof h - 1) != 0) return "unknown";
+  return h;
+}
+
+}  // namespace
 
 Action add_analyze(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -29,7 +58,7 @@ Action add_analyze(CLI::App& app) {
       "(c3scope, PyTorch profiler, Nsight Systems) or summaries: per rank, per device and overall");
   struct Opts {
     std::vector<std::string> inputs;
-    std::string json, csv, range, step, summary;
+    std::string json, csv, range, step, summary, local;
     std::vector<std::string> what_if;
     double threshold = 0.5;
     int min_samples = 5;
@@ -43,8 +72,10 @@ Action add_analyze(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("inputs", o->inputs,
                   "Traces (c3scope, PyTorch profiler JSON, Nsight Systems SQLite exports), folders "
-                  "of them, or summary files (--summary)")
-      ->required();
+                  "of them, or summary files (--summary)");
+  cmd->add_option("--local", o->local,
+                  "Under c3scope-mpi: the traces are in this folder on each node, each process "
+                  "reading its own node's (docs/scale.md); instead of inputs");
   cmd->add_option("--json", o->json,
                   "Write the report as JSON (schema c3scope-analyze/1) to this file");
   cmd->add_option("--csv", o->csv, "Write the per-collective table as CSV to this file");
@@ -130,7 +161,19 @@ Action add_analyze(CLI::App& app) {
     analyzer::PipelineOptions po;
     std::vector<analyzer::Input> inputs;
     std::vector<std::string> notes;
+    // Under c3scope-mpi every process runs this; process 0 alone resolves shared inputs, opens
+    // the outputs and prints.
+    analyzer::Comm* comm = g_comm;
+    const bool root = comm == nullptr || comm->rank() == 0;
+    const bool local = !o->local.empty();
+    std::string failure;
     try {
+      if (o->inputs.empty() == o->local.empty()) {
+        throw std::invalid_argument(
+            local ? "--local names each node's folder of traces: give it instead of inputs, not "
+                    "with them"
+                  : "give the traces, folders or summary files to analyze");
+      }
       apply_trace_flags(o->trace, po);
       // Bad patterns are found before any input is read.
       if (!o->range.empty()) analyzer::Pattern::compile(o->range, "--range");
@@ -138,7 +181,9 @@ Action add_analyze(CLI::App& app) {
       if (o->what_if.size() > 16) throw std::invalid_argument("at most 16 --what-if");
       for (const std::string& w : o->what_if)
         po.analyze.what_ifs.push_back(analyzer::parse_what_if(w));
-      inputs = analyzer::resolve_inputs(o->inputs, &notes);
+      if (root || local)
+        inputs = analyzer::resolve_inputs(local ? std::vector<std::string>{o->local} : o->inputs,
+                                          &notes);
       if (o->hta_path) {
         for (const analyzer::Input& in : inputs) {
           if (in.format != analyzer::InputFormat::kineto) {
@@ -151,9 +196,9 @@ Action add_analyze(CLI::App& app) {
         }
       }
     } catch (const std::exception& e) {
-      error_line(std::string("analyze: ") + e.what());
-      return kExitUsage;
+      failure = std::string("analyze: ") + e.what();
     }
+    if (failed_anywhere(comm, failure)) return kExitUsage;
     for (const std::string& n : notes) error_line("analyze: warning: " + n);
     po.open.salvage = o->salvage;
     // Ctrl-C / SIGTERM stop the map at the next check; the temporary conversions and the
@@ -167,12 +212,15 @@ Action add_analyze(CLI::App& app) {
     for (const auto& in : inputs) rules.inputs.push_back(in.path);
     if (!o->trace.rules.empty()) rules.inputs.push_back(o->trace.rules);
     // Refused together when two name one file; committed together at the end.
-    std::unique_ptr<tracedb::OutputSet> outputs = open_outputs(
-        "analyze", {{"--json", o->json}, {"--summary", o->summary}, {"--csv", o->csv}}, rules);
-    if (!outputs) return kExitUsage;
-    tracedb::OutputFile* json_out = outputs->file("--json");
-    tracedb::OutputFile* summary_out = outputs->file("--summary");
-    tracedb::OutputFile* csv = outputs->file("--csv");
+    std::unique_ptr<tracedb::OutputSet> outputs;
+    if (root) {
+      outputs = open_outputs(
+          "analyze", {{"--json", o->json}, {"--summary", o->summary}, {"--csv", o->csv}}, rules);
+    }
+    if (comm != nullptr ? comm->any(root && !outputs) : !outputs) return kExitUsage;
+    tracedb::OutputFile* json_out = root ? outputs->file("--json") : nullptr;
+    tracedb::OutputFile* summary_out = root ? outputs->file("--summary") : nullptr;
+    tracedb::OutputFile* csv = root ? outputs->file("--csv") : nullptr;
     po.analyze.range = o->range;
     po.analyze.step = o->step;
     po.analyze.interference.overlap_fraction = o->threshold;
@@ -197,7 +245,7 @@ Action add_analyze(CLI::App& app) {
     po.given.sequence_length = why_flags[5]->count() > 0;
     po.given.what_if = why_flags[6]->count() > 0;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
-    if (tty && inputs.size() > 1) {
+    if (tty && inputs.size() > 1 && comm == nullptr) {
       po.progress = [](size_t done, size_t total, const std::string&) {
         std::fprintf(stderr, "\rc3scope analyze: %zu of %zu inputs mapped", done, total);
         std::fflush(stderr);
@@ -207,27 +255,60 @@ Action add_analyze(CLI::App& app) {
       csv->write(analyzer::collectives_csv_header());
       po.csv = [csv](const std::string& rows) { csv->write(rows); };
     }
+    std::string summary_text;
+    std::optional<analyzer::Report> report;
+    if (comm != nullptr) {
+      // Each process maps its share; process 0 reduces (docs/scale.md).
+      analyzer::DistributedResult res;
+      try {
+        const analyzer::Deal deal = analyzer::deal_inputs(*comm, inputs, local, host_name());
+        if (root) inputs = deal.inputs;
+        res = analyzer::run_distributed(*comm, deal, po, {!o->csv.empty(), !o->summary.empty()});
+      } catch (const std::exception& e) {  // the same on every process
+        error_line(std::string("analyze: ") + e.what());
+        return kExitUsage;
+      }
+      if (!res.ok) {
+        if (res.error.empty()) {
+          error_line("analyze: interrupted; nothing was written");
+          return 130;
+        }
+        error_line("analyze: " + res.error);
+        return kExitUsage;
+      }
+      if (!root) return kExitOk;
+      po.analyze = res.used;
+      if (csv) csv->write(res.csv);
+      summary_text = std::move(res.summary);
+      if (summary_out && o->summary.ends_with(".gz"))
+        summary_text = analyzer::gzip_bytes(summary_text);
+      report = std::move(*res.report);
+    }
     std::vector<analyzer::RankSummary> summaries;
-    try {
-      summaries = analyzer::map_inputs(inputs, po, &po.analyze);
-    } catch (const analyzer::Cancelled&) {
-      if (po.progress) std::fprintf(stderr, "\r\033[K");
-      error_line("analyze: interrupted; nothing was written");
-      return 130;
-    } catch (const std::exception& e) {
-      if (po.progress) std::fprintf(stderr, "\r\033[K");
-      error_line(std::string("analyze: ") + e.what());
-      return kExitUsage;
+    if (!report) {
+      try {
+        summaries = analyzer::map_inputs(inputs, po, &po.analyze);
+      } catch (const analyzer::Cancelled&) {
+        if (po.progress) std::fprintf(stderr, "\r\033[K");
+        error_line("analyze: interrupted; nothing was written");
+        return 130;
+      } catch (const std::exception& e) {
+        if (po.progress) std::fprintf(stderr, "\r\033[K");
+        error_line(std::string("analyze: ") + e.what());
+        return kExitUsage;
+      }
     }
     if (po.progress) std::fprintf(stderr, "\r\033[K");
-    // The summary file is made before the reduce takes the summaries' steps over.
-    std::string summary_text;
-    if (summary_out) {
-      summary_text = analyzer::summaries_to_json(summaries, po.analyze);
-      if (o->summary.ends_with(".gz")) summary_text = analyzer::gzip_bytes(summary_text);
+    if (!report) {
+      // The summary file is made before the reduce takes the summaries' steps over.
+      if (summary_out) {
+        summary_text = analyzer::summaries_to_json(summaries, po.analyze);
+        if (o->summary.ends_with(".gz")) summary_text = analyzer::gzip_bytes(summary_text);
+      }
+      report = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs), po.analyze,
+                                po.analyze.align);
     }
-    analyzer::Report r = analyzer::reduce(std::move(summaries), analyzer::input_names(inputs),
-                                          po.analyze, po.analyze.align);
+    analyzer::Report& r = *report;
     if (o->hta_path) {
       try {
         for (const analyzer::Input& in : inputs)

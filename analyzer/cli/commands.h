@@ -7,7 +7,17 @@
 #include <string>
 #include <vector>
 
+namespace c3::analyzer {
+class Comm;
+}
+
 namespace c3::cli {
+
+// The whole command line (c3scope's main; c3scope-mpi's after MPI is up): the exit code.
+int run(int argc, char** argv);
+
+// The processes of a c3scope-mpi run (analyzer/mpi); null in c3scope. Set before run().
+extern analyzer::Comm* g_comm;
 
 using Action = std::function<int()>;
 

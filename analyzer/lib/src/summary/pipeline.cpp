@@ -216,6 +216,13 @@ void set_trace_options(PipelineOptions& po, const std::string& rules_file, bool 
   po.given.hta_rounding = hta_rounding;
 }
 
+void adopt_summary_options(PipelineOptions& o,
+                           const std::vector<std::pair<std::string, SummaryOptions>>& made,
+                           bool traces_too) {
+  for (size_t k = 0; k < made.size(); ++k)
+    adopt(o, made[k].second, made[k].first, k == 0, made[0].first, traces_too);
+}
+
 std::vector<std::string> input_names(const std::vector<Input>& inputs) {
   std::vector<std::string> names;
   names.reserve(inputs.size());
@@ -299,10 +306,9 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
   std::vector<size_t> in_order(order.begin(),
                                order.begin() + static_cast<std::ptrdiff_t>(summaries));
   std::sort(in_order.begin(), in_order.end());
-  for (size_t k = 0; k < in_order.size(); ++k) {
-    const size_t i = in_order[k];
-    adopt(o, made[i], inputs[i].path, k == 0, inputs[in_order[0]].path, summaries < n);
-  }
+  std::vector<std::pair<std::string, SummaryOptions>> made_in_order;
+  for (const size_t i : in_order) made_in_order.emplace_back(inputs[i].path, made[i]);
+  adopt_summary_options(o, made_in_order, summaries < n);
   map_range(summaries, n);
   if (used != nullptr) *used = o.analyze;
   std::vector<RankSummary> out;

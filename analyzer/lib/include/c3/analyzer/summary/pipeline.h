@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "c3/analyzer/open/open.h"
@@ -57,6 +58,13 @@ void set_trace_options(PipelineOptions& po, const std::string& rules_file, bool 
 // given option, or another summary's, differs from a summary's.
 std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const PipelineOptions& o,
                                     AnalyzeOptions* used = nullptr);
+
+// The job's options from its summary inputs': (path, the options it was made with) of each, in
+// input order; `traces_too`: the job has trace inputs as well (map_inputs' rules). Throws
+// std::invalid_argument naming the summary and the option that conflicts.
+void adopt_summary_options(PipelineOptions& o,
+                           const std::vector<std::pair<std::string, SummaryOptions>>& made,
+                           bool traces_too);
 
 // The map, then the reduce of its summaries (which takes their steps over): the job report.
 Report run_pipeline(const std::vector<Input>& inputs, const PipelineOptions& o);

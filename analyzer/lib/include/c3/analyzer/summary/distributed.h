@@ -1,0 +1,95 @@
+// The pipeline on many processes (docs/scale.md): each process maps its share of the inputs, the
+// summaries are reduced, and process 0 gets the job report, equal to run_pipeline's on the same
+// inputs. The processes talk through Comm, a small typed collectives layer: MPI in c3scope-mpi
+// (analyzer/mpi/), one process here (SerialComm), threads in tests. Nothing here includes
+// <mpi.h>.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/summary/pipeline.h"
+
+namespace c3::analyzer {
+
+// Processes 0..size()-1 of one run. Every process makes the same calls in the same order; a call
+// that cannot complete (a process died or stopped answering) ends the whole run (MpiComm: the
+// job is aborted with a line naming the process) rather than returning.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every process's bytes at `root`, in process order; empty elsewhere.
+  virtual std::vector<std::string> gather(std::string bytes, int root) = 0;
+  // Root's bytes, on every process.
+  virtual std::string broadcast(std::string bytes, int root) = 0;
+  // out[d] goes to process d (out has size() entries); returns what each process sent here.
+  virtual std::vector<std::string> exchange(std::vector<std::string> out) = 0;
+  // Runs `work` (the map, the reduce: local work that may take minutes) while the process keeps
+  // answering the others (MpiComm: heartbeats, so a stalled process is told from a slow one).
+  virtual void run(const std::function<void()>& work) { work(); }
+
+  // Whether any process's flag is true (every process gets the same answer): after each phase, so
+  // that every process takes the same branch and none waits for one that left.
+  bool any(bool flag);
+  // Every process's bytes, on every process.
+  std::vector<std::string> all_gather(std::string bytes);
+};
+
+// One process: the serial stand-in.
+class SerialComm final : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::vector<std::string> gather(std::string bytes, int root) override;
+  std::string broadcast(std::string bytes, int root) override;
+  std::vector<std::string> exchange(std::vector<std::string> out) override;
+};
+
+// Which process maps each input: the largest first, each to the process with the fewest bytes so
+// far (ties: the lower process), so that the processes' shares differ by at most one input's
+// size. `sizes` in bytes, in input order.
+std::vector<int> deal_by_size(const std::vector<uint64_t>& sizes, int processes);
+
+// The job's inputs and who maps each, the same on every process.
+struct Deal {
+  std::vector<Input> inputs;       // in the job's order: the report's and the outputs'
+  std::vector<int> owner;          // the process that maps inputs[i]
+  std::vector<std::string> names;  // the report's names of the inputs
+};
+
+// Shared inputs: process 0's `inputs` (resolved there: one listing of the folders, not one per
+// process) dealt by size; the other processes' are ignored. Local (--local): each process gives
+// the traces of its own node's folder and its host name; the inputs of one host are dealt among
+// that host's processes, in the order its processes listed them, hosts by name, named "host:path"
+// when there are several hosts. Throws std::invalid_argument (on every process) when no process has
+// an input.
+Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local, const std::string& host);
+
+struct DistributedOutputs {
+  bool csv = false;      // the per-collective CSV rows (--csv)
+  bool summary = false;  // the summaries as one summary file's text (--summary)
+};
+
+// What process 0 gets; the others get an empty result (ok the same as process 0's).
+struct DistributedResult {
+  bool ok = false;
+  bool cancelled = false;  // PipelineOptions::open.cancel was set on some process
+  std::string error;       // !ok: the first failing input's error (in input order)
+  std::optional<Report> report;
+  AnalyzeOptions used;  // the options the job was analyzed with (summary inputs' included)
+  std::string csv;      // the rows, without the header, in input order
+  std::string summary;  // summaries_to_json of every rank
+};
+
+// The map on each process's share of `deal`, the summary inputs' options adopted over the job
+// (map_inputs' rules), and the reduce on process 0. `given` as run_pipeline takes it (its csv,
+// keep and comm hooks are not used; progress is not reported).
+DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOptions& given,
+                                  const DistributedOutputs& want);
+
+}  // namespace c3::analyzer

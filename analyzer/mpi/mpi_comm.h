@@ -1,0 +1,65 @@
+// analyzer::Comm over MPI (c3scope-mpi; docs/scale.md). Every MPI call is made by the main
+// thread and is non-blocking, polled: while it waits, and while Comm::run's work runs on another
+// thread, the process exchanges heartbeats with process 0 (process 0 with every other). A process
+// not heard from for the timeout (it stopped, or died without the launcher noticing) ends the
+// job with MPI_Abort and a line naming it: no wait is unbounded.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "c3/analyzer/summary/distributed.h"
+
+namespace c3::mpi {
+
+class MpiComm final : public analyzer::Comm {
+ public:
+  // After MPI_Init_thread. `timeout_s`: how long a silent process is waited for. `say`: the file
+  // descriptor the abort line goes to (processes other than 0 have their stdout and stderr
+  // closed, so that only process 0 speaks). `cancel`: set by a signal (the pipeline's).
+  MpiComm(double timeout_s, int say, const std::atomic<bool>* cancel);
+  ~MpiComm() override;
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::vector<std::string> gather(std::string bytes, int root) override;
+  std::string broadcast(std::string bytes, int root) override;
+  std::vector<std::string> exchange(std::vector<std::string> out) override;
+  void run(const std::function<void()>& work) override;
+
+  void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+  // Every process's exit code agreed (process 0's), the heartbeats stopped in order, and
+  // MPI_Finalize. The last call.
+  int finish(int rc);
+  // Prints "c3scope-mpi: <line>" and ends the whole job with `code`.
+  [[noreturn]] void abort(int code, const std::string& line);
+
+ private:
+  void pump();
+  void wait(std::vector<MPI_Request>& reqs);
+  void send(const std::string& bytes, int to, std::vector<MPI_Request>& reqs,
+            std::vector<uint64_t>& lengths);
+  std::string receive(int from);
+  void beat(char what);
+  std::string who(int p) const;
+
+  MPI_Comm data_ = MPI_COMM_NULL, beat_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  double timeout_ = 120, interval_ = 1, last_sent_ = 0;
+  int say_ = 2;
+  const std::atomic<bool>* cancel_ = nullptr;
+  std::vector<double> heard_;
+  std::vector<bool> bye_;
+  bool beating_ = true;
+  MPI_Request beat_recv_ = MPI_REQUEST_NULL;
+  char beat_in_ = 0;
+  std::vector<MPI_Request> beat_sends_;
+  std::vector<std::string> hosts_;
+};
+
+}  // namespace c3::mpi

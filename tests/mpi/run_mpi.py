@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""c3scope-mpi against c3scope (docs/scale.md): the `c3scope analyze` lines of golden cases run
+serially with c3scope and under an oversubscribed mpirun with c3scope-mpi at 1, 2, 3 and 4
+processes; the exit code, standard output, c3scope's lines on standard error and every file
+written must be the same. Then the failures: an input that cannot be read, a process that stops
+answering, one that leaves early and one that is killed, each ending the job in bounded time.
+
+  run_mpi.py --c3scope BIN --c3scope-mpi BIN [--case DIR]... [--all-golden] [--np 1,2,3,4]
+             [--faults]
+"""
+import argparse
+import filecmp
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def traces_dir():
+    d = os.environ.get("C3SCOPE_TRACES") or os.path.join(os.path.dirname(ROOT), "shared", "traces")
+    return os.path.abspath(d)
+
+
+def mpi_env():
+    env = dict(os.environ)
+    # Containers run as root; this machine has fewer cores than processes.
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    # Only shared memory and self on one machine: no network probing.
+    env.setdefault("OMPI_MCA_btl", "self,vader")
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    # A container without ssh: Open MPI 4 looks for its remote launcher even for one machine.
+    if shutil.which("ssh") is None and shutil.which("rsh") is None:
+        env.setdefault("OMPI_MCA_plm_rsh_agent", "false")
+    return env
+
+
+def mpirun(np_, argv):
+    return ["mpirun", "--oversubscribe", "-np", str(np_)] + argv
+
+
+def commands(case):
+    """The case's `c3scope ...` lines as argument lists ($TRACES expanded)."""
+    out = []
+    with open(os.path.join(case, "cmd")) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("c3scope "):
+                continue
+            line = line.replace("$TRACES", traces_dir())
+            out.append(shlex.split(line)[1:])
+    return out
+
+
+def c3_lines(text):
+    # mpirun adds its own report of a non-zero exit; c3scope's lines are compared.
+    return [l for l in text.splitlines() if l.startswith("c3scope")]
+
+
+def run(argv, cwd, timeout=300):
+    p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                       env=mpi_env())
+    return p.returncode, p.stdout, c3_lines(p.stderr)
+
+
+def outputs(cmds):
+    """The files analyze commands write (--json, --csv, --summary)."""
+    out = set()
+    for c in cmds:
+        if c[0] != "analyze":
+            continue
+        for flag, value in zip(c, c[1:]):
+            if flag in ("--json", "--csv", "--summary") and not value.startswith("/dev/"):
+                out.add(value)
+    return sorted(out)
+
+
+def check_case(args, case, failures):
+    cmds = commands(case)
+    if any(traces_dir() in " ".join(c) for c in cmds) and not os.path.isdir(traces_dir()):
+        print(f"skip {case}: no {traces_dir()}")
+        return
+    work = tempfile.mkdtemp(prefix="c3mpi-")
+    try:
+        base = os.path.join(work, "serial")
+        shutil.copytree(case, base)
+        want = []
+        for c in cmds:
+            want.append(run([args.c3scope] + c, base))
+        for np_ in args.np:
+            d = os.path.join(work, f"np{np_}")
+            shutil.copytree(case, d)
+            for c, w in zip(cmds, want):
+                if c[0] != "analyze":  # other commands make inputs: run them alike
+                    got = run([args.c3scope] + c, d)
+                else:
+                    got = run(mpirun(np_, [args.c3scope_mpi] + c), d)
+                if c[0] != "analyze":
+                    continue
+                if got != w:
+                    failures.append(f"{os.path.basename(case)} np={np_}: {shlex.join(c)}\n"
+                                    f"  c3scope:     rc={w[0]} err={w[2]}\n"
+                                    f"  c3scope-mpi: rc={got[0]} err={got[2]}"
+                                    + ("\n  stdout differs" if got[1] != w[1] else ""))
+            for rel in outputs(cmds):
+                a, b = os.path.join(base, rel), os.path.join(d, rel)
+                if os.path.exists(a) != os.path.exists(b) or (
+                        os.path.exists(a) and not filecmp.cmp(a, b, shallow=False)):
+                    failures.append(f"{os.path.basename(case)} np={np_}: file {rel} differs")
+        print(f"{os.path.basename(case)}: {len(cmds)} commands x {len(args.np)} process counts")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_local(args, failures):
+    """--local DIR (every process on this one host) against the folder analyzed serially."""
+    case = os.path.join(ROOT, "tests", "golden", "kineto_twelve_ranks")
+    want = run([args.c3scope, "analyze", case, "--json", "/dev/stdout"], ROOT)
+    for np_ in args.np:
+        got = run(mpirun(np_, [args.c3scope_mpi, "analyze", "--local", case, "--json",
+                               "/dev/stdout"]), ROOT)
+        if got != want:
+            failures.append(f"--local np={np_}: rc={got[0]} err={got[2]} (c3scope: rc={want[0]})")
+    print(f"--local: {len(args.np)} process counts")
+
+
+def check_faults(args, failures):
+    case = os.path.join(ROOT, "tests", "golden", "kineto_twelve_ranks")
+    work = tempfile.mkdtemp(prefix="c3mpi-fault-")
+    try:
+        d = os.path.join(work, "in")
+        shutil.copytree(case, d)
+        # An input that cannot be read: the same one line as c3scope's, exit 2, nothing written.
+        with open(os.path.join(d, "rank7.json"), "w") as f:
+            f.write('{"traceEvents": [ {"ph": "X", ')
+        want = run([args.c3scope, "analyze", ".", "--json", "r.json"], d)
+        got = run(mpirun(3, [args.c3scope_mpi, "analyze", ".", "--json", "r.json"]), d)
+        if want[0] != 2 or got[0] != 2 or not got[2] or got[2] != want[2] or \
+                os.path.exists(os.path.join(d, "r.json")):
+            failures.append(f"unreadable input: c3scope rc={want[0]} {want[2]}, "
+                            f"c3scope-mpi rc={got[0]} {got[2]}")
+        os.remove(os.path.join(d, "rank7.json"))
+        # A process that stops answering, leaves early or dies: the job ends within the timeout.
+        for fault, expect in (("stop", r"process 1 \(host .*\) has not answered for \d+ s"),
+                              ("exit", None), ("kill", None)):
+            env = mpi_env()
+            env["C3SCOPE_MPI_TIMEOUT"] = "3"
+            env["C3SCOPE_MPI_TEST_FAULT"] = f"{fault}:1"
+            t0 = time.monotonic()
+            try:
+                p = subprocess.run(mpirun(3, [args.c3scope_mpi, "analyze", ".", "--json",
+                                              "f.json"]),
+                                   cwd=d, capture_output=True, text=True, timeout=60, env=env)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{fault}: the job did not end within 60 s")
+                continue
+            took = time.monotonic() - t0
+            ok = p.returncode != 0 and not os.path.exists(os.path.join(d, "f.json"))
+            if expect and not re.search(expect, p.stderr):
+                ok = False
+            if not ok:
+                failures.append(f"{fault}: rc={p.returncode} after {took:.1f} s; "
+                                f"stderr: {p.stderr.strip()[-400:]}")
+            print(f"fault {fault}: exit {p.returncode} after {took:.1f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--c3scope", required=True)
+    ap.add_argument("--c3scope-mpi", required=True)
+    ap.add_argument("--case", action="append", default=[])
+    ap.add_argument("--all-golden", action="store_true",
+                    help="every golden case with an analyze line")
+    ap.add_argument("--np", default="1,2,3,4")
+    ap.add_argument("--faults", action="store_true")
+    args = ap.parse_args()
+    args.np = [int(x) for x in args.np.split(",")]
+    args.c3scope = os.path.abspath(args.c3scope)
+    args.c3scope_mpi = os.path.abspath(args.c3scope_mpi)
+    if shutil.which("mpirun") is None:
+        print("no mpirun (scripts/setup installs openmpi-bin): skipped")
+        return 77
+    failures = []
+    if args.all_golden:
+        g = os.path.join(ROOT, "tests", "golden")
+        for name in sorted(os.listdir(g)):
+            cmd = os.path.join(g, name, "cmd")
+            if os.path.exists(cmd) and any(l.startswith("c3scope analyze") for l in open(cmd)):
+                args.case.append(os.path.join(g, name))
+    for case in args.case:
+        check_case(args, os.path.abspath(case), failures)
+    check_local(args, failures)
+    if args.faults:
+        check_faults(args, failures)
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
