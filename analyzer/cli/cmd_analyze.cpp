@@ -262,9 +262,16 @@ Action add_analyze(CLI::App& app) {
       analyzer::DistributedResult res;
       try {
         const analyzer::Deal deal = analyzer::deal_inputs(*comm, inputs, local, host_name());
+        if (deal.inputs.empty()) {  // the same on every process
+          error_line("analyze: --local '" + o->local +
+                     "': no process found a trace or a summary in its folder");
+          return kExitUsage;
+        }
         if (root) inputs = deal.inputs;
         res = analyzer::run_distributed(*comm, deal, po, {!o->csv.empty(), !o->summary.empty()});
-      } catch (const std::exception& e) {  // the same on every process
+      } catch (const std::exception& e) {
+        // Its own: the other processes may be waiting for it.
+        comm->fail(std::string("analyze: ") + e.what());
         error_line(std::string("analyze: ") + e.what());
         return kExitUsage;
       }

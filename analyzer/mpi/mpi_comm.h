@@ -31,6 +31,7 @@ class MpiComm final : public analyzer::Comm {
   std::string broadcast(std::string bytes, int root) override;
   std::vector<std::string> exchange(std::vector<std::string> out) override;
   void run(const std::function<void()>& work) override;
+  void fail(const std::string& line) override { abort(2, line); }
 
   void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
   // Every process's exit code agreed (process 0's), the heartbeats stopped in order, and

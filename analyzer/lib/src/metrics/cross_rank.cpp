@@ -140,13 +140,9 @@ RankCollectives collectives_of(const Trace& t, int process) {
   return r;
 }
 
-std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
-                                      const std::vector<const RankCollectives*>& calls) {
+int clock_domains(const std::vector<Process>& processes, std::vector<int>& domain) {
   const size_t n = processes.size();
-  std::vector<ClockOffset> out(n);
-  if (n == 0) return out;
-  // Clock domains: processes of one (non-empty) host share a clock.
-  std::vector<int> domain(n);
+  domain.assign(n, 0);
   std::map<std::string, int> host_domain;
   int domains = 0;
   for (size_t p = 0; p < n; ++p) {
@@ -161,23 +157,37 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
     }
     domain[p] = domains++;
   }
-  // Reference: the domain of the lowest rank (else process 0).
-  size_t ref = 0;
-  for (size_t p = 0; p < n; ++p) {
-    if (processes[p].rank && (!processes[ref].rank || *processes[p].rank < *processes[ref].rank))
-      ref = p;
+  return domains;
+}
+
+size_t append_domain_ends(std::vector<DomainEnd>& ends, std::vector<DomainEnd>& members) {
+  if (members.empty()) return 0;
+  std::stable_sort(members.begin(), members.end(),
+                   [](const DomainEnd& x, const DomainEnd& y) { return x.domain < y.domain; });
+  const size_t first = ends.size();
+  for (const DomainEnd& e : members) {
+    if (ends.size() > first && ends.back().domain == e.domain) {
+      ends.back().end = std::max(ends.back().end, e.end);
+    } else {
+      ends.push_back(e);
+    }
   }
+  return ends.size() - first;
+}
+
+std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
+                                      const std::vector<const RankCollectives*>& calls) {
+  const size_t n = processes.size();
+  if (n == 0) return {};
+  std::vector<int> domain;
+  const int domains = clock_domains(processes, domain);
   // Collective ends per (comm, seq) and domain: one array, grouped by (comm, seq) as the merge
   // of the processes' sorted records yields them, each group ordered by domain; a domain with
   // several calls of one collective (processes of one host, or one per GPU) keeps the latest
   // end, whatever order the calls were recorded in. One entry per (comm, seq, domain).
-  struct End {
-    int32_t domain;
-    int64_t end;
-  };
   const Comms comms = comms_of(calls);
-  std::vector<End> ends;
-  std::vector<End> members;
+  std::vector<DomainEnd> ends;
+  std::vector<DomainEnd> members;
   std::vector<size_t> group;  // group g is ends[group[g], group[g + 1])
   for_each_group(calls, comms, [&](const std::string&, int64_t, const Group& g) {
     members.clear();
@@ -185,19 +195,22 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
       if (c->gpu_end >= 0 && static_cast<size_t>(p) < n)
         members.push_back({domain[static_cast<size_t>(p)], c->gpu_end});
     }
-    if (members.empty()) return;
-    std::stable_sort(members.begin(), members.end(),
-                     [](const End& x, const End& y) { return x.domain < y.domain; });
-    group.push_back(ends.size());
-    for (const End& e : members) {
-      if (ends.size() > group.back() && ends.back().domain == e.domain) {
-        ends.back().end = std::max(ends.back().end, e.end);
-      } else {
-        ends.push_back(e);
-      }
-    }
+    const size_t at = ends.size();
+    if (append_domain_ends(ends, members) > 0) group.push_back(at);
   });
   group.push_back(ends.size());
+  return align_from_ends(processes, domain, domains, ends, group);
+}
+
+std::vector<ClockOffset> align_from_ends(std::vector<Process>& processes,
+                                         const std::vector<int>& domain, int domains,
+                                         const std::vector<DomainEnd>& ends,
+                                         const std::vector<size_t>& group) {
+  const size_t n = processes.size();
+  std::vector<ClockOffset> out(n);
+  if (n == 0) return out;
+  // Reference: the domain of the lowest rank (else process 0).
+  const size_t ref = reference_process(processes);
   std::vector<std::optional<int64_t>> offset(static_cast<size_t>(domains));
   std::vector<int64_t> matched(static_cast<size_t>(domains), 0);
   offset[static_cast<size_t>(domain[ref])] = 0;
@@ -208,13 +221,13 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
       if (offset[static_cast<size_t>(d)]) continue;
       std::vector<double> diffs;
       for (size_t g = 0; g + 1 < group.size(); ++g) {
-        const End* mine = nullptr;
+        const DomainEnd* mine = nullptr;
         for (size_t i = group[g]; i < group[g + 1]; ++i) {
           if (ends[i].domain == d) mine = &ends[i];
         }
         if (mine == nullptr) continue;
         for (size_t i = group[g]; i < group[g + 1]; ++i) {
-          const End& other = ends[i];
+          const DomainEnd& other = ends[i];
           if (other.domain != d && offset[static_cast<size_t>(other.domain)]) {
             // In integers first: with epoch timestamps (~1.7e18 ns) a double holds only every
             // 256th nanosecond, while the difference is small and exact. In double only where
@@ -276,6 +289,15 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
   return out;
 }
 
+size_t reference_process(const std::vector<Process>& processes) {
+  size_t ref = 0;
+  for (size_t p = 0; p < processes.size(); ++p) {
+    if (processes[p].rank && (!processes[ref].rank || *processes[p].rank < *processes[ref].rank))
+      ref = p;
+  }
+  return ref;
+}
+
 int64_t arrival_tolerance_ns(const RankCollectives& calls) {
   bool any = false;
   for (const CollectiveRecord& r : calls.records) {
@@ -298,80 +320,77 @@ std::vector<int> rank_order(const std::vector<Process>& processes) {
   return order;
 }
 
-CrossRank cross_rank(const std::vector<Process>& processes,
-                     const std::vector<const RankCollectives*>& calls) {
-  CrossRank out;
-  std::vector<RankWait> waits(processes.size());
-  std::vector<int64_t> tolerance(calls.size());
-  for (size_t p = 0; p < calls.size(); ++p) tolerance[p] = arrival_tolerance_ns(*calls[p]);
+void match_collective(const std::string& comm, int64_t seq, const std::vector<GroupCall>& g,
+                      const std::vector<int64_t>& offset, const std::vector<int64_t>& tolerance,
+                      CrossRank& out, std::vector<RankWait>& waits) {
+  // One entry per process (a process driving several GPUs records one call per GPU).
   std::vector<std::pair<int, int64_t>> start;  // (process, latest start), process order
-  const Comms comms = comms_of(calls);
-  for_each_group(calls, comms, [&](const std::string& comm, int64_t seq, const Group& g) {
-    // One entry per process (a process driving several GPUs records one call per GPU).
-    start.clear();
-    std::string op;  // of the first call with GPU work
-    bool have_op = false;
-    for (const auto& [p, c] : g) {
-      if (c->gpu_start < 0) continue;
-      if (!have_op) {
-        const auto& ops = calls[static_cast<size_t>(p)]->ops;
-        if (c->op >= 0 && static_cast<size_t>(c->op) < ops.size())
-          op = ops[static_cast<size_t>(c->op)];
-        have_op = true;
-      }
-      const int64_t s = c->gpu_start + processes[static_cast<size_t>(p)].offset_ns;
-      if (start.empty() || start.back().first != p) {
-        start.emplace_back(p, s);
-      } else if (s > start.back().second) {
-        start.back().second = s;
-      }
+  std::string op;                              // of the first call with GPU work
+  bool have_op = false;
+  for (const GroupCall& c : g) {
+    if (c.gpu_start < 0) continue;
+    if (!have_op) {
+      if (c.op != nullptr) op = *c.op;
+      have_op = true;
     }
-    if (start.empty()) return;
-    if (start.size() < 2) {
-      ++out.unmatched;
-      return;
+    const int p = c.process;
+    const int64_t s = c.gpu_start + offset[static_cast<size_t>(p)];
+    if (start.empty() || start.back().first != p) {
+      start.emplace_back(p, s);
+    } else if (s > start.back().second) {
+      start.back().second = s;
     }
-    MatchedCollective m;
-    m.comm_id = comm;
-    m.seq = seq;
-    m.op = std::move(op);
-    m.ranks = static_cast<int>(start.size());
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    int last = -1;
-    for (const auto& [p, s] : start) {
-      lo = std::min(lo, s);
-      if (s > hi) {
-        hi = s;
-        last = p;
-      }
+  }
+  if (start.empty()) return;
+  if (start.size() < 2) {
+    ++out.unmatched;
+    return;
+  }
+  MatchedCollective m;
+  m.comm_id = comm;
+  m.seq = seq;
+  m.op = std::move(op);
+  m.ranks = static_cast<int>(start.size());
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  int last = -1;
+  for (const auto& [p, s] : start) {
+    lo = std::min(lo, s);
+    if (s > hi) {
+      hi = s;
+      last = p;
     }
-    m.skew_ns = saturated_sub(hi, lo);
-    // The last one is a straggler only when no other process arrived with it (within the
-    // resolution of the two processes' clocks).
-    bool tie = false;
-    for (const auto& [p, s] : start) {
-      if (p == last) continue;
-      const int64_t tol =
-          std::max(tolerance[static_cast<size_t>(p)], tolerance[static_cast<size_t>(last)]);
-      tie = tie || saturated_sub(hi, s) <= tol;
+  }
+  m.skew_ns = saturated_sub(hi, lo);
+  // The last one is a straggler only when no other process arrived with it (within the
+  // resolution of the two processes' clocks).
+  bool tie = false;
+  for (const auto& [p, s] : start) {
+    if (p == last) continue;
+    const int64_t tol =
+        std::max(tolerance[static_cast<size_t>(p)], tolerance[static_cast<size_t>(last)]);
+    tie = tie || saturated_sub(hi, s) <= tol;
+  }
+  m.straggler = tie ? -1 : last;
+  for (const auto& [p, s] : start) {
+    RankWait& w = waits[static_cast<size_t>(p)];
+    w.process = p;
+    ++w.matched;
+    // Saturating: many collectives skewed by hostile clocks must not overflow the sum.
+    if (__builtin_add_overflow(w.wait_ns, saturated_sub(hi, s), &w.wait_ns)) {
+      w.wait_ns = INT64_MAX;
     }
-    m.straggler = tie ? -1 : last;
-    for (const auto& [p, s] : start) {
-      RankWait& w = waits[static_cast<size_t>(p)];
-      w.process = p;
-      ++w.matched;
-      // Saturating: many collectives skewed by hostile clocks must not overflow the sum.
-      if (__builtin_add_overflow(w.wait_ns, saturated_sub(hi, s), &w.wait_ns)) {
-        w.wait_ns = INT64_MAX;
-      }
-    }
-    if (m.straggler >= 0) {
-      ++waits[static_cast<size_t>(m.straggler)].straggler_count;
-    } else {
-      ++out.tied;
-    }
-    out.collectives.push_back(std::move(m));
-  });
+  }
+  if (m.straggler >= 0) {
+    ++waits[static_cast<size_t>(m.straggler)].straggler_count;
+  } else {
+    ++out.tied;
+  }
+  out.collectives.push_back(std::move(m));
+}
+
+void order_waits(CrossRank& out, const std::vector<Process>& processes,
+                 const std::vector<RankWait>& waits) {
+  out.ranks.clear();
   for (const int p : rank_order(processes)) {
     if (waits[static_cast<size_t>(p)].matched > 0)
       out.ranks.push_back(waits[static_cast<size_t>(p)]);
@@ -380,6 +399,42 @@ CrossRank cross_rank(const std::vector<Process>& processes,
     if (x.straggler_count != y.straggler_count) return x.straggler_count > y.straggler_count;
     return x.wait_ns < y.wait_ns;
   });
+}
+
+void add_arrival(LastArrivals& l, size_t process, int64_t gpu_start, int64_t offset) {
+  int64_t at = 0;
+  if (gpu_start < 0 || __builtin_add_overflow(gpu_start, offset, &at)) return;
+  // (A rank's calls of one collective, one per GPU it drives: it arrives with the last.)
+  if (at > l.first) {
+    if (l.who != process) l.second = l.first;
+    l.first = at;
+    l.who = process;
+  } else if (l.who != process) {
+    l.second = std::max(l.second, at);
+  }
+}
+
+CrossRank cross_rank(const std::vector<Process>& processes,
+                     const std::vector<const RankCollectives*>& calls) {
+  CrossRank out;
+  std::vector<RankWait> waits(processes.size());
+  std::vector<int64_t> tolerance(calls.size()), offset(processes.size());
+  for (size_t p = 0; p < calls.size(); ++p) tolerance[p] = arrival_tolerance_ns(*calls[p]);
+  for (size_t p = 0; p < processes.size(); ++p) offset[p] = processes[p].offset_ns;
+  std::vector<GroupCall> group;
+  const Comms comms = comms_of(calls);
+  for_each_group(calls, comms, [&](const std::string& comm, int64_t seq, const Group& g) {
+    group.clear();
+    for (const auto& [p, c] : g) {
+      const auto& ops = calls[static_cast<size_t>(p)]->ops;
+      const std::string* op = c->op >= 0 && static_cast<size_t>(c->op) < ops.size()
+                                  ? &ops[static_cast<size_t>(c->op)]
+                                  : nullptr;
+      group.push_back({p, op, c->gpu_start, c->gpu_end});
+    }
+    match_collective(comm, seq, group, offset, tolerance, out, waits);
+  });
+  order_waits(out, processes, waits);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -164,6 +165,257 @@ bool settle(Comm& comm, Outcome& mine, DistributedResult& res) {
   return true;
 }
 
+// One summary's collective records, taken out before the summary goes to process 0.
+struct OwnRecords {
+  size_t input = 0, index = 0;  // the input and the summary's place among its ranks
+  int64_t tolerance = 0;        // arrival_tolerance_ns of all its records
+  std::vector<std::string> comms, ops;
+  std::vector<CollectiveRecord> records;
+};
+
+// The process that owns a communicator: FNV-1a of its name.
+size_t owner_of(const std::string& comm, int size) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : comm) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return static_cast<size_t>(h % static_cast<uint64_t>(size));
+}
+
+uint64_t bits(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
+int64_t signed_of(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
+
+// A call as its communicator's owner keeps it.
+struct OwnedCall {
+  int64_t seq;
+  int process;
+  const std::string* op;
+  int64_t start, end;
+};
+
+// Cross-rank work where the records are (run_distributed's step 3): every process calls it;
+// process 0 gets the parts the reduce needs. `processes` (process 0): every rank's, in order.
+CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
+                                 const std::vector<uint64_t>& base, const std::vector<int>& domain,
+                                 int domains, std::vector<Process>& processes,
+                                 const AnalyzeOptions& o) {
+  const int size = comm.size();
+  const size_t ranks = domain.size();
+  // Each (rank, communicator)'s records to the communicator's owner.
+  std::vector<Pack> out(static_cast<size_t>(size));
+  comm.run([&] {
+    for (OwnRecords& r : own) {
+      const uint64_t p = base[r.input] + r.index;
+      size_t k = 0;
+      while (k < r.records.size()) {
+        const CollectiveRecord& first = r.records[k];
+        const auto c = static_cast<size_t>(first.comm);
+        if (first.comm < 0 || first.seq < 0 || c >= r.comms.size()) break;  // unmatchable: last
+        size_t end = k;
+        while (end < r.records.size() && r.records[end].comm == first.comm &&
+               r.records[end].seq >= 0)
+          ++end;
+        Pack& to = out[owner_of(r.comms[c], size)];
+        to.u64(p).u64(bits(r.tolerance)).str(r.comms[c]).u64(r.ops.size());
+        for (const std::string& op : r.ops) to.str(op);
+        to.u64(end - k);
+        for (; k < end; ++k) {
+          const CollectiveRecord& x = r.records[k];
+          to.u64(bits(x.seq)).u64(bits(x.op)).u64(bits(x.gpu_start)).u64(bits(x.gpu_end));
+        }
+        k = end;
+      }
+      r.records = {};
+    }
+  });
+  std::vector<std::string> bytes(static_cast<size_t>(size));
+  for (size_t q = 0; q < bytes.size(); ++q) bytes[q] = out[q].take();
+  const std::vector<std::string> in = comm.exchange(std::move(bytes));
+  // The owner's communicators, each with every rank's calls, grouped by sequence number.
+  std::deque<std::vector<std::string>> op_tables;
+  std::map<std::string, std::vector<OwnedCall>> calls;
+  std::vector<int64_t> tolerance(ranks, 0);
+  Pack ends_out;
+  comm.run([&] {
+    for (const std::string& b : in) {
+      Unpack u(b);
+      while (!u.done()) {
+        const uint64_t p = u.u64();
+        if (p >= ranks) throw std::runtime_error("a process sent the records of no rank");
+        tolerance[p] = signed_of(u.u64());
+        std::vector<OwnedCall>& v = calls[u.str()];
+        std::vector<std::string>& ops = op_tables.emplace_back(u.u64());
+        for (std::string& op : ops) op = u.str();
+        const uint64_t count = u.u64();
+        for (uint64_t j = 0; j < count; ++j) {
+          OwnedCall c{};
+          c.seq = signed_of(u.u64());
+          const int64_t op = signed_of(u.u64());
+          c.op = op >= 0 && static_cast<uint64_t>(op) < ops.size() ? &ops[static_cast<size_t>(op)]
+                                                                   : nullptr;
+          c.start = signed_of(u.u64());
+          c.end = signed_of(u.u64());
+          c.process = static_cast<int>(p);
+          v.push_back(c);
+        }
+      }
+    }
+    // Process order within a collective, each process's calls in the order it made them.
+    for (auto& [name, v] : calls) {
+      std::stable_sort(v.begin(), v.end(), [](const OwnedCall& a, const OwnedCall& b) {
+        return a.seq != b.seq ? a.seq < b.seq : a.process < b.process;
+      });
+    }
+    // Clock alignment's part: each collective's latest end per host, where two hosts took part.
+    std::vector<DomainEnd> ends, members;
+    for (const auto& [name, v] : calls) {
+      for (size_t a = 0; a < v.size();) {
+        size_t z = a;
+        members.clear();
+        for (; z < v.size() && v[z].seq == v[a].seq; ++z) {
+          if (v[z].end >= 0)
+            members.push_back({domain[static_cast<size_t>(v[z].process)], v[z].end});
+        }
+        ends.clear();
+        if (append_domain_ends(ends, members) >= 2) {
+          ends_out.u64(ends.size());
+          for (const DomainEnd& e : ends)
+            ends_out.u64(static_cast<uint64_t>(e.domain)).u64(bits(e.end));
+        }
+        a = z;
+      }
+    }
+  });
+  const std::vector<std::string> gathered = comm.gather(ends_out.take(), 0);
+  CrossRankParts parts;
+  Pack offsets_out;
+  if (comm.rank() == 0) {
+    comm.run([&] {
+      std::vector<DomainEnd> ends;
+      std::vector<size_t> group;
+      for (const std::string& b : gathered) {
+        Unpack u(b);
+        while (!u.done()) {
+          group.push_back(ends.size());
+          const uint64_t k = u.u64();
+          for (uint64_t j = 0; j < k; ++j) {
+            DomainEnd e;
+            e.domain = static_cast<int32_t>(u.u64());
+            e.end = signed_of(u.u64());
+            ends.push_back(e);
+          }
+        }
+      }
+      group.push_back(ends.size());
+      if (o.align) parts.clocks = align_from_ends(processes, domain, domains, ends, group);
+      for (const Process& x : processes) parts.offsets.push_back(x.offset_ns);
+    });
+    for (const int64_t x : parts.offsets) offsets_out.u64(bits(x));
+  }
+  std::vector<int64_t> offset(ranks, 0);
+  {
+    const std::string b = comm.broadcast(offsets_out.take(), 0);
+    Unpack u(b);
+    for (int64_t& x : offset) x = signed_of(u.u64());
+  }
+  // Matching, waits and the latest arrivals of the owner's collectives.
+  Pack matched;
+  comm.run([&] {
+    CrossRank part;
+    std::vector<RankWait> waits(ranks);
+    std::vector<GroupCall> g;
+    for (const auto& [name, v] : calls) {
+      for (size_t a = 0; a < v.size();) {
+        size_t z = a;
+        g.clear();
+        LastArrivals last;
+        for (; z < v.size() && v[z].seq == v[a].seq; ++z) {
+          g.push_back({v[z].process, v[z].op, v[z].start, v[z].end});
+          add_arrival(last, static_cast<size_t>(v[z].process), v[z].start,
+                      offset[static_cast<size_t>(v[z].process)]);
+        }
+        match_collective(name, v[a].seq, g, offset, tolerance, part, waits);
+        if (last.who != SIZE_MAX) {
+          matched.u64(1).str(name).u64(bits(v[a].seq)).u64(bits(last.first));
+          matched.u64(bits(last.second)).u64(last.who);
+        }
+        a = z;
+      }
+    }
+    for (const MatchedCollective& m : part.collectives) {
+      matched.u64(2).str(m.comm_id).u64(bits(m.seq)).str(m.op).u64(static_cast<uint64_t>(m.ranks));
+      matched.u64(bits(m.skew_ns)).u64(bits(m.straggler));
+    }
+    for (const RankWait& w : waits) {
+      if (w.matched == 0) continue;
+      matched.u64(3).u64(static_cast<uint64_t>(w.process)).u64(bits(w.matched));
+      matched.u64(bits(w.wait_ns)).u64(bits(w.straggler_count));
+    }
+    matched.u64(4).u64(bits(part.unmatched)).u64(bits(part.tied));
+    calls.clear();
+  });
+  const std::vector<std::string> results = comm.gather(matched.take(), 0);
+  if (comm.rank() != 0) return parts;
+  comm.run([&] {
+    std::vector<RankWait> waits(ranks);
+    for (const std::string& b : results) {
+      Unpack u(b);
+      while (!u.done()) {
+        switch (u.u64()) {
+          case 1: {
+            std::string name = u.str();
+            const int64_t seq = signed_of(u.u64());
+            LastArrivals& l = parts.last[{std::move(name), seq}];
+            l.first = signed_of(u.u64());
+            l.second = signed_of(u.u64());
+            l.who = u.u64();
+            break;
+          }
+          case 2: {
+            MatchedCollective m;
+            m.comm_id = u.str();
+            m.seq = signed_of(u.u64());
+            m.op = u.str();
+            m.ranks = static_cast<int>(u.u64());
+            m.skew_ns = signed_of(u.u64());
+            m.straggler = static_cast<int>(signed_of(u.u64()));
+            parts.cross.collectives.push_back(std::move(m));
+            break;
+          }
+          case 3: {
+            const uint64_t q = u.u64();
+            if (q >= ranks) throw std::runtime_error("a process sent the waits of no rank");
+            RankWait& w = waits[q];
+            w.process = static_cast<int>(q);
+            w.matched += signed_of(u.u64());
+            if (__builtin_add_overflow(w.wait_ns, signed_of(u.u64()), &w.wait_ns))
+              w.wait_ns = INT64_MAX;
+            w.straggler_count += signed_of(u.u64());
+            break;
+          }
+          default:
+            parts.cross.unmatched += signed_of(u.u64());
+            parts.cross.tied += signed_of(u.u64());
+            break;
+        }
+      }
+    }
+    // cross_rank's order: by communicator name, then sequence number (each communicator's
+    // collectives came from one process, in that order).
+    std::stable_sort(parts.cross.collectives.begin(), parts.cross.collectives.end(),
+                     [](const MatchedCollective& a, const MatchedCollective& b) {
+                       return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
+                     });
+    order_waits(parts.cross, processes, waits);
+  });
+  return parts;
+}
+
 }  // namespace
 
 bool Comm::any(bool flag) {
@@ -272,10 +524,7 @@ Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local,
       for (const int k : o) d.owner.push_back(ps[static_cast<size_t>(k)]);
     }
   }
-  Deal out = unpack_deal(comm.broadcast(me == 0 ? pack_deal(d) : std::string(), 0));
-  if (out.inputs.empty())
-    throw std::invalid_argument("--local: no process found a trace or a summary in its folder");
-  return out;
+  return unpack_deal(comm.broadcast(me == 0 ? pack_deal(d) : std::string(), 0));
 }
 
 DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOptions& given,
@@ -383,11 +632,23 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   });
   if (settle(comm, out, res)) return res;
 
-  // 3. The reduce: every input's summaries to process 0, in input order.
+  // 3. The reduce. Every input's summaries go to process 0 (in input order) without their
+  // collective records, which go to the processes that own their communicators (records of one
+  // communicator, every rank's, to one process: a hash of its name). Those match them and return
+  // what the reduce needs: the collectives' ends per host (clock alignment on process 0), then,
+  // with the offsets, the matched collectives, each rank's waits and the latest arrivals.
+  // --summary: process 0 writes every record anyway, and reduces them itself.
+  const bool spread = !want.summary;
+  std::vector<OwnRecords> own;
   Pack p;
   comm.run([&] {
-    if (me == 0) return;  // process 0 keeps its own
     for (auto& [i, s] : parts) {
+      for (size_t k = 0; k < s.size() && spread; ++k) {
+        RankCollectives& c = s[k].calls;
+        own.push_back({i, k, arrival_tolerance_ns(c), c.comms, c.ops, std::move(c.records)});
+        c.records = {};
+      }
+      if (me == 0) continue;  // process 0 keeps its own
       p.u64(i).str(summaries_to_json(s, o.analyze));
       auto c = csv.find(i);
       p.str(c == csv.end() ? std::string() : c->second);
@@ -395,7 +656,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
   });
   const std::vector<std::string> sent = comm.gather(p.take(), 0);
-  Pack verdict;
+  std::vector<RankSummary> all;
+  std::vector<Process> processes;
+  std::vector<uint64_t> base(n, 0);  // input i's first rank
+  std::vector<int> domain;
+  int domains = 0;
+  Pack layout;
   if (me == 0) {
     comm.run([&] {
       try {
@@ -411,8 +677,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
             if (!rows.empty()) csv[i] = std::move(rows);
           }
         }
-        std::vector<RankSummary> all;
         for (size_t i = 0; i < n; ++i) {
+          base[i] = all.size();
           auto it = parts.find(i);
           if (it == parts.end()) continue;
           for (RankSummary& r : it->second) all.push_back(std::move(r));
@@ -423,8 +689,43 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
             csv.erase(c);
           }
         }
+        for (const RankSummary& r : all) processes.push_back(r.process);
+        domains = clock_domains(processes, domain);
+        res.ok = true;
+      } catch (const std::exception& e) {
+        res.error = e.what();
+      }
+    });
+    layout.u64(res.ok ? 1 : 0).str(res.error);
+    if (spread && res.ok) {
+      for (const uint64_t b : base) layout.u64(b);
+      layout.u64(all.size()).u64(static_cast<uint64_t>(domains));
+      for (const int d : domain) layout.u64(static_cast<uint64_t>(d));
+    }
+  }
+  {
+    const std::string l = comm.broadcast(layout.take(), 0);
+    Unpack u(l);
+    res.ok = u.u64() != 0;
+    res.error = u.str();
+    if (!res.ok) return res;
+    if (spread && me != 0) {
+      for (uint64_t& b : base) b = u.u64();
+      domain.resize(u.u64());
+      domains = static_cast<int>(u.u64());
+      for (int& d : domain) d = static_cast<int>(u.u64());
+    }
+  }
+  res.ok = false;
+  CrossRankParts cross;
+  if (spread) cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze);
+  Pack verdict;
+  if (me == 0) {
+    comm.run([&] {
+      try {
         if (want.summary) res.summary = summaries_to_json(all, o.analyze);
-        res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align);
+        res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align,
+                            spread ? &cross : nullptr);
         res.ok = true;
       } catch (const std::exception& e) {
         res.error = e.what();

@@ -252,12 +252,9 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
 void apply_comm_wait(Report& r, const std::vector<RankSummary>& ranks,
                      const std::vector<Process>& processes,
                      const std::vector<const RankCollectives*>& calls,
-                     std::map<int64_t, JobStep>& steps) {
+                     std::map<int64_t, JobStep>& steps, const LastArrivalsOf* given) {
   using Key = std::pair<std::string, int64_t>;
-  struct Last {
-    int64_t first = INT64_MIN, second = INT64_MIN;  // the two latest arrivals (aligned)
-    size_t who = SIZE_MAX;                          // the rank of the latest
-  };
+  using Last = LastArrivals;
   std::map<Key, Last> last;
   r.comm_wait_known = !ranks.empty();
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -268,24 +265,20 @@ void apply_comm_wait(Report& r, const std::vector<RankSummary>& ranks,
     r.comm_wait_known = r.comm_wait_known && ranks[i].comm_gaps_known;
   }
   if (last.empty()) return;
-  for (size_t i = 0; i < calls.size(); ++i) {
+  if (given != nullptr) {  // computed where the records are (distributed.h)
+    for (auto& [key, l] : last) {
+      auto it = given->find(key);
+      if (it != given->end()) l = it->second;
+    }
+  }
+  for (size_t i = 0; i < calls.size() && given == nullptr; ++i) {
     const RankCollectives& rc = *calls[i];
     for (const CollectiveRecord& rec : rc.records) {
       const auto c = static_cast<size_t>(rec.comm);
       if (rec.comm < 0 || c >= rc.comms.size() || rec.gpu_start < 0) continue;
       auto it = last.find({rc.comms[c], rec.seq});
       if (it == last.end()) continue;
-      Last& l = it->second;
-      int64_t at = 0;
-      if (__builtin_add_overflow(rec.gpu_start, processes[i].offset_ns, &at)) continue;
-      // (A rank's calls of one collective, one per GPU it drives: it arrives with the last.)
-      if (at > l.first) {
-        if (l.who != i) l.second = l.first;
-        l.first = at;
-        l.who = i;
-      } else if (l.who != i) {
-        l.second = std::max(l.second, at);
-      }
+      add_arrival(it->second, i, rec.gpu_start, processes[i].offset_ns);
     }
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -523,7 +516,7 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
 }
 
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align) {
+              const SummaryOptions& o, bool align, const CrossRankParts* parts) {
   Report r;
   r.inputs = inputs;
   r.overall.process = -1;
@@ -561,8 +554,14 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     // The report takes the per-rank steps over (they are most of a summary's bytes).
     r.steps.push_back(std::move(s.steps));
   }
-  if (align) r.clocks = align_clocks(processes, calls);
-  apply_comm_wait(r, ranks, processes, calls, steps);
+  if (parts != nullptr) {
+    for (size_t i = 0; i < processes.size() && i < parts->offsets.size(); ++i)
+      processes[i].offset_ns = parts->offsets[i];
+    if (align) r.clocks = parts->clocks;
+  } else if (align) {
+    r.clocks = align_clocks(processes, calls);
+  }
+  apply_comm_wait(r, ranks, processes, calls, steps, parts ? &parts->last : nullptr);
   for (auto& [k, j] : steps) {
     // Means over the ranks that have the step.
     Breakdown& m = j.mean;
@@ -596,7 +595,7 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   sort_sequences(r.sequences);
   if (r.sequences.size() > kSequencesKept) r.sequences.resize(kSequencesKept);
   join_paths(r, ranks, processes, calls, o);
-  r.cross = cross_rank(processes, calls);
+  r.cross = parts ? parts->cross : cross_rank(processes, calls);
   order_by_rank(r);
   return r;
 }

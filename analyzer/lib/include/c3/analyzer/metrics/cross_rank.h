@@ -4,6 +4,7 @@
 // never needs the activities; the Trace overloads make those records from a loaded trace.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,6 +51,27 @@ std::vector<ClockOffset> align_clocks(std::vector<Process>& processes,
                                       const std::vector<const RankCollectives*>& calls);
 std::vector<ClockOffset> align_clocks(Trace& t);
 
+// align_clocks in parts, for a reduce whose records are spread over processes (distributed.h).
+// Clock domains: processes of one (non-empty) host share one; returns how many, domain[p] each
+// process's.
+int clock_domains(const std::vector<Process>& processes, std::vector<int>& domain);
+// The process whose domain is the reference: the lowest rank (else process 0).
+size_t reference_process(const std::vector<Process>& processes);
+// One collective's latest end per domain.
+struct DomainEnd {
+  int32_t domain = 0;
+  int64_t end = 0;
+};
+// Appends one collective's ends (`members`: (domain, GPU end) of each call) to `ends`: sorted by
+// domain, the latest end per domain; returns how many entries it added.
+size_t append_domain_ends(std::vector<DomainEnd>& ends, std::vector<DomainEnd>& members);
+// The offsets from the collectives' ends: group g is ends[group[g], group[g + 1]) (`group` ends
+// with ends.size()), in any order of the collectives. Sets Process::offset_ns as align_clocks.
+std::vector<ClockOffset> align_from_ends(std::vector<Process>& processes,
+                                         const std::vector<int>& domain, int domains,
+                                         const std::vector<DomainEnd>& ends,
+                                         const std::vector<size_t>& group);
+
 struct MatchedCollective {
   std::string comm_id;
   int64_t seq = 0;
@@ -89,5 +111,33 @@ std::vector<int> rank_order(const std::vector<Process>& processes);
 CrossRank cross_rank(const std::vector<Process>& processes,
                      const std::vector<const RankCollectives*>& calls);
 CrossRank cross_rank(const Trace& t);
+
+// cross_rank in parts (distributed.h). One call of a collective: its process, op name (null:
+// unknown), GPU start and end on the process's own clock.
+struct GroupCall {
+  int process = 0;
+  const std::string* op = nullptr;
+  int64_t gpu_start = -1, gpu_end = -1;
+};
+// Matches one collective (communicator `comm`, sequence number `seq`): `g` its calls in process
+// order, each process's in the order it made them; `offset` and `tolerance` (arrival_tolerance_ns
+// of each process's records) per process. Adds to `out` (collectives, unmatched, tied) and to
+// `waits` (one per process). Collectives given in (communicator, seq) order give cross_rank's.
+void match_collective(const std::string& comm, int64_t seq, const std::vector<GroupCall>& g,
+                      const std::vector<int64_t>& offset, const std::vector<int64_t>& tolerance,
+                      CrossRank& out, std::vector<RankWait>& waits);
+// CrossRank::ranks from the per-process waits: cross_rank's order.
+void order_waits(CrossRank& out, const std::vector<Process>& processes,
+                 const std::vector<RankWait>& waits);
+
+// The two latest arrivals at one collective (aligned clocks) and the process of the latest: the
+// reduce's communication wait (summary.h) moves a gap's time before the others' last arrival.
+struct LastArrivals {
+  int64_t first = INT64_MIN, second = INT64_MIN;
+  size_t who = SIZE_MAX;
+};
+// Adds one call (its process, GPU start, the process's offset); calls without GPU work or whose
+// aligned start passes int64 are left out.
+void add_arrival(LastArrivals& l, size_t process, int64_t gpu_start, int64_t offset);
 
 }  // namespace c3::analyzer

@@ -32,6 +32,9 @@ class Comm {
   // Runs `work` (the map, the reduce: local work that may take minutes) while the process keeps
   // answering the others (MpiComm: heartbeats, so a stalled process is told from a slow one).
   virtual void run(const std::function<void()>& work) { work(); }
+  // This process met an error the others may not have (an exception out of run_distributed):
+  // MpiComm ends the whole job with `line`; the stand-ins return (the caller reports it).
+  virtual void fail(const std::string& line) { (void)line; }
 
   // Whether any process's flag is true (every process gets the same answer): after each phase, so
   // that every process takes the same branch and none waits for one that left.
@@ -66,8 +69,7 @@ struct Deal {
 // process) dealt by size; the other processes' are ignored. Local (--local): each process gives
 // the traces of its own node's folder and its host name; the inputs of one host are dealt among
 // that host's processes, in the order its processes listed them, hosts by name, named "host:path"
-// when there are several hosts. Throws std::invalid_argument (on every process) when no process has
-// an input.
+// when there are several hosts. No process with an input: no input on every process.
 Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local, const std::string& host);
 
 struct DistributedOutputs {

@@ -105,10 +105,22 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o,
 // collective records (align_clocks); off: each summary's Process::offset_ns as it is.
 Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align = true);
+// The cross-rank results of a job whose collective records are not in its summaries: computed
+// where the records are (distributed.h, by the processes that own the communicators), equal to
+// what the reduce computes from the records.
+using LastArrivalsOf = std::map<std::pair<std::string, int64_t>, LastArrivals>;
+struct CrossRankParts {
+  std::vector<ClockOffset> clocks;  // align_clocks's (with `align`)
+  std::vector<int64_t> offsets;     // each rank's Process::offset_ns after alignment
+  LastArrivalsOf last;              // per (communicator, seq): the latest arrivals
+  CrossRank cross;                  // cross_rank's
+};
+
 // The same, taking the summaries' per-rank steps over instead of copying them (the pipeline's
-// reduce: the summaries are not needed afterwards).
+// reduce: the summaries are not needed afterwards). `parts` given: the cross-rank results come
+// from it, not from the summaries' records (which may be empty).
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align = true);
+              const SummaryOptions& o, bool align = true, const CrossRankParts* parts = nullptr);
 
 // Summary files: JSON, schema "c3scope-summary/3", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
