@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,6 +42,30 @@ bool failed_anywhere(analyzer::Comm* comm, const std::string& line) {
     }
   }
   return true;
+}
+
+// C3SCOPE_MPI_STATS=FILE: how each process's part went, as JSON (perf/scale, docs/scale.md).
+void write_mpi_stats(const analyzer::DistributedResult& res) {
+  const char* path = std::getenv("C3SCOPE_MPI_STATS");
+  if (path == nullptr || *path == '\0') return;
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr) {
+    error_line("analyze: warning: C3SCOPE_MPI_STATS: cannot write '" + std::string(path) + "'");
+    return;
+  }
+  std::fprintf(f,
+               "{\"processes\": %zu, \"reduce_s\": %.6f, \"reduce_kb\": %lld, \"per_process\": [",
+               res.stats.size(), res.reduce_s, static_cast<long long>(res.reduce_kb));
+  for (size_t i = 0; i < res.stats.size(); ++i) {
+    const analyzer::ProcessStats& x = res.stats[i];
+    std::fprintf(f,
+                 "%s{\"map_s\": %.6f, \"cross_s\": %.6f, \"peak_kb\": %lld, \"inputs\": %lld, "
+                 "\"records\": %lld}",
+                 i == 0 ? "" : ", ", x.map_s, x.cross_s, static_cast<long long>(x.peak_kb),
+                 static_cast<long long>(x.inputs), static_cast<long long>(x.records));
+  }
+  std::fprintf(f, "]}\n");
+  std::fclose(f);
 }
 
 std::string host_name() {
@@ -284,6 +309,7 @@ Action add_analyze(CLI::App& app) {
         return kExitUsage;
       }
       if (!root) return kExitOk;
+      write_mpi_stats(res);
       po.analyze = res.used;
       if (csv) csv->write(res.csv);
       summary_text = std::move(res.summary);

@@ -36,6 +36,13 @@ MpiComm::MpiComm(double timeout_s, int say, const std::atomic<bool>* cancel)
   MPI_Comm_dup(MPI_COMM_WORLD, &beat_);
   MPI_Comm_rank(data_, &rank_);
   MPI_Comm_size(data_, &size_);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(data_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS &&
+      node != MPI_COMM_NULL) {
+    MPI_Comm_size(node, &local_);
+    MPI_Comm_free(&node);
+  }
   // Host names, for the lines that name a process.
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;

@@ -32,6 +32,7 @@ class MpiComm final : public analyzer::Comm {
   std::vector<std::string> exchange(std::vector<std::string> out) override;
   void run(const std::function<void()>& work) override;
   void fail(const std::string& line) override { abort(2, line); }
+  int local_processes() const override { return local_; }
 
   void set_cancel(const std::atomic<bool>* cancel) { cancel_ = cancel; }
   // Every process's exit code agreed (process 0's), the heartbeats stopped in order, and
@@ -50,7 +51,7 @@ class MpiComm final : public analyzer::Comm {
   std::string who(int p) const;
 
   MPI_Comm data_ = MPI_COMM_NULL, beat_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_ = 1;
   double timeout_ = 120, interval_ = 1, last_sent_ = 0;
   int say_ = 2;
   const std::atomic<bool>* cancel_ = nullptr;

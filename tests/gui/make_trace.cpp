@@ -1,6 +1,7 @@
 // Writes the synthetic training job of synthetic.h as trace files (for screenshots and trying the
-// GUI without a GPU):  c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] [--small-kernels
-// N] [--slow-rank F] [--no-api]
+// GUI without a GPU; issue 27's scale job):  c3_gui_make_trace DIR [--ranks N] [--steps N]
+// [--layers N] [--small-kernels N] [--slow-rank F] [--no-api] [--tp N] [--pp N]
+// [--ranks-per-host N]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +13,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: c3_gui_make_trace DIR [--ranks N] [--steps N] [--layers N] "
-                 "[--small-kernels N] [--slow-rank F] [--no-api]\n");
+                 "[--small-kernels N] [--slow-rank F] [--no-api] [--tp N] [--pp N] "
+                 "[--ranks-per-host N]\n");
     return 2;
   }
   c3::gui::testing::SyntheticJob job;
@@ -30,6 +32,12 @@ int main(int argc, char** argv) {
       value(&job.steps);
     } else if (std::strcmp(argv[i], "--layers") == 0) {
       value(&job.layers);
+    } else if (std::strcmp(argv[i], "--tp") == 0) {
+      value(&job.tensor_parallel);
+    } else if (std::strcmp(argv[i], "--pp") == 0) {
+      value(&job.pipeline_parallel);
+    } else if (std::strcmp(argv[i], "--ranks-per-host") == 0) {
+      value(&job.ranks_per_host);
     } else if (std::strcmp(argv[i], "--small-kernels") == 0) {
       value(&job.small_kernels);
     } else if (std::strcmp(argv[i], "--slow-rank") == 0) {

@@ -1,8 +1,14 @@
 #include "synthetic.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "c3/tracedb/writer.h"
 
@@ -15,16 +21,24 @@ using tracedb::Writer;
 constexpr int64_t kUs = 1000;
 constexpr int kComputeStream = 7, kCommStream = 13, kCopyStream = 20;
 constexpr int64_t kAllReduceBytes = int64_t{64} << 20;
+constexpr int64_t kTensorBytes = int64_t{8} << 20;
 
 // One rank's writer state.
 struct Rank {
   std::unique_ptr<Writer> w;
   int64_t pid = 0, tid = 0;
   int64_t offset = 0;  // this rank's clock minus rank 0's
-  int64_t correlation = 0, external = 0, seq = 0;
+  int64_t correlation = 0, external = 0;
+  std::map<std::string, int64_t> seq;  // per communicator
   int64_t gemm_fwd = 0, gemm_bwd = 0, nccl = 0, elementwise = 0, launch = 0;
   std::vector<int64_t> small;  // names of the short kernels
   bool api = true;
+};
+
+// A communicator's name and its members (ranks).
+struct Group {
+  std::string id;
+  std::vector<size_t> members;
 };
 
 void api_call(Rank& r, int64_t at, int64_t corr) {
@@ -97,6 +111,41 @@ void range(Rank& r, const std::string& name, int64_t s, int64_t e, int depth,
 
 // A data loader's nvtxDomainRangeStartEx/End range in its own domain: they overlap (the next
 // batch is fetched while the last one is still in use), so they have no depth.
+// An AllReduce of `bytes` by rank `ri` of group `g` on `stream`, its kernel from `s` to `e`
+// (rank 0's clock); returns `e`.
+int64_t all_reduce(Rank& r, const Group& g, size_t ri, int64_t s, int64_t e, int64_t bytes,
+                   int stream) {
+  const int64_t corr = kernel(r, r.nccl, stream, s, e, 24, 512, 96, 0);
+  tracedb::CollectiveRow c;
+  c.process_id = 1;
+  c.thread_id = r.tid;
+  c.device_id = 0;
+  c.stream_id = stream;
+  c.stream_handle = 0x7f0000002000;
+  c.comm_id = g.id;
+  c.comm_handle = 0x7f0000001000;
+  c.rank = std::find(g.members.begin(), g.members.end(), ri) - g.members.begin();
+  c.nranks = static_cast<int64_t>(g.members.size());
+  c.op = "AllReduce";
+  c.datatype = "bfloat16";
+  c.count = bytes / 2;
+  c.bytes = bytes;
+  c.reduce_op = "sum";
+  c.seq = r.seq[g.id]++;
+  c.external_id = ++r.external;
+  c.host_start_ns = s - 30 * kUs + r.offset;
+  c.host_end_ns = s - 22 * kUs + r.offset;
+  c.result = 0;
+  r.w->insert(c);
+  tracedb::ExternalCorrelationRow x;
+  x.process_id = 1;
+  x.external_kind = "custom0";
+  x.external_id = c.external_id;
+  x.correlation_id = corr;
+  r.w->insert(x);
+  return e;
+}
+
 void start_end_range(Rank& r, const std::string& name, int64_t s, int64_t e) {
   tracedb::NvtxRangeRow g = nvtx_row(r, "start_end", "data", name, s, e);
   g.category = 1;
@@ -108,12 +157,64 @@ void start_end_range(Rank& r, const std::string& name, int64_t s, int64_t e) {
 
 int64_t synthetic_activities_per_rank(const SyntheticJob& job) {
   // Per step: forward GEMMs, backward GEMMs and AllReduces, the short kernels of both passes,
-  // 4 optimizer kernels, 1 copy.
+  // 4 optimizer kernels, 1 copy; the tensor-parallel AllReduces, the embedding AllReduce.
   return static_cast<int64_t>(job.steps) *
-         (int64_t{3 + 2 * job.small_kernels} * job.layers + 4 + 1);
+         (int64_t{3 + 2 * job.small_kernels + (job.tensor_parallel > 1 ? 1 : 0)} * job.layers + 4 +
+          1 + (job.pipeline_parallel > 1 ? 1 : 0));
 }
 
+namespace {
+
+// The communicators of a rank layout: tensor, data and pipeline parallel (synthetic.h).
+struct Layout {
+  int tp = 1, dp = 1, pp = 1;
+  std::vector<Group> tensor, data, pipeline;
+  std::vector<size_t> tensor_of, data_of, pipeline_of;  // per rank: its group's index
+};
+
+Layout layout_of(const SyntheticJob& job) {
+  Layout l;
+  l.tp = job.tensor_parallel;
+  l.pp = job.pipeline_parallel;
+  l.dp = job.ranks / (l.tp * l.pp);
+  const auto n = static_cast<size_t>(job.ranks);
+  l.tensor_of.resize(n);
+  l.data_of.resize(n);
+  l.pipeline_of.resize(n);
+  std::map<std::tuple<int, int, int>, size_t> index;  // (kind, key1, key2) -> group
+  auto add = [&](std::vector<Group>& gs, std::vector<size_t>& of, int kind, int k1, int k2,
+                 size_t r, const std::string& name) {
+    auto [it, fresh] = index.try_emplace({kind, k1, k2}, gs.size());
+    if (fresh) gs.push_back({name, {}});
+    gs[it->second].members.push_back(r);
+    of[r] = it->second;
+  };
+  for (size_t r = 0; r < n; ++r) {
+    const int ri = static_cast<int>(r);
+    const int t = ri % l.tp, d = (ri / l.tp) % l.dp, st = ri / (l.tp * l.dp);
+    char name[64];
+    std::snprintf(name, sizeof name, "0x7e00%04x%04x0000", d, st);
+    add(l.tensor, l.tensor_of, 0, d, st, r, name);
+    // The data-parallel communicator of the default job keeps its one name.
+    if (l.tp == 1 && l.pp == 1) {
+      std::snprintf(name, sizeof name, "0x5eed5eed5eed5eed");
+    } else {
+      std::snprintf(name, sizeof name, "0xda00%04x%04x0000", t, st);
+    }
+    add(l.data, l.data_of, 1, t, st, r, name);
+    std::snprintf(name, sizeof name, "0x9900%04x%04x0000", t, d);
+    add(l.pipeline, l.pipeline_of, 2, t, d, r, name);
+  }
+  return l;
+}
+
+}  // namespace
+
 std::vector<std::string> write_synthetic_job(const std::string& dir, const SyntheticJob& job) {
+  if (job.tensor_parallel < 1 || job.pipeline_parallel < 1 || job.ranks_per_host < 1 ||
+      job.ranks % (job.tensor_parallel * job.pipeline_parallel) != 0)
+    throw std::invalid_argument("ranks must be a multiple of tensor x pipeline parallel");
+  const Layout lay = layout_of(job);
   std::filesystem::create_directories(dir);
   std::vector<Rank> ranks(static_cast<size_t>(job.ranks));
   std::vector<std::string> paths;
@@ -127,14 +228,15 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     r.w = Writer::create(path);
     r.pid = 4000 + ri;
     r.tid = r.pid;
-    r.offset = ri * job.clock_skew_ns;
+    const int host = ri / job.ranks_per_host;
+    r.offset = host * job.clock_skew_ns;
     r.api = job.api_calls;
     tracedb::ProcessRow p;
     p.id = 1;
     p.pid = r.pid;
-    p.host = "node" + std::to_string(ri);
+    p.host = "node" + std::to_string(host);
     p.rank = ri;
-    p.local_rank = 0;
+    p.local_rank = ri % job.ranks_per_host;
     p.world_size = job.ranks;
     p.command_line = "python train.py --synthetic";
     p.start_ns = job.start_ns - 1'000'000 + r.offset;
@@ -142,7 +244,7 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     p.anchor_start_trace_ns = p.start_ns;
     // Hosts' wall clocks agree to within NTP error; the matched collectives do better.
     p.anchor_start_realtime_ns =
-        1'790'000'000'000'000'000 + (job.start_ns - 1'000'000) + int64_t{150'000} * ri;
+        1'790'000'000'000'000'000 + (job.start_ns - 1'000'000) + int64_t{150'000} * host;
     p.anchor_start_monotonic_ns = p.start_ns;
     r.w->insert(p);
     tracedb::DeviceRow d;
@@ -177,17 +279,26 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
       s.name = name;
       r.w->insert(s);
     }
-    tracedb::CommunicatorRow c;
-    c.process_id = 1;
-    c.comm_id = "0x5eed5eed5eed5eed";
-    c.comm_handle = 0x7f0000001000;
-    c.init_call = "ncclCommInitRank";
-    c.rank = ri;
-    c.nranks = job.ranks;
-    c.device_id = 0;
-    c.created_ns = p.start_ns;
-    c.result = 0;
-    r.w->insert(c);
+    const auto rs = static_cast<size_t>(ri);
+    int64_t handle = 0x7f0000001000;
+    for (const Group* g : {&lay.data[lay.data_of[rs]], &lay.tensor[lay.tensor_of[rs]],
+                           &lay.pipeline[lay.pipeline_of[rs]]}) {
+      if (g->members.size() < 2 && !(job.tensor_parallel == 1 && job.pipeline_parallel == 1 &&
+                                     g == &lay.data[lay.data_of[rs]]))
+        continue;
+      tracedb::CommunicatorRow c;
+      c.process_id = 1;
+      c.comm_id = g->id;
+      c.comm_handle = handle;
+      handle += 0x1000;
+      c.init_call = "ncclCommInitRank";
+      c.rank = std::find(g->members.begin(), g->members.end(), rs) - g->members.begin();
+      c.nranks = static_cast<int64_t>(g->members.size());
+      c.device_id = 0;
+      c.created_ns = p.start_ns;
+      c.result = 0;
+      r.w->insert(c);
+    }
     r.gemm_fwd = r.w->intern(
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_"
         "segment_k_off_kernel__5x_cublas");
@@ -223,7 +334,6 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
     std::vector<int64_t> fwd_end(ranks.size()), bwd_start(ranks.size());
     for (size_t ri = 0; ri < ranks.size(); ++ri) {
       Rank& r = ranks[ri];
-      const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
       // Input batch to the GPU.
       tracedb::MemcpyRow m;
       m.process_id = 1;
@@ -243,11 +353,28 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
       m.copy_count = 1;
       r.w->insert(m);
       t[ri] += 190 * kUs;
-      for (int l = 0; l < job.layers; ++l) {
+    }
+    for (int l = 0; l < job.layers; ++l) {
+      for (size_t ri = 0; ri < ranks.size(); ++ri) {
+        Rank& r = ranks[ri];
+        const double slow = ri + 1 == ranks.size() && ranks.size() > 1 ? job.slow_rank_factor : 1.0;
         const auto d =
             static_cast<int64_t>(static_cast<double>((280 + int64_t{15} * l) * kUs) * slow);
         kernel(r, r.gemm_fwd, kComputeStream, t[ri], t[ri] + d, 264, 384, 168, int64_t{213} * 1024);
         t[ri] += d + 6 * kUs;
+      }
+      // Tensor parallel: the layer's output AllReduced in the group before the next kernel.
+      for (const Group& g : lay.tensor) {
+        if (g.members.size() < 2) continue;
+        int64_t all_ready = 0;
+        for (const size_t ri : g.members) all_ready = std::max(all_ready, t[ri]);
+        for (const size_t ri : g.members)
+          t[ri] = all_reduce(ranks[ri], g, ri, t[ri], all_ready + 60 * kUs, kTensorBytes,
+                             kComputeStream) +
+                  4 * kUs;
+      }
+      for (size_t ri = 0; ri < ranks.size(); ++ri) {
+        Rank& r = ranks[ri];
         for (int k = 0; k < job.small_kernels; ++k) {
           const int64_t sd = (18 + 7 * int64_t{k % 5}) * kUs;
           kernel(r, r.small[static_cast<size_t>(k) % 4], kComputeStream, t[ri], t[ri] + sd, 1056,
@@ -255,6 +382,8 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
           t[ri] += sd + 3 * kUs;
         }
       }
+    }
+    for (size_t ri = 0; ri < ranks.size(); ++ri) {
       fwd_end[ri] = t[ri];
       bwd_start[ri] = t[ri];
     }
@@ -279,46 +408,27 @@ std::vector<std::string> write_synthetic_job(const std::string& dir, const Synth
         t[ri] += d + 6 * kUs;
         ready[ri] = std::max(t[ri], comm_free[ri]);
       }
-      const int64_t all_ready = *std::max_element(ready.begin(), ready.end());
-      const int64_t transfer = 450 * kUs;
-      for (size_t ri = 0; ri < ranks.size(); ++ri) {
-        Rank& r = ranks[ri];
-        const int64_t s = ready[ri], e = all_ready + transfer;
-        const int64_t corr = kernel(r, r.nccl, kCommStream, s, e, 24, 512, 96, 0);
-        tracedb::CollectiveRow c;
-        c.process_id = 1;
-        c.thread_id = r.tid;
-        c.device_id = 0;
-        c.stream_id = kCommStream;
-        c.stream_handle = 0x7f0000002000;
-        c.comm_id = "0x5eed5eed5eed5eed";
-        c.comm_handle = 0x7f0000001000;
-        c.rank = static_cast<int64_t>(ri);
-        c.nranks = job.ranks;
-        c.op = "AllReduce";
-        c.datatype = "bfloat16";
-        c.count = kAllReduceBytes / 2;
-        c.bytes = kAllReduceBytes;
-        c.reduce_op = "sum";
-        c.seq = r.seq++;
-        c.external_id = ++r.external;
-        c.host_start_ns = s - 30 * kUs + r.offset;
-        c.host_end_ns = s - 22 * kUs + r.offset;
-        c.result = 0;
-        r.w->insert(c);
-        tracedb::ExternalCorrelationRow x;
-        x.process_id = 1;
-        x.external_kind = "custom0";
-        x.external_id = c.external_id;
-        x.correlation_id = corr;
-        r.w->insert(x);
-        comm_free[ri] = e;
+      for (const Group& g : lay.data) {
+        int64_t all_ready = 0;
+        for (const size_t ri : g.members) all_ready = std::max(all_ready, ready[ri]);
+        for (const size_t ri : g.members)
+          comm_free[ri] = all_reduce(ranks[ri], g, ri, ready[ri], all_ready + 450 * kUs,
+                                     kAllReduceBytes, kCommStream);
       }
+    }
+    for (size_t ri = 0; ri < ranks.size(); ++ri) t[ri] = std::max(t[ri], comm_free[ri]);
+    // Pipeline parallel: the tied embeddings' gradients AllReduced over the stages.
+    for (const Group& g : lay.pipeline) {
+      if (g.members.size() < 2) continue;
+      int64_t all_ready = 0;
+      for (const size_t ri : g.members) all_ready = std::max(all_ready, t[ri]);
+      for (const size_t ri : g.members)
+        t[ri] =
+            all_reduce(ranks[ri], g, ri, t[ri], all_ready + 120 * kUs, kTensorBytes, kCommStream);
     }
     for (size_t ri = 0; ri < ranks.size(); ++ri) {
       Rank& r = ranks[ri];
       // The optimizer waits for the last gradients.
-      t[ri] = std::max(t[ri], comm_free[ri]);
       const int64_t opt_start = t[ri];
       for (int k = 0; k < 4; ++k) {
         kernel(r, r.elementwise, kComputeStream, t[ri], t[ri] + 60 * kUs, 4096, 128, 16, 0);

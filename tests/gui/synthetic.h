@@ -24,6 +24,16 @@ struct SyntheticJob {
   bool api_calls = true;              // one api_call row per launch (the benchmark leaves them out)
   int64_t clock_skew_ns = 7'000'000;  // rank r's clock reads r * this later than rank 0's
   double slow_rank_factor = 1.08;     // the last rank's GEMMs take this much longer
+  // Parallel groups (issue 27's job of many communicators). Ranks are laid out tensor-parallel
+  // fastest: rank = tp + tensor_parallel * (dp + data_parallel * stage). With tensor_parallel >
+  // 1, each forward GEMM is followed by an AllReduce on the rank's tensor-parallel communicator;
+  // the backward gradient AllReduces run on its data-parallel communicator (every rank when both
+  // are 1: the one communicator of the default job); with pipeline_parallel > 1, each step ends
+  // with an AllReduce of the tied embeddings on its pipeline communicator (every stage).
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  // Ranks per host: a host's ranks share its clock (and clock skew), as on a real node.
+  int ranks_per_host = 1;
   // Trace clock at the first step (rank 0). PyTorch and Nsight traces carry epoch timestamps
   // (about 1.7e18 ns), where a double no longer holds every nanosecond.
   int64_t start_ns = 1'000'000'000;

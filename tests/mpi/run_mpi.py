@@ -183,6 +183,8 @@ def main():
                     help="every golden case with an analyze line")
     ap.add_argument("--np", default="1,2,3,4")
     ap.add_argument("--faults", action="store_true")
+    ap.add_argument("--make-trace", help="c3_gui_make_trace: also a generated job of 24 ranks on "
+                    "6 hosts with tensor, data and pipeline parallel communicators")
     args = ap.parse_args()
     args.np = [int(x) for x in args.np.split(",")]
     args.c3scope = os.path.abspath(args.c3scope)
@@ -199,6 +201,17 @@ def main():
                 args.case.append(os.path.join(g, name))
     for case in args.case:
         check_case(args, os.path.abspath(case), failures)
+    if args.make_trace:
+        with tempfile.TemporaryDirectory(prefix="c3mpi-job-") as case:
+            subprocess.run([args.make_trace, os.path.join(case, "job"), "--ranks", "24", "--tp",
+                            "2", "--pp", "3", "--ranks-per-host", "4", "--steps", "3",
+                            "--slow-rank", "1.2"], check=True, capture_output=True)
+            with open(os.path.join(case, "cmd"), "w") as f:
+                f.write("c3scope analyze job --why --steps --json r.json --csv c.csv "
+                        "--what-if comm=hidden --what-if rank:23=on-time\n"
+                        "c3scope analyze job --summary s.json.gz\n"
+                        "c3scope analyze s.json.gz job/rank3.sqlite --json r2.json\n")
+            check_case(args, case, failures)
     check_local(args, failures)
     if args.faults:
         check_faults(args, failures)

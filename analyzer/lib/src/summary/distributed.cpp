@@ -1,7 +1,11 @@
 #include "c3/analyzer/summary/distributed.h"
 
 #include <algorithm>
+#include <bit>
+#include <chrono>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -11,6 +15,7 @@
 #include <queue>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -66,6 +71,32 @@ class Unpack {
   const std::string& b_;
   size_t at_ = 0;
 };
+
+// A field of /proc/self/status in kB (VmRSS, VmHWM); 0 where there is none.
+int64_t status_kb(const char* field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  int64_t kb = 0;
+  const size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, field, n) == 0 && line[n] == ':') kb = std::atoll(line + n + 1);
+  }
+  std::fclose(f);
+  return kb;
+}
+
+// Starts the peak (VmHWM) again from the current resident size (Linux: clear_refs 5).
+void reset_peak() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return;
+  std::fputs("5", f);
+  std::fclose(f);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 uint64_t file_size_or_zero(const std::string& path) {
   std::error_code ec;
@@ -203,7 +234,7 @@ struct OwnedCall {
 CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
                                  const std::vector<uint64_t>& base, const std::vector<int>& domain,
                                  int domains, std::vector<Process>& processes,
-                                 const AnalyzeOptions& o) {
+                                 const AnalyzeOptions& o, int64_t& owned) {
   const int size = comm.size();
   const size_t ranks = domain.size();
   // Each (rank, communicator)'s records to the communicator's owner.
@@ -262,6 +293,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
           c.end = signed_of(u.u64());
           c.process = static_cast<int>(p);
           v.push_back(c);
+          ++owned;
         }
       }
     }
@@ -532,6 +564,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   DistributedResult res;
   const int me = comm.rank();
   const size_t n = deal.inputs.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  ProcessStats mine;
   std::vector<size_t> my_summaries, my_traces;
   bool traces_too = false;
   for (size_t i = 0; i < n; ++i) {
@@ -575,6 +609,11 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   o.csv = nullptr;
   o.keep = nullptr;
   o.progress = nullptr;
+  // The machine's cores are shared by its processes.
+  if (o.workers <= 0) {
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    o.workers = std::max(1, cores / std::max(1, comm.local_processes()));
+  }
   {
     std::vector<std::pair<size_t, std::string>> texts;
     for (const std::string& b : comm.all_gather(made.take())) {
@@ -631,6 +670,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
   });
   if (settle(comm, out, res)) return res;
+  mine.map_s = seconds_since(t0);
+  mine.inputs = static_cast<int64_t>(my_summaries.size() + my_traces.size());
 
   // 3. The reduce. Every input's summaries go to process 0 (in input order) without their
   // collective records, which go to the processes that own their communicators (records of one
@@ -656,6 +697,11 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
   });
   const std::vector<std::string> sent = comm.gather(p.take(), 0);
+  // Process 0's reduce, from here: its time, and the memory it adds to what is resident now.
+  const auto reduce_t0 = std::chrono::steady_clock::now();
+  const int64_t peak_before = status_kb("VmHWM");
+  const int64_t rss_before = status_kb("VmRSS");
+  if (me == 0) reset_peak();
   std::vector<RankSummary> all;
   std::vector<Process> processes;
   std::vector<uint64_t> base(n, 0);  // input i's first rank
@@ -718,7 +764,10 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   }
   res.ok = false;
   CrossRankParts cross;
-  if (spread) cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze);
+  const auto cross_t0 = std::chrono::steady_clock::now();
+  if (spread)
+    cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze, mine.records);
+  mine.cross_s = seconds_since(cross_t0);
   Pack verdict;
   if (me == 0) {
     comm.run([&] {
@@ -732,6 +781,22 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       }
     });
     verdict.u64(res.ok ? 1 : 0).str(res.error);
+    res.reduce_s = seconds_since(reduce_t0);
+    res.reduce_kb = std::max<int64_t>(0, status_kb("VmHWM") - rss_before);
+  }
+  mine.peak_kb = std::max(peak_before, status_kb("VmHWM"));
+  Pack st;
+  st.u64(std::bit_cast<uint64_t>(mine.map_s)).u64(std::bit_cast<uint64_t>(mine.cross_s));
+  st.u64(bits(mine.peak_kb)).u64(bits(mine.inputs)).u64(bits(mine.records));
+  for (const std::string& b : comm.gather(st.take(), 0)) {
+    Unpack u(b);
+    ProcessStats x;
+    x.map_s = std::bit_cast<double>(u.u64());
+    x.cross_s = std::bit_cast<double>(u.u64());
+    x.peak_kb = signed_of(u.u64());
+    x.inputs = signed_of(u.u64());
+    x.records = signed_of(u.u64());
+    res.stats.push_back(x);
   }
   const std::string v = comm.broadcast(verdict.take(), 0);
   if (me != 0) {

@@ -35,6 +35,8 @@ class Comm {
   // This process met an error the others may not have (an exception out of run_distributed):
   // MpiComm ends the whole job with `line`; the stand-ins return (the caller reports it).
   virtual void fail(const std::string& line) { (void)line; }
+  // Processes of this run on this process's machine (their cores are shared).
+  virtual int local_processes() const { return 1; }
 
   // Whether any process's flag is true (every process gets the same answer): after each phase, so
   // that every process takes the same branch and none waits for one that left.
@@ -77,6 +79,15 @@ struct DistributedOutputs {
   bool summary = false;  // the summaries as one summary file's text (--summary)
 };
 
+// How a process's part went (docs/scale.md "Measured").
+struct ProcessStats {
+  double map_s = 0;     // reading and mapping its share
+  double cross_s = 0;   // the cross-rank exchange and the owner's matching
+  int64_t peak_kb = 0;  // its peak resident memory (VmHWM)
+  int64_t inputs = 0;   // inputs it mapped
+  int64_t records = 0;  // collective records of the communicators it owned
+};
+
 // What process 0 gets; the others get an empty result (ok the same as process 0's).
 struct DistributedResult {
   bool ok = false;
@@ -86,6 +97,12 @@ struct DistributedResult {
   AnalyzeOptions used;  // the options the job was analyzed with (summary inputs' included)
   std::string csv;      // the rows, without the header, in input order
   std::string summary;  // summaries_to_json of every rank
+  // Process 0: each process's stats, and the reduce's on process 0: from the summaries' arrival
+  // to the report (receiving, parsing, the cross-rank parts, reduce()), and the resident memory
+  // it added (peak VmHWM after minus VmRSS before).
+  std::vector<ProcessStats> stats;
+  double reduce_s = 0;
+  int64_t reduce_kb = 0;
 };
 
 // The map on each process's share of `deal`, the summary inputs' options adopted over the job

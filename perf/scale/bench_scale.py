@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""c3scope-mpi at scale (issue 27, docs/scale.md "Measured"): generated jobs of N ranks x about
+100,000 GPU activities each (c3_gui_make_trace: tensor, data and pipeline parallel communicators,
+8 ranks per host) analyzed by `mpirun -np P c3scope-mpi analyze` at P = 1, 2 and 4 processes
+(oversubscribed where the machine has fewer cores), next to `c3scope analyze` on the same job.
+Prints, per job and process count: wall time, the speed-up over 1 process (the baseline measured
+in the same run), each process's peak resident memory, and the reduce's time and memory on
+process 0 (C3SCOPE_MPI_STATS).
+
+  perf/scale/bench_scale.py [--ranks 64,256] [--activities 100000] [--np 1,2,4] [--keep DIR]
+                            [--bin build/bin]
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    env.setdefault("OMPI_MCA_btl", "self,vader")
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    if shutil.which("ssh") is None and shutil.which("rsh") is None:
+        env.setdefault("OMPI_MCA_plm_rsh_agent", "false")
+    return env
+
+
+def make_job(make_trace, d, ranks, activities):
+    # Per step with 6 layers and 8 short kernels per layer and pass, tensor and pipeline
+    # parallel: (3 + 16 + 1) * 6 + 4 + 1 + 1 = 126 GPU activities.
+    steps = max(1, round(activities / 126))
+    tp, pp = 2, 2 if ranks % 4 == 0 else 1
+    subprocess.run([make_trace, d, "--ranks", str(ranks), "--steps", str(steps), "--layers", "6",
+                    "--small-kernels", "8", "--tp", str(tp), "--pp", str(pp),
+                    "--ranks-per-host", "8", "--no-api"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return steps * 126
+
+
+def timed(argv, env):
+    t0 = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit(f"bench_scale: {' '.join(argv)} failed ({p.returncode}): {p.stderr[-500:]}")
+    return wall, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ranks", default="64,256")
+    ap.add_argument("--activities", type=int, default=100000)
+    ap.add_argument("--np", default="1,2,4")
+    ap.add_argument("--keep")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    args = ap.parse_args()
+    c3scope = os.path.join(args.bin, "c3scope")
+    mpi = os.path.join(args.bin, "c3scope-mpi")
+    make_trace = os.path.join(args.bin, "c3_gui_make_trace")
+    for b in (c3scope, mpi, make_trace):
+        if not os.path.exists(b):
+            sys.exit(f"bench_scale: no {b} (build with MPI and the GUI's test tools)")
+    if shutil.which("mpirun") is None:
+        sys.exit("bench_scale: no mpirun (scripts/setup installs openmpi-bin)")
+    work = args.keep or tempfile.mkdtemp(prefix="c3-scale-")
+    env = mpi_env()
+    cores = os.cpu_count()
+    print(f"c3scope-mpi at scale on {cores} cores (processes beyond that are oversubscribed)")
+    print(f"{'ranks':>6} {'procs':>5} {'wall s':>8} {'x 1 proc':>8} {'peak MB/proc':>13} "
+          f"{'reduce s':>9} {'reduce %':>8} {'reduce MB':>9} {'MB/rank p0':>10}")
+    try:
+        for ranks in [int(x) for x in args.ranks.split(",")]:
+            d = os.path.join(work, f"job{ranks}")
+            if not os.path.isdir(d):
+                t0 = time.monotonic()
+                per = make_job(make_trace, d, ranks, args.activities)
+                print(f"  (made {ranks} ranks x {per} activities in "
+                      f"{time.monotonic() - t0:.0f} s: "
+                      f"{sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e9:.2f}"
+                      " GB)")
+            wall, _ = timed([c3scope, "analyze", d, "--json", "/dev/null"], env)
+            print(f"{ranks:>6} {'c3scope':>5} {wall:>8.2f}")
+            base = None
+            for np_ in [int(x) for x in args.np.split(",")]:
+                stats = os.path.join(work, f"stats{ranks}_{np_}.json")
+                env["C3SCOPE_MPI_STATS"] = stats
+                wall, _ = timed(["mpirun", "-np", str(np_), mpi, "analyze", d, "--json",
+                                 "/dev/null"], env)
+                st = json.load(open(stats))
+                base = base or wall
+                peak = max(p["peak_kb"] for p in st["per_process"]) / 1024
+                print(f"{ranks:>6} {np_:>5} {wall:>8.2f} {base / wall:>8.2f} {peak:>13.0f} "
+                      f"{st['reduce_s']:>9.2f} {100 * st['reduce_s'] / wall:>8.1f} "
+                      f"{st['reduce_kb'] / 1024:>9.0f} {st['reduce_kb'] / 1024 / ranks:>10.2f}")
+                sys.stdout.flush()
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
