@@ -15,6 +15,7 @@
 
 #include "c3/analyzer/compare/compare.h"
 #include "c3/analyzer/metrics/pattern.h"
+#include "c3/analyzer/summary/distributed.h"
 #include "c3/analyzer/summary/pipeline.h"
 #include "commands.h"
 #include "output.h"
@@ -110,6 +111,7 @@ Action add_compare(CLI::App& app) {
     // The files inside folders given as runs are inputs too (never replaced, even with --force);
     // a run that does not resolve is reported when it is opened.
     for (const std::string& run : o->runs) {
+      if (g_comm != nullptr && g_comm->rank() != 0) break;  // process 0's outputs only
       try {
         for (const analyzer::Input& in : analyzer::resolve_inputs({run}))
           rules.inputs.push_back(in.path);
@@ -117,20 +119,30 @@ Action add_compare(CLI::App& app) {
       }
     }
     // Refused together when two name one file; committed together at the end.
-    std::unique_ptr<tracedb::OutputSet> outputs = open_outputs(
-        "compare", {{"--md", o->md}, {"--junit", o->junit}, {"--json", o->json}}, rules);
-    if (!outputs) return kExitUsage;
-    tracedb::OutputFile* md = outputs->file("--md");
-    tracedb::OutputFile* junit = outputs->file("--junit");
-    tracedb::OutputFile* json = outputs->file("--json");
+    // Under c3scope-mpi, process 0 alone opens the outputs and reports; every process maps
+    // its share of each run's traces (docs/scale.md).
+    analyzer::Comm* comm = g_comm;
+    const bool root = comm == nullptr || comm->rank() == 0;
+    std::unique_ptr<tracedb::OutputSet> outputs;
+    if (root) {
+      outputs = open_outputs("compare",
+                             {{"--md", o->md}, {"--junit", o->junit}, {"--json", o->json}}, rules);
+    }
+    if (comm != nullptr ? comm->any(root && !outputs) : !outputs) return kExitUsage;
+    tracedb::OutputFile* md = root ? outputs->file("--md") : nullptr;
+    tracedb::OutputFile* junit = root ? outputs->file("--junit") : nullptr;
+    tracedb::OutputFile* json = root ? outputs->file("--json") : nullptr;
     std::unique_ptr<analyzer::JobRun> baseline;
     analyzer::JobRun candidate;
+    auto open = [&](const std::string& run) {
+      return comm != nullptr ? analyzer::open_run(*comm, run, po) : analyzer::open_run(run, po);
+    };
     try {
       if (o->runs.size() == 2) {
-        baseline = std::make_unique<analyzer::JobRun>(analyzer::open_run(o->runs[0], po));
-        candidate = analyzer::open_run(o->runs[1], po);
+        baseline = std::make_unique<analyzer::JobRun>(open(o->runs[0]));
+        candidate = open(o->runs[1]);
       } else {
-        candidate = analyzer::open_run(o->runs[0], po);
+        candidate = open(o->runs[0]);
       }
     } catch (const analyzer::Cancelled&) {
       error_line("compare: interrupted; nothing was written");
@@ -139,6 +151,7 @@ Action add_compare(CLI::App& app) {
       error_line(std::string("compare: ") + e.what());
       return kExitUsage;
     }
+    if (!root) return kExitOk;  // process 0's code is the job's
     if (!o->step.empty()) {
       for (const analyzer::JobRun* r : {baseline.get(), &candidate}) {
         if (r == nullptr) continue;
@@ -165,7 +178,9 @@ Action add_compare(CLI::App& app) {
       error_line("compare: interrupted; nothing was written");
       return 130;
     }
-    const bool color = ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr;
+    // (Under mpirun standard output is the launcher's pseudo-terminal, not the user's: no color.)
+    const bool color =
+        ::isatty(STDOUT_FILENO) != 0 && std::getenv("NO_COLOR") == nullptr && comm == nullptr;
     // The text report only when no output file is standard output (--json /dev/stdout | jq).
     if (!outputs->to_stdout()) {
       const std::string text = analyzer::compare_text(c, color);

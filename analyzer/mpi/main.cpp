@@ -1,4 +1,4 @@
-// c3scope-mpi: c3scope's analyze on many processes under an MPI launcher (mpirun, srun;
+// c3scope-mpi: c3scope's analyze and compare on many processes under an MPI launcher (mpirun, srun;
 // docs/scale.md). Each process maps its share of the traces; process 0 reduces and writes the
 // outputs, and alone speaks: the others' standard output and error are closed.
 #include <fcntl.h>
@@ -105,11 +105,12 @@ int main(int argc, char** argv) {
   const std::string sub = argc > 1 ? argv[1] : "";
   if (!env_ok) {
     if (rank == 0) say(say_fd, bad);
-  } else if (sub != "analyze" && sub != "--help" && sub != "-h" && sub != "--version") {
+  } else if (sub != "analyze" && sub != "compare" && sub != "--help" && sub != "-h" &&
+             sub != "--version") {
     if (rank == 0) {
       say(say_fd, (sub.empty() ? std::string("no command") : "'" + sub + "'") +
-                      ": c3scope-mpi runs analyze (c3scope-mpi analyze TRACES...); run the other "
-                      "commands with c3scope");
+                      ": c3scope-mpi runs analyze and compare (c3scope-mpi analyze TRACES...); "
+                      "run the other commands with c3scope");
     }
   } else {
     rc = c3::cli::run(argc, argv);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""c3scope-mpi against c3scope (docs/scale.md): the `c3scope analyze` lines of golden cases run
+"""c3scope-mpi against c3scope (docs/scale.md): the `analyze` and `compare` lines of golden cases run
 serially with c3scope and under an oversubscribed mpirun with c3scope-mpi at 1, 2, 3 and 4
 processes; the exit code, standard output, c3scope's lines on standard error and every file
 written must be the same. Then the failures: an input that cannot be read, a process that stops
@@ -71,14 +71,18 @@ def run(argv, cwd, timeout=300):
     return p.returncode, p.stdout, c3_lines(p.stderr)
 
 
+MPI_COMMANDS = ("analyze", "compare")
+
+
 def outputs(cmds):
-    """The files analyze commands write (--json, --csv, --summary)."""
+    """The files analyze and compare write."""
     out = set()
     for c in cmds:
-        if c[0] != "analyze":
+        if c[0] not in MPI_COMMANDS:
             continue
         for flag, value in zip(c, c[1:]):
-            if flag in ("--json", "--csv", "--summary") and not value.startswith("/dev/"):
+            if flag in ("--json", "--csv", "--summary", "--md", "--junit") and \
+                    not value.startswith("/dev/"):
                 out.add(value)
     return sorted(out)
 
@@ -99,12 +103,10 @@ def check_case(args, case, failures):
             d = os.path.join(work, f"np{np_}")
             shutil.copytree(case, d)
             for c, w in zip(cmds, want):
-                if c[0] != "analyze":  # other commands make inputs: run them alike
-                    got = run([args.c3scope] + c, d)
-                else:
-                    got = run(mpirun(np_, [args.c3scope_mpi] + c), d)
-                if c[0] != "analyze":
+                if c[0] not in MPI_COMMANDS:  # other commands make inputs: run them alike
+                    run([args.c3scope] + c, d)
                     continue
+                got = run(mpirun(np_, [args.c3scope_mpi] + c), d)
                 if got != w:
                     failures.append(f"{os.path.basename(case)} np={np_}: {shlex.join(c)}\n"
                                     f"  c3scope:     rc={w[0]} err={w[2]}\n"
@@ -197,7 +199,8 @@ def main():
         g = os.path.join(ROOT, "tests", "golden")
         for name in sorted(os.listdir(g)):
             cmd = os.path.join(g, name, "cmd")
-            if os.path.exists(cmd) and any(l.startswith("c3scope analyze") for l in open(cmd)):
+            if os.path.exists(cmd) and any(l.startswith(("c3scope analyze", "c3scope compare"))
+                                           for l in open(cmd)):
                 args.case.append(os.path.join(g, name))
     for case in args.case:
         check_case(args, os.path.abspath(case), failures)
@@ -210,7 +213,8 @@ def main():
                 f.write("c3scope analyze job --why --steps --json r.json --csv c.csv "
                         "--what-if comm=hidden --what-if rank:23=on-time\n"
                         "c3scope analyze job --summary s.json.gz\n"
-                        "c3scope analyze s.json.gz job/rank3.sqlite --json r2.json\n")
+                        "c3scope analyze s.json.gz job/rank3.sqlite --json r2.json\n"
+                        "c3scope compare s.json.gz job --json cmp.json --md cmp.md\n")
             check_case(args, case, failures)
     check_local(args, failures)
     if args.faults:

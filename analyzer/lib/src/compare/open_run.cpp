@@ -48,6 +48,44 @@ JobRun open_run(const std::string& path, const PipelineOptions& po) {
   return run;
 }
 
+JobRun open_run(Comm& comm, const std::string& path, const PipelineOptions& po) {
+  // Process 0 looks first: c3bench results or a lone summary are read there alone; a line of
+  // error is every process's.
+  const bool root = comm.rank() == 0;
+  std::vector<Input> inputs;
+  std::string error;
+  bool alone = false;
+  JobRun run;
+  if (root) {
+    try {
+      if (regular_file(path) && looks_like_bench_json(read_head(path, 4096))) {
+        alone = true;
+      } else {
+        inputs = resolve_inputs({path});
+        alone = inputs.size() == 1 && inputs[0].format == InputFormat::summary;
+      }
+      if (alone) run = open_run(path, po);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  const std::string said = comm.broadcast(root ? (alone ? "a" : "m") + error : std::string(), 0);
+  if (said.size() > 1) throw std::invalid_argument(said.substr(1));
+  if (said[0] == 'a') return run;
+  const Deal deal = deal_inputs(comm, inputs, false, "");
+  DistributedOutputs want;
+  want.ranks = true;
+  DistributedResult res = run_distributed(comm, deal, po, want);
+  if (!res.ok) {
+    if (res.error.empty()) throw Cancelled();
+    throw std::invalid_argument(res.error);
+  }
+  run.name = path;
+  run.made_with = po.analyze;
+  run.ranks = std::move(res.ranks);
+  return run;
+}
+
 double percent_arg(std::string s, const char* flag) {
   if (!s.empty() && s.back() == '%') s.pop_back();
   size_t used = 0;

@@ -679,7 +679,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   // what the reduce needs: the collectives' ends per host (clock alignment on process 0), then,
   // with the offsets, the matched collectives, each rank's waits and the latest arrivals.
   // --summary: process 0 writes every record anyway, and reduces them itself.
-  const bool spread = !want.summary;
+  const bool spread = !want.summary && !want.ranks;
   std::vector<OwnRecords> own;
   Pack p;
   comm.run([&] {
@@ -773,8 +773,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     comm.run([&] {
       try {
         if (want.summary) res.summary = summaries_to_json(all, o.analyze);
-        res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align,
-                            spread ? &cross : nullptr);
+        if (want.ranks) {
+          res.ranks = std::move(all);
+        } else {
+          res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align,
+                              spread ? &cross : nullptr);
+        }
         res.ok = true;
       } catch (const std::exception& e) {
         res.error = e.what();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c3/analyzer/compare/regression.h"
+#include "c3/analyzer/summary/distributed.h"
 #include "c3/analyzer/summary/pipeline.h"
 #include "c3/analyzer/summary/summary.h"
 
@@ -37,6 +38,10 @@ bool looks_like_bench_json(const std::string& head);
 // mapped through the pipeline with `po`. Throws what resolve_inputs, read_summary_file,
 // map_inputs and run_from_bench_json throw.
 JobRun open_run(const std::string& path, const PipelineOptions& po);
+// The same on the processes of `comm` (distributed.h): a run of many traces is mapped by every
+// process, each its share; c3bench results and a lone summary are read by process 0. Process 0
+// gets the run (the others an empty one); an error is thrown on every process alike.
+JobRun open_run(Comm& comm, const std::string& path, const PipelineOptions& po);
 
 // compare --threshold: "5" or "5%" (0 to 1000) as a fraction (0.05); throws
 // std::invalid_argument naming `flag` and the value otherwise.

@@ -77,6 +77,9 @@ Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local, const
 struct DistributedOutputs {
   bool csv = false;      // the per-collective CSV rows (--csv)
   bool summary = false;  // the summaries as one summary file's text (--summary)
+  // Every rank's summary, records included, in DistributedResult::ranks instead of a report
+  // (compare reduces the runs itself).
+  bool ranks = false;
 };
 
 // How a process's part went (docs/scale.md "Measured").
@@ -97,6 +100,7 @@ struct DistributedResult {
   AnalyzeOptions used;  // the options the job was analyzed with (summary inputs' included)
   std::string csv;      // the rows, without the header, in input order
   std::string summary;  // summaries_to_json of every rank
+  std::vector<RankSummary> ranks;  // DistributedOutputs::ranks
   // Process 0: each process's stats, and the reduce's on process 0: from the summaries' arrival
   // to the report (receiving, parsing, the cross-rank parts, reduce()), and the resident memory
   // it added (peak VmHWM after minus VmRSS before).
