@@ -207,7 +207,7 @@ def main():
     if args.make_trace:
         with tempfile.TemporaryDirectory(prefix="c3mpi-job-") as case:
             subprocess.run([args.make_trace, os.path.join(case, "job"), "--ranks", "24", "--tp",
-                            "2", "--pp", "3", "--ranks-per-host", "4", "--steps", "3",
+                            "2", "--pp", "3", "--ranks-per-host", "4", "--steps", "50",
                             "--slow-rank", "1.2"], check=True, capture_output=True)
             with open(os.path.join(case, "cmd"), "w") as f:
                 f.write("c3scope analyze job --why --steps --json r.json --csv c.csv "

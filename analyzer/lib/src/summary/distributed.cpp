@@ -204,13 +204,21 @@ struct OwnRecords {
   std::vector<CollectiveRecord> records;
 };
 
-// The process that owns a communicator: FNV-1a of its name.
-size_t owner_of(const std::string& comm, int size) {
+// Collectives of one communicator dealt to one owner together: runs of this many sequence
+// numbers (a data-parallel communicator of every rank has most of a job's records; its runs
+// spread over the processes).
+constexpr int64_t kSeqRun = 256;
+
+// The process that owns a run of a communicator's collectives: FNV-1a of its name and the run.
+size_t owner_of(const std::string& comm, int64_t seq, int size) {
   uint64_t h = 1469598103934665603ULL;
-  for (const char c : comm) {
-    h ^= static_cast<unsigned char>(c);
+  auto mix = [&h](unsigned char c) {
+    h ^= c;
     h *= 1099511628211ULL;
-  }
+  };
+  for (const char c : comm) mix(static_cast<unsigned char>(c));
+  const auto run = static_cast<uint64_t>(seq / kSeqRun);
+  for (int i = 0; i < 8; ++i) mix(static_cast<unsigned char>((run >> (8 * i)) & 0xff));
   return static_cast<size_t>(h % static_cast<uint64_t>(size));
 }
 
@@ -247,11 +255,12 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
         const CollectiveRecord& first = r.records[k];
         const auto c = static_cast<size_t>(first.comm);
         if (first.comm < 0 || first.seq < 0 || c >= r.comms.size()) break;  // unmatchable: last
+        // One block per run of sequence numbers of one communicator.
         size_t end = k;
         while (end < r.records.size() && r.records[end].comm == first.comm &&
-               r.records[end].seq >= 0)
+               r.records[end].seq >= 0 && r.records[end].seq / kSeqRun == first.seq / kSeqRun)
           ++end;
-        Pack& to = out[owner_of(r.comms[c], size)];
+        Pack& to = out[owner_of(r.comms[c], first.seq, size)];
         to.u64(p).u64(bits(r.tolerance)).str(r.comms[c]).u64(r.ops.size());
         for (const std::string& op : r.ops) to.str(op);
         to.u64(end - k);
@@ -266,14 +275,14 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
   });
   std::vector<std::string> bytes(static_cast<size_t>(size));
   for (size_t q = 0; q < bytes.size(); ++q) bytes[q] = out[q].take();
-  const std::vector<std::string> in = comm.exchange(std::move(bytes));
+  std::vector<std::string> in = comm.exchange(std::move(bytes));
   // The owner's communicators, each with every rank's calls, grouped by sequence number.
   std::deque<std::vector<std::string>> op_tables;
   std::map<std::string, std::vector<OwnedCall>> calls;
   std::vector<int64_t> tolerance(ranks, 0);
   Pack ends_out;
   comm.run([&] {
-    for (const std::string& b : in) {
+    for (std::string& b : in) {
       Unpack u(b);
       while (!u.done()) {
         const uint64_t p = u.u64();
@@ -296,6 +305,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
           ++owned;
         }
       }
+      b = {};  // parsed: its bytes are not needed
     }
     // Process order within a collective, each process's calls in the order it made them.
     for (auto& [name, v] : calls) {
