@@ -9,11 +9,12 @@ process 0 (C3SCOPE_MPI_STATS).
 
   perf/scale/bench_scale.py [--ranks 64,256] [--activities 100000] [--np 1,2,4] [--keep DIR]
                             [--bin build/bin]
+Steps are the job's "step N" ranges (--step), so each step's critical path is joined as in a
+profiled training job.
 """
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -35,26 +36,40 @@ def mpi_env():
     return env
 
 
+# A step of a large model: 32 layers, 24 short kernels per layer and pass, tensor and pipeline
+# parallel: (3 + 48 + 1) * 32 + 4 + 1 + 1 = 1,670 GPU activities and 65 collectives per rank.
+PER_STEP = 1670
+STEP = "^step [0-9]+$"  # the synthetic job's step ranges
+
+
 def make_job(make_trace, d, ranks, activities):
-    # Per step with 6 layers and 8 short kernels per layer and pass, tensor and pipeline
-    # parallel: (3 + 16 + 1) * 6 + 4 + 1 + 1 = 126 GPU activities.
-    steps = max(1, round(activities / 126))
+    steps = max(1, round(activities / PER_STEP))
     tp, pp = 2, 2 if ranks % 4 == 0 else 1
-    subprocess.run([make_trace, d, "--ranks", str(ranks), "--steps", str(steps), "--layers", "6",
-                    "--small-kernels", "8", "--tp", str(tp), "--pp", str(pp),
+    subprocess.run([make_trace, d, "--ranks", str(ranks), "--steps", str(steps), "--layers", "32",
+                    "--small-kernels", "24", "--tp", str(tp), "--pp", str(pp),
                     "--ranks-per-host", "8", "--no-api"],
                    check=True, stdout=subprocess.DEVNULL)
-    return steps * 126
+    return steps * PER_STEP
 
 
 def timed(argv, env):
     t0 = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     if p.returncode != 0:
         sys.exit(f"bench_scale: {' '.join(argv)} failed ({p.returncode}): {p.stderr[-500:]}")
-    return wall, max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return wall
+
+
+def timed_peak(argv, env):
+    """Wall time and the program's own peak resident memory (GNU time's %M)."""
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit(f"bench_scale: {' '.join(argv)} failed ({p.returncode}): {p.stderr[-500:]}")
+    return wall, int(p.stderr.strip().splitlines()[-1])
 
 
 def main():
@@ -89,14 +104,15 @@ def main():
                       f"{time.monotonic() - t0:.0f} s: "
                       f"{sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e9:.2f}"
                       " GB)")
-            wall, _ = timed([c3scope, "analyze", d, "--json", "/dev/null"], env)
-            print(f"{ranks:>6} {'c3scope':>5} {wall:>8.2f}")
+            wall, peak_kb = timed_peak([c3scope, "analyze", d, "--step", STEP, "--json",
+                                        "/dev/null"], env)
+            print(f"{ranks:>6} {'c3scope':>5} {wall:>8.2f} {'':>8} {peak_kb / 1024:>13.0f}")
             base = None
             for np_ in [int(x) for x in args.np.split(",")]:
                 stats = os.path.join(work, f"stats{ranks}_{np_}.json")
                 env["C3SCOPE_MPI_STATS"] = stats
-                wall, _ = timed(["mpirun", "-np", str(np_), mpi, "analyze", d, "--json",
-                                 "/dev/null"], env)
+                wall = timed(["mpirun", "-np", str(np_), mpi, "analyze", d, "--step", STEP,
+                                 "--json", "/dev/null"], env)
                 st = json.load(open(stats))
                 base = base or wall
                 peak = max(p["peak_kb"] for p in st["per_process"]) / 1024

@@ -706,7 +706,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       s = {};
     }
   });
-  const std::vector<std::string> sent = comm.gather(p.take(), 0);
+  std::vector<std::string> sent = comm.gather(p.take(), 0);
   // Process 0's reduce, from here: its time, and the memory it adds to what is resident now.
   const auto reduce_t0 = std::chrono::steady_clock::now();
   const int64_t peak_before = status_kb("VmHWM");
@@ -732,6 +732,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
             std::string rows = u.str();
             if (!rows.empty()) csv[i] = std::move(rows);
           }
+          sent[q] = {};  // parsed: the text is not kept through the reduce
         }
         for (size_t i = 0; i < n; ++i) {
           base[i] = all.size();
