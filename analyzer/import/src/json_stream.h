@@ -1,7 +1,7 @@
 // A streaming splitter for one large JSON object whose big member is an array of small objects
 // (Chrome trace format: {"traceEvents": [ {...}, {...} ], "deviceProperties": [...], ...}).
-// It reads the input in chunks (gzip or plain; gzip through zlib's inflate, decompressed on a
-// thread of its own a few chunks ahead of the parse) and hands out each top-level
+// It reads the input in chunks (gzip or plain; gzip through ISA-L's igzip inflate, decompressed
+// on a thread of its own a few chunks ahead of the parse) and hands out each top-level
 // member's value text, and each element of the streamed array separately, so memory stays
 // bounded by one element plus one chunk, whatever the file's size. Values are parsed by the
 // caller (simdjson), in place: kPadding readable bytes follow each element in the buffer.
@@ -66,10 +66,11 @@ class JsonStream {
   // Fills `chunk` from `have` with the next bytes of the input (inflated for gzip). Returns
   // false at the end of the input, with `damage` set when it ended at damage.
   bool read_more(std::string& chunk, size_t& have, std::string& damage);
+  std::string trailer_error() const;  // a gzip trailer's mismatch, in zlib's words
 
   int fd_ = -1;
   bool gzip_ = false;
-  struct Inflate;  // zlib's stream state (json_stream.cpp)
+  struct Inflate;  // ISA-L's stream state (json_stream.cpp)
   Inflate* z_ = nullptr;
   int64_t file_read_ = 0;  // bytes read from the file
   std::string path_;
