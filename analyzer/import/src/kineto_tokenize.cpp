@@ -15,6 +15,15 @@ bool read_value(simdjson::ondemand::value v, Value* out) {
     return true;
   }
   if (t != json_type::number) return true;
+  simdjson::ondemand::number_type nt{};
+  if (v.get_number_type().get(nt) != simdjson::SUCCESS) return false;
+  if (nt == simdjson::ondemand::number_type::floating_point_number) {
+    // simdjson 3.0's get_number() reads a decimal of 19 or more significant digits as 0 (Kineto
+    // writes epoch microseconds with three decimals: 1700000000034808.750); get_double() does not.
+    if (v.get_double().get(out->d) != simdjson::SUCCESS) return false;
+    out->type = Value::Type::f64;
+    return true;
+  }
   simdjson::ondemand::number n;
   if (v.get_number().get(n) != simdjson::SUCCESS) return false;
   switch (n.get_number_type()) {
