@@ -292,3 +292,39 @@ TEST_F(ImportTest, NineteenDigitTimestampsKeepTheirValue) {
   EXPECT_EQ(q.i64(0), 1'700'000'000'034'808'750);
   EXPECT_EQ(q.i64(1), 1'700'000'000'034'960'855);
 }
+
+// Issue 27: events are tokenized on a worker thread in batches and applied later; texts simdjson
+// unescapes into its own buffer (escaped names, numbers written as strings) are overwritten by
+// the next event's, and were read back as other events' bytes. Every event of many batches keeps
+// its own texts, in the file's order.
+TEST_F(ImportTest, EscapedTextsSurviveTheTokenizingThread) {
+  std::string doc = R"({"traceEvents": [)";
+  constexpr int kEvents = 30000;  // several batches of kineto_ahead.h
+  for (int i = 0; i < kEvents; ++i) {
+    const std::string n = std::to_string(i % 101);
+    doc += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "kernel", "name": "k\u00e9\"q\")") +
+           n + R"(", "ts": )" + std::to_string(1000 + i * 10) +
+           R"(, "dur": 5, "args": {"device": ")" + std::to_string(i % 3) +
+           R"(", "stream": 7, "correlation": )" + std::to_string(i + 1) + "}}";
+  }
+  doc += "]}";
+  for (const bool gz : {false, true}) {
+    const std::string name = gz ? "esc.json.gz" : "esc.json";
+    const auto st =
+        importer::import_files({write(name, gz ? gzip_of(doc) : doc)}, out(name + ".sqlite"));
+    EXPECT_EQ(st.kernels, kEvents);
+    EXPECT_EQ(st.malformed, 0);
+    auto r = tracedb::Reader::open(out(name + ".sqlite"));
+    auto q = r->query(
+        "SELECT k.start_ns, k.device_id, s.value FROM kernel k JOIN string s ON s.id = k.name_id "
+        "ORDER BY k.start_ns");
+    int i = 0;
+    while (q.step()) {
+      ASSERT_EQ(q.i64(0), (1000 + int64_t{i} * 10) * 1000);
+      EXPECT_EQ(q.i64(1), i % 3) << "event " << i;
+      EXPECT_EQ(q.text(2), "k\xC3\xA9\"q\"" + std::to_string(i % 101)) << "event " << i;
+      ++i;
+    }
+    EXPECT_EQ(i, kEvents);
+  }
+}

@@ -213,14 +213,23 @@ void Parser::device_properties(const element& doc) {
   }
 }
 
-void Parser::event(std::string_view text, int64_t at) {
-  ++index_;
-  ++st_.events;
-  // The element lies in the stream's buffer with JsonStream::kPadding readable bytes after it.
-  Event e;
+const char* Parser::tokenize(simdjson::ondemand::parser& parser, std::string_view text, Event* e) {
+  // The element lies in a buffer with JsonStream::kPadding readable bytes after it.
   const simdjson::padded_string_view view(text.data(), text.size(),
                                           text.size() + JsonStream::kPadding);
-  if (const char* why = read_event(events_, view, &e); why != nullptr) {
+  return read_event(parser, view, e);
+}
+
+void Parser::event(std::string_view text, int64_t at) {
+  Event e;
+  const char* why = tokenize(events_, text, &e);
+  apply(e, why, at);
+}
+
+void Parser::apply(Event& e, const char* why, int64_t at) {
+  ++index_;
+  ++st_.events;
+  if (why != nullptr) {
     bad(at, is(why, "not an object") ? "not_object" : "not_json", why);
     return;
   }

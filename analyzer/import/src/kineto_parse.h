@@ -106,8 +106,13 @@ class Parser {
   // A top-level member other than traceEvents (distributedInfo, deviceProperties, ...).
   void member(std::string_view key, std::string_view value);
   // One element of traceEvents, at byte `at` of the JSON, with JsonStream::kPadding readable
-  // bytes after it.
+  // bytes after it: tokenize() then apply().
   void event(std::string_view text, int64_t at);
+  // The first stage alone (no state of the Parser: any thread, with a parser of its own): the
+  // element's fields into *e; returns why it cannot be read, or nullptr.
+  static const char* tokenize(simdjson::ondemand::parser& parser, std::string_view text, Event* e);
+  // The rest, in the file's order: the event tokenize() read (`why`: its result).
+  void apply(Event& e, const char* why, int64_t at);
   // Counts the current event as unusable, under `reason` (Stats::malformed_by).
   void bad(int64_t at, const char* reason, const std::string& why);
   // Counts the event the input ends in (cut by the end of the file or damage) as unusable.
