@@ -156,6 +156,13 @@ JsonStream::JsonStream(const std::string& path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw std::invalid_argument("'" + path + "': cannot open: " + std::strerror(errno));
   path_ = path;
+  size_hint_ = file_size_;
+  unsigned char head[2] = {}, tail[4] = {};
+  if (file_size_ >= 18 && ::pread(fd_, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b &&
+      ::pread(fd_, tail, 4, file_size_ - 4) == 4) {
+    size_hint_ = static_cast<int64_t>(tail[0]) | static_cast<int64_t>(tail[1]) << 8 |
+                 static_cast<int64_t>(tail[2]) << 16 | static_cast<int64_t>(tail[3]) << 24;
+  }
   try {
     z_ = new Inflate;
     reader_ = std::thread([this] { read_ahead(); });

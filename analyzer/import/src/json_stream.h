@@ -41,6 +41,9 @@ class JsonStream {
   bool array_seen() const { return array_seen_; }  // the array member was there (maybe empty)
   int64_t bytes_read() const { return consumed_base_ + static_cast<int64_t>(pos_); }
   int64_t compressed_size() const { return file_size_; }
+  // About how many bytes of JSON the file holds, to size what is built from it (a hint, which a
+  // hostile file can make anything: a gzip trailer's length, modulo 2^32, or the file's size).
+  int64_t size_hint() const { return size_hint_; }
   int64_t compressed_read() const;
   // Why the input stopped before its end ("" when it did not): a damaged or truncated gzip
   // stream, a read error. Sets *compressed_offset to the compressed byte where it was found.
@@ -75,6 +78,7 @@ class JsonStream {
   int64_t file_read_ = 0;  // bytes read from the file
   std::string path_;
   int64_t file_size_ = 0;
+  int64_t size_hint_ = 0;
   // Chunks decompressed ahead (at most kAhead), handed from the reading thread to fill().
   std::mutex mu_;
   std::condition_variable ready_, room_;

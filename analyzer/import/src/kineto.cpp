@@ -66,6 +66,7 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   kineto::Parsed p;
   kineto::Parser parser(path, options, st, p);
   JsonStream js(path);
+  parser.reserve(js.size_hint());
   kineto::TokenizeAhead ahead(parser);
   int64_t last_progress = 0, seen = 0;
   auto on_member = [&](std::string_view key, std::string_view value) { parser.member(key, value); };

@@ -103,6 +103,9 @@ class Parser {
   Parser(const Parser&) = delete;
   Parser& operator=(const Parser&) = delete;
 
+  // Room for the events of about `json_bytes` of JSON (JsonStream::size_hint), so the largest
+  // vectors do not move as they grow; memory not written to is only reserved, not used.
+  void reserve(int64_t json_bytes);
   // A top-level member other than traceEvents (distributedInfo, deviceProperties, ...).
   void member(std::string_view key, std::string_view value);
   // One element of traceEvents, at byte `at` of the JSON, with JsonStream::kPadding readable
@@ -138,6 +141,7 @@ class Parser {
   void sync(const Event& e, int64_t pid, int64_t start, int64_t end);
   void range(const Event& e, int64_t tid, int64_t start, int64_t end);
   void link_collectives();
+  void link_collective_ids();  // each NCCL kernel an id of its own (link_collectives)
   // Counts a CPU-side collective (Stats::cpu_collectives) when the range or CPU op is one.
   void cpu_collective(const Event& e);
 
