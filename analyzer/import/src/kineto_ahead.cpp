@@ -20,6 +20,26 @@ TokenizeAhead::~TokenizeAhead() {
   if (worker_.joinable()) worker_.join();
 }
 
+void TokenizeAhead::tokenize(Batch& b, simdjson::ondemand::parser& parser) {
+  const size_t n = b.items.size();
+  if (b.events.size() < n) b.events.resize(n);
+  b.why.assign(n, nullptr);
+  const auto begin = reinterpret_cast<uintptr_t>(b.bytes.data());
+  const auto end = begin + b.bytes.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Item& it = b.items[i];
+    Event& e = b.events[i];
+    e = Event{};  // here rather than all at once: the event stays in the cache
+    b.why[i] = Parser::tokenize(parser, std::string_view(b.bytes).substr(it.offset, it.size), &e);
+    // Texts in the parser's buffer are overwritten by the next event's: kept with the batch.
+    for_each_text(e, [&](std::string_view& t) {
+      const auto at = reinterpret_cast<uintptr_t>(t.data());
+      if (t.empty() || (at >= begin && at < end)) return;
+      t = b.texts.emplace_back(t);
+    });
+  }
+}
+
 void TokenizeAhead::work() {
   simdjson::ondemand::parser parser;
   for (;;) {
@@ -28,27 +48,10 @@ void TokenizeAhead::work() {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] { return stop_ || next_ < queue_.size(); });
       if (stop_) return;
-      b = queue_[next_].get();
+      b = queue_[next_++].get();  // claimed
     }
     try {
-      const size_t n = b->items.size();
-      if (b->events.size() < n) b->events.resize(n);
-      b->why.assign(n, nullptr);
-      const auto begin = reinterpret_cast<uintptr_t>(b->bytes.data());
-      const auto end = begin + b->bytes.size();
-      for (size_t i = 0; i < n; ++i) {
-        const Item& it = b->items[i];
-        Event& e = b->events[i];
-        e = Event{};  // here rather than all at once: the event stays in the cache
-        b->why[i] =
-            Parser::tokenize(parser, std::string_view(b->bytes).substr(it.offset, it.size), &e);
-        // Texts in the parser's buffer are overwritten by the next event's: kept with the batch.
-        for_each_text(e, [&](std::string_view& t) {
-          const auto at = reinterpret_cast<uintptr_t>(t.data());
-          if (t.empty() || (at >= begin && at < end)) return;
-          t = b->texts.emplace_back(t);
-        });
-      }
+      tokenize(*b, parser);
     } catch (...) {  // no memory for the events: the import fails with it, on the caller's thread
       const std::lock_guard<std::mutex> lock(mu_);
       error_ = std::current_exception();
@@ -58,7 +61,6 @@ void TokenizeAhead::work() {
     {
       const std::lock_guard<std::mutex> lock(mu_);
       b->done = true;
-      ++next_;
     }
     done_cv_.notify_one();
   }
@@ -101,6 +103,17 @@ void TokenizeAhead::apply_done(bool wait_for_one) {
     std::unique_ptr<Batch> b;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      // Rather than wait for the worker, the caller tokenizes the next batch itself: the two
+      // share the work when the worker falls behind (batches then finish out of order; they
+      // are still applied in order).
+      while (wait_for_one && !error_ && !queue_.empty() && !queue_.front()->done &&
+             next_ < queue_.size()) {
+        Batch* mine = queue_[next_++].get();
+        lock.unlock();
+        tokenize(*mine, own_parser_);
+        lock.lock();
+        mine->done = true;
+      }
       if (wait_for_one) {
         done_cv_.wait(lock, [&] { return error_ || (!queue_.empty() && queue_.front()->done); });
       }
@@ -108,7 +121,7 @@ void TokenizeAhead::apply_done(bool wait_for_one) {
       if (queue_.empty() || !queue_.front()->done) return;
       b = std::move(queue_.front());
       queue_.pop_front();
-      --next_;
+      --next_;  // the front was claimed: next_ >= 1
     }
     wait_for_one = false;
     for (size_t i = 0; i < b->items.size(); ++i)
