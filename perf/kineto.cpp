@@ -6,18 +6,33 @@
 // none: what the analyzer's map pays before its own work), and the whole import into a trace
 // database.
 //
-//   build/bin/c3_perf_kineto [--mb N]   (default 200)
+// Then (issue 27, "each file at the speed of decompression"): a gzip'd trace shaped like
+// perf/hta/compare.py's (N GPU activities, each with its launch; 200k: about 100 MB of JSON,
+// 4.5 MB gzip), and in interleaved rounds `zcat FILE > /dev/null` (the baseline: decompressing
+// it) against `c3scope analyze FILE > /dev/null` end to end (the c3scope beside this program);
+// prints the medians and the ratio (target: at most 1.25x).
+//
+//   build/bin/c3_perf_kineto [--mb N] [--activities N]   (defaults 200, 200000)
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
-#include "cli.h"
 #include "json_stream.h"
 #include "measure.h"
 
@@ -97,11 +112,172 @@ int64_t write_trace(const std::string& path, int64_t target_bytes) {
   return written;
 }
 
+// A number as Python's json.dumps(round(x, 3)) writes it: the shortest text that reads back as
+// the same double, ".0" on whole numbers.
+std::string py_number(double x) {
+  x = std::round(x * 1000) / 1000;
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// perf/hta/compare.py's trace: `activities` GPU activities (7 in 10 compute kernels, 2 NCCL
+// kernels on a stream of their own overlapping them, 1 copy), each with the runtime call that
+// launched it, fractional-microsecond epoch timestamps; gzip level 6 as Python writes it.
+bool write_gz_trace(const std::string& path, int64_t activities) {
+  gzFile f = gzopen(path.c_str(), "wb6");
+  if (f == nullptr) return false;
+  gzputs(f,
+         "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+         "\"world_size\": 8},\n \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB "
+         "HBM3\", \"numSms\": 132, \"computeMajor\": 9, \"computeMinor\": 0, \"totalGlobalMem\": "
+         "85899345920, \"regsPerBlock\": 65536, \"warpSize\": 32, \"maxThreadsPerBlock\": 1024, "
+         "\"sharedMemPerBlock\": 49152, \"maxThreadsPerMultiProcessor\": 2048, "
+         "\"regsPerMultiprocessor\": 65536, \"sharedMemPerMultiprocessor\": 233472}],\n "
+         "\"traceEvents\": [\n");
+  const char* names[] = {
+      "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>"
+      "(cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4::Params)",
+      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+      "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+      "at::detail::Array<char*, 3>)",
+      "void at::native::(anonymous namespace)::layer_norm_kernel<float>(float const*, float*)",
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"};
+  std::mt19937_64 rng(7);
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  double t = 1.7e15, comm_free = t;  // microseconds
+  int64_t corr = 1'000'000;          // real correlation ids are large
+  char buf[1024];
+  for (int64_t k = 0; k < activities; ++k) {
+    ++corr;
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+                  "\"pid\": 4242, \"tid\": 4242, \"ts\": %s, \"dur\": 5.25, \"args\": "
+                  "{\"correlation\": %lld}},\n",
+                  k == 0 ? "" : ",\n", py_number(t - 30.5).c_str(), static_cast<long long>(corr));
+    gzputs(f, buf);
+    const int64_t r = k % 10;
+    if (r < 7) {
+      const double dur = uniform(5.0, 200.0);
+      std::snprintf(
+          buf, sizeof buf,
+          "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7, "
+          "\"ts\": %s, \"dur\": %s, \"args\": {\"device\": 0, \"stream\": 7, "
+          "\"correlation\": %lld, \"registers per thread\": 128, \"shared memory\": "
+          "49152, \"grid\": [132, 1, 1], \"block\": [256, 1, 1]}}",
+          names[k % 4], py_number(t).c_str(), py_number(dur).c_str(), static_cast<long long>(corr));
+      t += dur + uniform(0.0, 5.0);
+    } else if (r < 9) {
+      const double start = std::max(t - uniform(0.0, 100.0), comm_free);
+      const double dur = uniform(20.0, 400.0);
+      std::snprintf(
+          buf, sizeof buf,
+          "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+          "\"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)\", "
+          "\"pid\": 0, \"tid\": 13, \"ts\": %s, \"dur\": %s, \"args\": {\"device\": "
+          "0, \"stream\": 13, \"correlation\": %lld, \"registers per thread\": 96, "
+          "\"shared memory\": 0, \"grid\": [4, 1, 1], \"block\": [512, 1, 1]}}",
+          py_number(start).c_str(), py_number(dur).c_str(), static_cast<long long>(corr));
+      comm_free = start + dur;
+    } else {
+      const double dur = uniform(2.0, 50.0);
+      std::snprintf(buf, sizeof buf,
+                    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable "
+                    "-> Device)\", \"pid\": 0, \"tid\": 20, \"ts\": %s, \"dur\": %s, \"args\": "
+                    "{\"device\": 0, \"stream\": 20, \"correlation\": %lld, \"bytes\": 1048576}}",
+                    py_number(t).c_str(), py_number(dur).c_str(), static_cast<long long>(corr));
+    }
+    gzputs(f, buf);
+  }
+  gzputs(f, "\n],\n \"traceName\": \"generated\", \"displayTimeUnit\": \"ms\"}\n");
+  return gzclose(f) == Z_OK;
+}
+
+// Runs argv with its standard output to /dev/null; its wall time in seconds, or -1 when it
+// failed.
+double run_quiet(const std::vector<std::string>& argv) {
+  std::fflush(stdout);
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    close(null);
+    std::vector<char*> a;
+    a.reserve(argv.size() + 1);
+    for (const auto& x : argv) a.push_back(const_cast<char*>(x.c_str()));
+    a.push_back(nullptr);
+    execvp(a[0], a.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double s = seconds_since(t0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? s : -1;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Issue 27: `c3scope analyze FILE.json.gz` against `zcat FILE`, interleaved rounds.
+int analyze_vs_zcat(const char* self, int64_t activities) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const std::string c3scope = ((ec ? fs::path(self) : exe).parent_path() / "c3scope").string();
+  if (!fs::exists(c3scope)) {
+    std::fprintf(stderr, "c3_perf_kineto: no %s (build the c3scope target)\n", c3scope.c_str());
+    return 1;
+  }
+  const std::string gz = "/tmp/c3perf-kineto-" + std::to_string(::getpid()) + ".json.gz";
+  if (!write_gz_trace(gz, activities)) {
+    std::fprintf(stderr, "c3_perf_kineto: cannot write %s\n", gz.c_str());
+    return 1;
+  }
+  std::vector<double> zcat, analyze;
+  constexpr int kRounds = 7;
+  for (int i = 0; i < kRounds; ++i) {
+    zcat.push_back(run_quiet({"zcat", gz}));
+    analyze.push_back(run_quiet({c3scope, "analyze", gz}));
+    if (zcat.back() < 0 || analyze.back() < 0) {
+      std::fprintf(stderr, "c3_perf_kineto: zcat or c3scope analyze failed on %s\n", gz.c_str());
+      std::remove(gz.c_str());
+      return 1;
+    }
+  }
+  const double z = median(zcat), a = median(analyze);
+  std::printf("PyTorch trace of %lld GPU activities (perf/hta/compare.py's shape): %.1f MB gzip\n",
+              static_cast<long long>(activities), static_cast<double>(fs::file_size(gz, ec)) / 1e6);
+  std::printf("baseline `zcat FILE > /dev/null`: %.3f s (median of %d; min %.3f)\n", z, kRounds,
+              *std::min_element(zcat.begin(), zcat.end()));
+  std::printf("`c3scope analyze FILE`: %.3f s (median of %d; min %.3f)\n", a, kRounds,
+              *std::min_element(analyze.begin(), analyze.end()));
+  std::printf("ratio: analyze takes %.2fx the time of zcat; target <= 1.25x: %s\n", a / z,
+              a <= 1.25 * z ? "met" : "NOT met");
+  std::remove(gz.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t mb = 200;
-  if (!c3::perf::parse_count_option(argc, argv, argv[0], "--mb", mb)) return 2;
+  int64_t mb = 200, activities = 200'000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--mb") == 0 && i + 1 < argc) {
+      mb = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--activities") == 0 && i + 1 < argc) {
+      activities = std::atoll(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--mb N] [--activities N]\n", argv[0]);
+      return 2;
+    }
+  }
   const std::string dir = "/tmp/c3perf-kineto-" + std::to_string(::getpid());
   const std::string json = dir + ".json", db = dir + ".sqlite";
   const int64_t bytes = write_trace(json, mb << 20);
@@ -156,5 +332,5 @@ int main(int argc, char** argv) {
       mib);
   std::remove(json.c_str());
   std::remove(db.c_str());
-  return 0;
+  return analyze_vs_zcat(argv[0], activities);
 }

@@ -271,3 +271,60 @@ TEST_F(ImportTest, DamagedEventsAreCountedOnceEach) {
   }
   EXPECT_GT(checked, 2);
 }
+
+// simdjson 3.0's On-Demand get_number() reads a decimal of 19 or more significant digits as 0:
+// Kineto's epoch microseconds with three decimals (1700000000034808.750) were imported as time 0
+// (found by issue 27's benchmark: a 200k-activity trace analyzed as a 0.4 ms run).
+TEST_F(ImportTest, NineteenDigitTimestampsKeepTheirValue) {
+  const std::string doc = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1700000000034808.750,
+     "dur": 152.105, "args": {"device": 0, "stream": 7, "correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1700000000000000.000,
+     "dur": 5.000, "args": {"device": 0, "stream": 7, "correlation": 2}}]})";
+  const auto st = importer::import_files({write("t19.json", doc)}, out("t19.sqlite"));
+  EXPECT_EQ(st.kernels, 2);
+  auto r = tracedb::Reader::open(out("t19.sqlite"));
+  auto q = r->query("SELECT start_ns, end_ns FROM kernel ORDER BY start_ns");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 1'700'000'000'000'000'000);
+  EXPECT_EQ(q.i64(1), 1'700'000'000'000'005'000);
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.i64(0), 1'700'000'000'034'808'750);
+  EXPECT_EQ(q.i64(1), 1'700'000'000'034'960'855);
+}
+
+// Issue 27: events are tokenized on a worker thread in batches and applied later; texts simdjson
+// unescapes into its own buffer (escaped names, numbers written as strings) are overwritten by
+// the next event's, and were read back as other events' bytes. Every event of many batches keeps
+// its own texts, in the file's order.
+TEST_F(ImportTest, EscapedTextsSurviveTheTokenizingThread) {
+  std::string doc = R"({"traceEvents": [)";
+  constexpr int kEvents = 30000;  // several batches of kineto_ahead.h
+  for (int i = 0; i < kEvents; ++i) {
+    const std::string n = std::to_string(i % 101);
+    doc += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "kernel", "name": "k\u00e9\"q\")") +
+           n + R"(", "ts": )" + std::to_string(1000 + i * 10) +
+           R"(, "dur": 5, "args": {"device": ")" + std::to_string(i % 3) +
+           R"(", "stream": 7, "correlation": )" + std::to_string(i + 1) + "}}";
+  }
+  doc += "]}";
+  for (const bool gz : {false, true}) {
+    const std::string name = gz ? "esc.json.gz" : "esc.json";
+    const auto st =
+        importer::import_files({write(name, gz ? gzip_of(doc) : doc)}, out(name + ".sqlite"));
+    EXPECT_EQ(st.kernels, kEvents);
+    EXPECT_EQ(st.malformed, 0);
+    auto r = tracedb::Reader::open(out(name + ".sqlite"));
+    auto q = r->query(
+        "SELECT k.start_ns, k.device_id, s.value FROM kernel k JOIN string s ON s.id = k.name_id "
+        "ORDER BY k.start_ns");
+    int i = 0;
+    while (q.step()) {
+      ASSERT_EQ(q.i64(0), (1000 + int64_t{i} * 10) * 1000);
+      EXPECT_EQ(q.i64(1), i % 3) << "event " << i;
+      EXPECT_EQ(q.text(2), "k\xC3\xA9\"q\"" + std::to_string(i % 101)) << "event " << i;
+      ++i;
+    }
+    EXPECT_EQ(i, kEvents);
+  }
+}

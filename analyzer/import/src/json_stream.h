@@ -1,7 +1,7 @@
 // A streaming splitter for one large JSON object whose big member is an array of small objects
 // (Chrome trace format: {"traceEvents": [ {...}, {...} ], "deviceProperties": [...], ...}).
-// It reads the input in chunks (gzip or plain; gzip through zlib's inflate, decompressed on a
-// thread of its own a few chunks ahead of the parse) and hands out each top-level
+// It reads the input in chunks (gzip or plain; gzip through ISA-L's igzip inflate, decompressed
+// on a thread of its own a few chunks ahead of the parse) and hands out each top-level
 // member's value text, and each element of the streamed array separately, so memory stays
 // bounded by one element plus one chunk, whatever the file's size. Values are parsed by the
 // caller (simdjson), in place: kPadding readable bytes follow each element in the buffer.
@@ -41,6 +41,9 @@ class JsonStream {
   bool array_seen() const { return array_seen_; }  // the array member was there (maybe empty)
   int64_t bytes_read() const { return consumed_base_ + static_cast<int64_t>(pos_); }
   int64_t compressed_size() const { return file_size_; }
+  // About how many bytes of JSON the file holds, to size what is built from it (a hint, which a
+  // hostile file can make anything: a gzip trailer's length, modulo 2^32, or the file's size).
+  int64_t size_hint() const { return size_hint_; }
   int64_t compressed_read() const;
   // Why the input stopped before its end ("" when it did not): a damaged or truncated gzip
   // stream, a read error. Sets *compressed_offset to the compressed byte where it was found.
@@ -66,14 +69,16 @@ class JsonStream {
   // Fills `chunk` from `have` with the next bytes of the input (inflated for gzip). Returns
   // false at the end of the input, with `damage` set when it ended at damage.
   bool read_more(std::string& chunk, size_t& have, std::string& damage);
+  std::string trailer_error() const;  // a gzip trailer's mismatch, in zlib's words
 
   int fd_ = -1;
   bool gzip_ = false;
-  struct Inflate;  // zlib's stream state (json_stream.cpp)
+  struct Inflate;  // ISA-L's stream state (json_stream.cpp)
   Inflate* z_ = nullptr;
   int64_t file_read_ = 0;  // bytes read from the file
   std::string path_;
   int64_t file_size_ = 0;
+  int64_t size_hint_ = 0;
   // Chunks decompressed ahead (at most kAhead), handed from the reading thread to fill().
   std::mutex mu_;
   std::condition_variable ready_, room_;

@@ -1,7 +1,8 @@
 // PyTorch profiler / Kineto Chrome-trace JSON -> trace database, in stages: JsonStream splits
-// the file into top-level members and events, kineto_tokenize reads each event's fields,
-// kineto_parse turns them into compact events, kineto_write writes the rows through the
-// ImportWriter. This file runs them and says what happened to a damaged or truncated file.
+// the file into top-level members and events, kineto_tokenize reads each event's fields (on a
+// thread of its own: kineto_ahead.h), kineto_parse turns them into compact events, kineto_write
+// writes the rows through the ImportWriter. This file runs them and says what happened to a
+// damaged or truncated file.
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "c3/tracedb/sink.h"
 #include "import_writer.h"
 #include "json_stream.h"
+#include "kineto_ahead.h"
 #include "kineto_parse.h"
 #include "kineto_write.h"
 
@@ -64,18 +66,21 @@ Stats import_kineto(const std::string& path, tracedb::RowSink& out, const Option
   kineto::Parsed p;
   kineto::Parser parser(path, options, st, p);
   JsonStream js(path);
-  int64_t last_progress = 0;
+  parser.reserve(js.size_hint());
+  kineto::TokenizeAhead ahead(parser);
+  int64_t last_progress = 0, seen = 0;
   auto on_member = [&](std::string_view key, std::string_view value) { parser.member(key, value); };
   auto on_event = [&](std::string_view text, int64_t at) {
-    if (progress && ((parser.index() + 1) & 1023) == 0 &&
+    if (progress && (++seen & 1023) == 0 &&
         js.compressed_read() - last_progress > (int64_t{8} << 20)) {
       last_progress = js.compressed_read();
       progress(last_progress, js.compressed_size());
     }
-    parser.event(text, at);
+    ahead.add(text, at);
   };
   std::string error;
   const bool whole = js.run("traceEvents", on_member, on_event, &error);
+  ahead.finish();
   check_input(js, whole, error, path, options, parser, st);
   st.input_bytes = js.bytes_read();
   parser.finish();

@@ -213,14 +213,34 @@ void Parser::device_properties(const element& doc) {
   }
 }
 
-void Parser::event(std::string_view text, int64_t at) {
-  ++index_;
-  ++st_.events;
-  // The element lies in the stream's buffer with JsonStream::kPadding readable bytes after it.
-  Event e;
+void Parser::reserve(int64_t json_bytes) {
+  // A profiler trace's kernel and the call that launched it take about 500 bytes of JSON
+  // together (perf/hta/compare.py's: 516); a file with more grows the vectors as usual. At most
+  // 2^20 of each are reserved, whatever the hint says.
+  const auto n = static_cast<size_t>(std::clamp<int64_t>(json_bytes / 500, 0, int64_t{1} << 20));
+  p_.kernels.reserve(n);
+  p_.kernel_names.reserve(n);
+  p_.api.reserve(n);
+  p_.api_names.reserve(n);
+}
+
+const char* Parser::tokenize(simdjson::ondemand::parser& parser, std::string_view text, Event* e) {
+  // The element lies in a buffer with JsonStream::kPadding readable bytes after it.
   const simdjson::padded_string_view view(text.data(), text.size(),
                                           text.size() + JsonStream::kPadding);
-  if (const char* why = read_event(events_, view, &e); why != nullptr) {
+  return read_event(parser, view, e);
+}
+
+void Parser::event(std::string_view text, int64_t at) {
+  Event e;
+  const char* why = tokenize(events_, text, &e);
+  apply(e, why, at);
+}
+
+void Parser::apply(Event& e, const char* why, int64_t at) {
+  ++index_;
+  ++st_.events;
+  if (why != nullptr) {
     bad(at, is(why, "not an object") ? "not_object" : "not_json", why);
     return;
   }
@@ -461,20 +481,68 @@ void Parser::finish() {
 // the square of the number of such calls (issue 12: 20,000 NCCL kernels of one id). The
 // launching call still gives the call its host time.
 void Parser::link_collectives() {
-  std::unordered_map<int64_t, int> rows_per_id;
-  std::unordered_set<int64_t> used;
-  auto count = [&](const std::optional<int64_t>& id) {
-    if (id) {
-      ++rows_per_id[*id];
-      used.insert(*id);
+  if (!p_.colls.empty()) link_collective_ids();
+  std::stable_sort(p_.colls.begin(), p_.colls.end(), [&](const auto& a, const auto& b) {
+    return p_.kernels[a.kernel].start_ns < p_.kernels[b.kernel].start_ns;
+  });
+}
+
+void Parser::link_collective_ids() {
+  // How many GPU rows carry each id an NCCL kernel has (only "more than one" matters). Ids are
+  // counted in a vector over the NCCL kernels' span when it is not much larger than the rows
+  // (the usual case: ids are dense), else in a hash of those ids alone.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& c : p_.colls) {
+    if (const auto& id = p_.kernels[c.kernel].correlation_id) {
+      lo = std::min(lo, *id);
+      hi = std::max(hi, *id);
     }
+  }
+  const size_t rows = p_.kernels.size() + p_.memcpys.size() + p_.memsets.size();
+  const bool dense =
+      lo <= hi && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < 8 * rows + 1024;
+  std::vector<uint8_t> dense_count(dense ? static_cast<size_t>(hi - lo) + 1 : 0, 0);
+  std::unordered_map<int64_t, uint8_t> sparse_count;
+  if (!dense) {
+    for (const auto& c : p_.colls) {
+      if (const auto& id = p_.kernels[c.kernel].correlation_id) sparse_count.emplace(*id, 0);
+    }
+  }
+  auto count = [&](const std::optional<int64_t>& id) {
+    if (!id || *id < lo || *id > hi) return;
+    uint8_t* n = nullptr;
+    if (dense) {
+      n = &dense_count[static_cast<size_t>(*id - lo)];
+    } else if (auto it = sparse_count.find(*id); it != sparse_count.end()) {
+      n = &it->second;
+    }
+    if (n != nullptr && *n < 2) ++*n;
   };
   for (const auto& k : p_.kernels) count(k.correlation_id);
   for (const auto& m : p_.memcpys) count(m.correlation_id);
   for (const auto& m : p_.memsets) count(m.correlation_id);
-  for (const auto& a : p_.api) used.insert(a.correlation_id);
-  int64_t next = 0;  // the smallest ids no row uses, whatever the file's largest is
+  auto shared = [&](int64_t id) {
+    return dense ? dense_count[static_cast<size_t>(id - lo)] > 1 : sparse_count[id] > 1;
+  };
+  // The smallest ids no row uses, whatever the file's largest is (the ids in use gathered only
+  // when a kernel needs one).
+  std::unordered_set<int64_t> used;
+  bool used_known = false;
+  int64_t next = 0;
   auto fresh = [&] {
+    if (!used_known) {
+      for (const auto& k : p_.kernels) {
+        if (k.correlation_id) used.insert(*k.correlation_id);
+      }
+      for (const auto& m : p_.memcpys) {
+        if (m.correlation_id) used.insert(*m.correlation_id);
+      }
+      for (const auto& m : p_.memsets) {
+        if (m.correlation_id) used.insert(*m.correlation_id);
+      }
+      for (const auto& a : p_.api) used.insert(a.correlation_id);
+      used_known = true;
+    }
     do {
       ++next;
     } while (used.count(next) != 0);
@@ -483,11 +551,8 @@ void Parser::link_collectives() {
   for (auto& c : p_.colls) {
     auto& k = p_.kernels[c.kernel];
     c.launch = k.correlation_id;
-    if (!k.correlation_id || rows_per_id[*k.correlation_id] > 1) k.correlation_id = fresh();
+    if (!k.correlation_id || shared(*k.correlation_id)) k.correlation_id = fresh();
   }
-  std::stable_sort(p_.colls.begin(), p_.colls.end(), [&](const auto& a, const auto& b) {
-    return p_.kernels[a.kernel].start_ns < p_.kernels[b.kernel].start_ns;
-  });
 }
 
 }  // namespace c3::importer::kineto

@@ -103,11 +103,19 @@ class Parser {
   Parser(const Parser&) = delete;
   Parser& operator=(const Parser&) = delete;
 
+  // Room for the events of about `json_bytes` of JSON (JsonStream::size_hint), so the largest
+  // vectors do not move as they grow; memory not written to is only reserved, not used.
+  void reserve(int64_t json_bytes);
   // A top-level member other than traceEvents (distributedInfo, deviceProperties, ...).
   void member(std::string_view key, std::string_view value);
   // One element of traceEvents, at byte `at` of the JSON, with JsonStream::kPadding readable
-  // bytes after it.
+  // bytes after it: tokenize() then apply().
   void event(std::string_view text, int64_t at);
+  // The first stage alone (no state of the Parser: any thread, with a parser of its own): the
+  // element's fields into *e; returns why it cannot be read, or nullptr.
+  static const char* tokenize(simdjson::ondemand::parser& parser, std::string_view text, Event* e);
+  // The rest, in the file's order: the event tokenize() read (`why`: its result).
+  void apply(Event& e, const char* why, int64_t at);
   // Counts the current event as unusable, under `reason` (Stats::malformed_by).
   void bad(int64_t at, const char* reason, const std::string& why);
   // Counts the event the input ends in (cut by the end of the file or damage) as unusable.
@@ -133,6 +141,7 @@ class Parser {
   void sync(const Event& e, int64_t pid, int64_t start, int64_t end);
   void range(const Event& e, int64_t tid, int64_t start, int64_t end);
   void link_collectives();
+  void link_collective_ids();  // each NCCL kernel an id of its own (link_collectives)
   // Counts a CPU-side collective (Stats::cpu_collectives) when the range or CPU op is one.
   void cpu_collective(const Event& e);
 

@@ -15,6 +15,15 @@ bool read_value(simdjson::ondemand::value v, Value* out) {
     return true;
   }
   if (t != json_type::number) return true;
+  simdjson::ondemand::number_type nt{};
+  if (v.get_number_type().get(nt) != simdjson::SUCCESS) return false;
+  if (nt == simdjson::ondemand::number_type::floating_point_number) {
+    // simdjson 3.0's get_number() reads a decimal of 19 or more significant digits as 0 (Kineto
+    // writes epoch microseconds with three decimals: 1700000000034808.750); get_double() does not.
+    if (v.get_double().get(out->d) != simdjson::SUCCESS) return false;
+    out->type = Value::Type::f64;
+    return true;
+  }
   simdjson::ondemand::number n;
   if (v.get_number().get(n) != simdjson::SUCCESS) return false;
   switch (n.get_number_type()) {
@@ -34,12 +43,37 @@ bool read_value(simdjson::ondemand::value v, Value* out) {
   return true;
 }
 
-bool read_string(simdjson::ondemand::value v, std::string_view* out) {
+// A string unescaped into the parser's buffer (valid until its next document).
+bool read_escaped_string(simdjson::ondemand::value v, std::string_view* out) {
   using simdjson::ondemand::json_type;
   json_type t{};
   if (v.type().get(t) != simdjson::SUCCESS) return false;
   if (t != json_type::string) return true;
   return v.get_string().get(*out) == simdjson::SUCCESS;
+}
+
+// A string value as written when it holds no escape: no copy, valid as long as the input (stage 1
+// validated the document's UTF-8 and saw the closing quote). Event phases and categories.
+bool read_short_string(simdjson::ondemand::value v, std::string_view* out) {
+  simdjson::ondemand::raw_json_string r;
+  if (v.get_raw_json_string().get(r) != simdjson::SUCCESS) return true;  // not a string
+  const char* raw = r.raw();
+  size_t n = 0;
+  while (raw[n] != '"') {
+    if (raw[n] == '\\') return read_escaped_string(v, out);
+    ++n;
+  }
+  *out = std::string_view(raw, n);
+  return true;
+}
+
+// The same for any string (names): a value of another type is left empty.
+bool read_string(simdjson::ondemand::value v, std::string_view* out) {
+  using simdjson::ondemand::json_type;
+  json_type t{};
+  if (v.type().get(t) != simdjson::SUCCESS) return false;
+  if (t != json_type::string) return true;
+  return read_short_string(v, out);
 }
 
 // Grid or block dimensions: up to three integers, 1 for any missing.
@@ -72,20 +106,6 @@ bool read_key(simdjson::ondemand::field& field, std::string_view* key) {
     ++n;
   }
   *key = std::string_view(raw, n);
-  return true;
-}
-
-// A short string value as written when it holds no escape (event phases and categories).
-bool read_short_string(simdjson::ondemand::value v, std::string_view* out) {
-  simdjson::ondemand::raw_json_string r;
-  if (v.get_raw_json_string().get(r) != simdjson::SUCCESS) return true;  // not a string
-  const char* raw = r.raw();
-  size_t n = 0;
-  while (raw[n] != '"') {
-    if (raw[n] == '\\') return read_string(v, out);
-    ++n;
-  }
-  *out = std::string_view(raw, n);
   return true;
 }
 

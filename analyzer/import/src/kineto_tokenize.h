@@ -22,12 +22,14 @@ bool is(std::string_view k, const char (&lit)[N]) {
 
 // A scalar of an event as it was written: a number (integer or not), or a string (some traces
 // quote numbers).
-struct Value {
+struct Value {  // NOLINT(cppcoreguidelines-pro-type-member-init): the union through i
   enum class Type : uint8_t { none, i64, u64, f64, str };
   Type type = Type::none;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
+  union {  // the one `type` names (an event holds about twenty Values: kept small)
+    int64_t i = 0;
+    uint64_t u;
+    double d;
+  };
   std::string_view s;  // valid while the event is handled
   bool is_number() const { return type == Type::i64 || type == Type::u64 || type == Type::f64; }
   // As an integer: integers as they are, other numbers rounded, numeric strings parsed.
@@ -72,6 +74,21 @@ struct Event {
   bool has_args = false;
   Args args;
 };
+
+// Calls f(view) on every text of the event (each a std::string_view&), to copy those that lie
+// in the parser's buffer (escaped strings; numbers written as strings) before its next document.
+// Keep in step with the fields above.
+template <class F>
+void for_each_text(Event& e, F f) {
+  for (std::string_view* t :
+       {&e.ph, &e.cat, &e.name, &e.args.collective_name, &e.args.dtype, &e.args.group_name})
+    f(*t);
+  Args& a = e.args;
+  for (Value* v : {&e.ts, &e.dur, &e.pid, &e.tid, &a.device, &a.stream, &a.correlation,
+                   &a.registers, &a.shared_memory, &a.in_nelems, &a.group_size, &a.bytes, &a.cbid,
+                   &a.wait_on_stream, &a.wait_on_record})
+    f(v->s);
+}
 
 // Reads the event in `in` (with simdjson's padding after it) into *e. Returns why the event
 // cannot be used, or nullptr.

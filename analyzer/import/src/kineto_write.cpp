@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -92,10 +93,19 @@ void write_streams(const Parsed& p, int64_t process, ImportWriter& out) {
 // Collectives: one per NCCL kernel, in order per process group (the matching key across ranks
 // of imported traces), linked to its kernel through an external correlation.
 void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter& out) {
-  // Correlation id -> launching API call's start (host time of a collective).
-  std::unordered_map<int64_t, int64_t> launch_at;
-  launch_at.reserve(p.api.size());
-  for (const auto& a : p.api) launch_at.emplace(a.correlation_id, a.start_ns);
+  // Correlation id -> launching API call's start (host time of a collective): the first call of
+  // each id a collective's kernel has (only those ids are kept: a file has far more calls).
+  std::unordered_map<int64_t, std::optional<int64_t>> launch_at;
+  launch_at.reserve(p.colls.size());
+  for (const auto& c : p.colls) {
+    if (c.launch) launch_at.emplace(*c.launch, std::nullopt);
+  }
+  if (!launch_at.empty()) {
+    for (const auto& a : p.api) {
+      auto it = launch_at.find(a.correlation_id);
+      if (it != launch_at.end() && !it->second) it->second = a.start_ns;
+    }
+  }
   std::map<std::string, int64_t> seq;
   int64_t ext = 1;
   for (const auto& c : p.colls) {
@@ -122,7 +132,7 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
     row.seq = seq[group]++;
     row.external_id = ext;
     auto it = c.launch ? launch_at.find(*c.launch) : launch_at.end();
-    row.host_start_ns = it != launch_at.end() ? it->second : k.start_ns;
+    row.host_start_ns = it != launch_at.end() && it->second ? *it->second : k.start_ns;
     row.host_end_ns = row.host_start_ns;
     row.result = 0;
     out.insert(row);

@@ -30,15 +30,48 @@ int32_t Shapes::id(const KernelShape& s) {
   return id;
 }
 
+size_t LinkTable::sparse_find(int64_t process, int64_t correlation) const {
+  if (sparse_used_ == 0) return kNone;
+  const size_t mask = sparse_.size() - 1;
+  for (size_t i = PairHash{}(std::pair{process, correlation}) & mask;; i = (i + 1) & mask) {
+    const Entry& e = sparse_[i];
+    if (!e.used) return kNone;
+    if (e.process == process && e.correlation == correlation) return i;
+  }
+}
+
+uint32_t& LinkTable::sparse_slot(int64_t process, int64_t correlation) {
+  if (const size_t at = sparse_find(process, correlation); at != kNone) return sparse_[at].value;
+  if (2 * (sparse_used_ + 1) > sparse_.size()) {  // at most half full: grow (a power of two)
+    std::vector<Entry> old(std::max<size_t>(64, 2 * sparse_.size()));
+    old.swap(sparse_);
+    const size_t mask = sparse_.size() - 1;
+    for (const Entry& e : old) {
+      if (!e.used) continue;
+      size_t i = PairHash{}(std::pair{e.process, e.correlation}) & mask;
+      while (sparse_[i].used) i = (i + 1) & mask;
+      sparse_[i] = e;
+    }
+  }
+  const size_t mask = sparse_.size() - 1;
+  size_t i = PairHash{}(std::pair{process, correlation}) & mask;
+  while (sparse_[i].used) i = (i + 1) & mask;
+  sparse_[i] = {process, correlation, 0, true};
+  ++sparse_used_;
+  sparse_lo_ = std::min(sparse_lo_, correlation);
+  sparse_hi_ = std::max(sparse_hi_, correlation);
+  return sparse_[i].value;
+}
+
 uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
   ++entries_;
   if (main && correlation >= 0) {
     const auto i = static_cast<uint64_t>(correlation);
     const uint64_t bound = std::max(kDenseFloor, 16 * entries_);
     if (i < dense_.size() || i < bound) {
-      if (main_in_sparse_) {  // an id that went to the hash before the vector reached it
-        auto it = sparse_.find({process, correlation});
-        if (it != sparse_.end()) return it->second;
+      if (maybe_sparse(correlation)) {  // an id that went to the hash before the vector reached it
+        if (const size_t at = sparse_find(process, correlation); at != kNone)
+          return sparse_[at].value;
       }
       main_process_ = process;
       if (dense_.size() <= i) {
@@ -49,18 +82,17 @@ uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
     main_process_ = process;
     main_in_sparse_ = true;
   }
-  return sparse_[{process, correlation}];
+  return sparse_slot(process, correlation);
 }
 
 uint32_t LinkTable::find(int64_t process, int64_t correlation) const {
   if (process == main_process_ && correlation >= 0 &&
       static_cast<size_t>(correlation) < dense_.size()) {
     const uint32_t v = dense_[static_cast<size_t>(correlation)];
-    if (v != 0 || !main_in_sparse_) return v;
+    if (v != 0 || !maybe_sparse(correlation)) return v;
   }
-  if (sparse_.empty()) return 0;
-  auto it = sparse_.find({process, correlation});
-  return it == sparse_.end() ? 0 : it->second;
+  const size_t at = sparse_find(process, correlation);
+  return at == kNone ? 0 : sparse_[at].value;
 }
 
 KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t shared) {

@@ -72,18 +72,34 @@ class LinkTable {
     for (uint32_t& v : dense_) {
       if (v != 0) v = f(v);
     }
-    for (auto& kv : sparse_) {
-      if (kv.second != 0) kv.second = f(kv.second);
+    for (Entry& e : sparse_) {
+      if (e.used && e.value != 0) e.value = f(e.value);
     }
   }
 
  private:
   static constexpr uint64_t kDenseFloor = uint64_t{1} << 20;
+  // The hash: open addressing with linear probing, at most half full (a lookup is one or two
+  // cache lines; std::unordered_map's nodes were a third of the kernels' load time).
+  struct Entry {
+    int64_t process = 0, correlation = 0;
+    uint32_t value = 0;
+    bool used = false;
+  };
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t sparse_find(int64_t process, int64_t correlation) const;  // its index, or kNone
+  uint32_t& sparse_slot(int64_t process, int64_t correlation);
+  // Whether the hash may hold (process, correlation): only then is a main id looked up there.
+  bool maybe_sparse(int64_t correlation) const {
+    return main_in_sparse_ && correlation >= sparse_lo_ && correlation <= sparse_hi_;
+  }
   int64_t main_process_ = INT64_MIN;
   uint64_t entries_ = 0;         // slot() calls: what the vector's length may grow with
   bool main_in_sparse_ = false;  // some of the main process's ids are in the hash
+  int64_t sparse_lo_ = INT64_MAX, sparse_hi_ = INT64_MIN;  // the hash's ids lie in [lo, hi]
   std::vector<uint32_t> dense_;
-  std::unordered_map<std::pair<int64_t, int64_t>, uint32_t, PairHash> sparse_;
+  std::vector<Entry> sparse_;
+  size_t sparse_used_ = 0;
 };
 
 KernelShape clamp_shape(int64_t grid, int64_t block, int64_t registers, int64_t shared);
