@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "c3/analyzer/summary/distributed.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/version.h"
 #include "commands.h"
@@ -13,6 +14,22 @@ namespace c3::cli {
 analyzer::Comm* g_comm = nullptr;
 std::vector<std::string> g_after_dashdash;
 bool g_had_dashdash = false;
+bool failed_anywhere(analyzer::Comm* comm, const std::string& line) {
+  if (comm == nullptr) {
+    if (!line.empty()) error_line(line);
+    return !line.empty();
+  }
+  if (!comm->any(!line.empty())) return false;
+  const std::vector<std::string> all = comm->gather(line, 0);
+  for (const std::string& l : all) {
+    if (!l.empty()) {
+      error_line(l);
+      break;
+    }
+  }
+  return true;
+}
+
 void error_line(const std::string& msg) {
   // One line, whatever the message quotes (a file name with a newline in it).
   std::cerr << "c3scope: " << tracedb::printable(msg) << "\n";

@@ -26,24 +26,6 @@
 namespace c3::cli {
 namespace {
 
-// Whether this process or, under c3scope-mpi, any process failed (`line`: its error line, empty
-// when it did not); process 0 prints the first failing process's line.
-bool failed_anywhere(analyzer::Comm* comm, const std::string& line) {
-  if (comm == nullptr) {
-    if (!line.empty()) error_line(line);
-    return !line.empty();
-  }
-  if (!comm->any(!line.empty())) return false;
-  const std::vector<std::string> all = comm->gather(line, 0);
-  for (const std::string& l : all) {
-    if (!l.empty()) {
-      error_line(l);
-      break;
-    }
-  }
-  return true;
-}
-
 // C3SCOPE_MPI_STATS=FILE: how each process's part went, as JSON (perf/scale, docs/scale.md).
 void write_mpi_stats(const analyzer::DistributedResult& res) {
   const char* path = std::getenv("C3SCOPE_MPI_STATS");
@@ -206,9 +188,34 @@ Action add_analyze(CLI::App& app) {
       if (o->what_if.size() > 16) throw std::invalid_argument("at most 16 --what-if");
       for (const std::string& w : o->what_if)
         po.analyze.what_ifs.push_back(analyzer::parse_what_if(w));
-      if (root || local)
-        inputs = analyzer::resolve_inputs(local ? std::vector<std::string>{o->local} : o->inputs,
-                                          &notes);
+      if (local && o->hta_path) {
+        throw std::invalid_argument(
+            "--hta-critical-path reads every input on process 0, --local's are on each node: "
+            "give the files as inputs (on a shared file system), or leave the flag out");
+      }
+      if (root && !local) inputs = analyzer::resolve_inputs(o->inputs, &notes);
+      if (local) {
+        // A node without the folder, or with nothing in it, has no share (the others do).
+        std::error_code ec;
+        bool empty = !std::filesystem::is_directory(o->local, ec);
+        if (!empty) {
+          empty = true;
+          for (const auto& e : std::filesystem::directory_iterator(o->local, ec)) {
+            if (e.is_regular_file(ec)) {
+              empty = false;
+              break;
+            }
+          }
+        }
+        try {
+          if (!empty) inputs = analyzer::resolve_inputs({o->local}, &notes);
+        } catch (const std::exception& e) {
+          throw std::invalid_argument(comm != nullptr ? "on host " + host_name() + ": " + e.what()
+                                                      : std::string(e.what()));
+        }
+        if (empty && comm == nullptr)
+          throw std::invalid_argument("--local '" + o->local + "' is not a folder with files");
+      }
       if (o->hta_path) {
         for (const analyzer::Input& in : inputs) {
           if (in.format != analyzer::InputFormat::kineto) {

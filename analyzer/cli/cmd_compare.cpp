@@ -80,6 +80,7 @@ Action add_compare(CLI::App& app) {
     analyzer::CompareOptions co;
     analyzer::Budgets budgets;
     analyzer::PipelineOptions po;
+    std::string failure;
     try {
       if (o->runs.size() == 1 && o->budget.empty())
         throw std::invalid_argument(
@@ -96,9 +97,10 @@ Action add_compare(CLI::App& app) {
       }
       apply_trace_flags(o->trace, po);
     } catch (const std::exception& e) {
-      error_line(std::string("compare: ") + e.what());
-      return kExitUsage;
+      failure = std::string("compare: ") + e.what();
     }
+    // Under c3scope-mpi, files read here (budgets, rules) may differ between machines.
+    if (failed_anywhere(g_comm, failure)) return kExitUsage;
     po.analyze.step = o->step;
     // Installed before any output is opened, so no signal finds a temporary nothing removes.
     po.open.cancel = stop_on_signals();
@@ -148,6 +150,9 @@ Action add_compare(CLI::App& app) {
       error_line("compare: interrupted; nothing was written");
       return 130;
     } catch (const std::exception& e) {
+      // One process's own error ends the job; an agreed one every process reports alike.
+      if (comm != nullptr && dynamic_cast<const analyzer::AgreedError*>(&e) == nullptr)
+        comm->fail(std::string("compare: ") + e.what());
       error_line(std::string("compare: ") + e.what());
       return kExitUsage;
     }

@@ -40,4 +40,9 @@ extern bool g_had_dashdash;
 // "c3scope: <msg>" on stderr.
 void error_line(const std::string& msg);
 
+// Whether this process or, under c3scope-mpi, any process failed (`line`: its error line, empty
+// when it did not); process 0 prints the first failing process's line. Every process calls it
+// at the same point.
+bool failed_anywhere(analyzer::Comm* comm, const std::string& line);
+
 }  // namespace c3::cli

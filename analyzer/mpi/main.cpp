@@ -71,7 +71,7 @@ void test_fault(int rank) {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     say(2, "MPI did not start; run it under mpirun or srun (docs/scale.md)");
     return 2;
   }
@@ -88,25 +88,32 @@ int main(int argc, char** argv) {
       ::close(null);
     }
   }
+  // Process 0's C3SCOPE_MPI_TIMEOUT is every process's (a launcher may not pass the environment
+  // to every node).
   double timeout = 0;
   std::string bad;
-  const bool env_ok = timeout_from_env(timeout, bad);
-  if (provided < MPI_THREAD_FUNNELED) {
-    if (rank == 0)
-      say(say_fd, "this MPI library cannot serve a threaded program (MPI_THREAD_FUNNELED)");
+  int env_ok = timeout_from_env(timeout, bad) ? 1 : 0;
+  double agreed[2] = {static_cast<double>(env_ok), timeout};
+  MPI_Bcast(agreed, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  env_ok = agreed[0] != 0 ? 1 : 0;
+  timeout = agreed[1];
+  if (provided < MPI_THREAD_MULTIPLE || env_ok == 0) {
+    if (rank == 0) {
+      say(say_fd, env_ok == 0 ? bad
+                              : "this MPI library cannot serve threads (MPI_THREAD_MULTIPLE): "
+                                "c3scope-mpi needs them for its heartbeats (docs/scale.md)");
+    }
     g_finished = true;
     MPI_Finalize();
     return 2;
   }
-  c3::mpi::MpiComm comm(timeout, say_fd >= 0 ? say_fd : STDERR_FILENO, nullptr);
+  c3::mpi::MpiComm comm(timeout, say_fd >= 0 ? say_fd : STDERR_FILENO);
   c3::cli::g_comm = &comm;
   test_fault(rank);
   int rc = c3::cli::kExitUsage;
   const std::string sub = argc > 1 ? argv[1] : "";
-  if (!env_ok) {
-    if (rank == 0) say(say_fd, bad);
-  } else if (sub != "analyze" && sub != "compare" && sub != "--help" && sub != "-h" &&
-             sub != "--version") {
+  if (sub != "analyze" && sub != "compare" && sub != "--help" && sub != "-h" &&
+      sub != "--version") {
     if (rank == 0) {
       say(say_fd, (sub.empty() ? std::string("no command") : "'" + sub + "'") +
                       ": c3scope-mpi runs analyze and compare (c3scope-mpi analyze TRACES...); "

@@ -30,8 +30,7 @@ void write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-MpiComm::MpiComm(double timeout_s, int say, const std::atomic<bool>* cancel)
-    : timeout_(timeout_s), say_(say), cancel_(cancel) {
+MpiComm::MpiComm(double timeout_s, int say) : timeout_(timeout_s), say_(say) {
   MPI_Comm_dup(MPI_COMM_WORLD, &data_);
   MPI_Comm_dup(MPI_COMM_WORLD, &beat_);
   MPI_Comm_rank(data_, &rank_);
@@ -41,6 +40,8 @@ MpiComm::MpiComm(double timeout_s, int say, const std::atomic<bool>* cancel)
           MPI_SUCCESS &&
       node != MPI_COMM_NULL) {
     MPI_Comm_size(node, &local_);
+    // A node is named by its lowest process (host names may repeat across containers).
+    MPI_Allreduce(&rank_, &node_, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
   }
   // Host names, for the lines that name a process.
@@ -60,9 +61,37 @@ MpiComm::MpiComm(double timeout_s, int say, const std::atomic<bool>* cancel)
   interval_ = std::min(1.0, timeout_ / 4);
   last_sent_ = now - interval_;
   MPI_Irecv(&beat_in_, 1, MPI_CHAR, MPI_ANY_SOURCE, kBeatTag, beat_, &beat_recv_);
+  beater_ = std::thread([this] { heartbeats(); });
 }
 
-MpiComm::~MpiComm() = default;
+MpiComm::~MpiComm() {
+  if (beater_.joinable()) beater_.join();
+}
+
+void MpiComm::heartbeats() {
+  // Until the main thread finishes; then the goodbyes, which the partner receives after every
+  // heartbeat sent before them (same source, communicator and tag: in order).
+  while (!finishing_) {
+    pump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  beating_ = false;
+  beat('b');
+  for (;;) {
+    pump();
+    bool all = true;
+    for (int p = 0; p < size_; ++p) {
+      const bool partner = rank_ == 0 ? p != 0 : p == 0;
+      if (partner && !bye_[static_cast<size_t>(p)]) all = false;
+    }
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  MPI_Cancel(&beat_recv_);
+  MPI_Wait(&beat_recv_, MPI_STATUS_IGNORE);
+  MPI_Waitall(static_cast<int>(beat_sends_.size()), beat_sends_.data(), MPI_STATUSES_IGNORE);
+  beat_sends_.clear();
+}
 
 std::string MpiComm::who(int p) const {
   return "process " + std::to_string(p) + " (host " +
@@ -113,7 +142,6 @@ void MpiComm::pump() {
     beat('h');
     last_sent_ = now;
   }
-  if (cancel_ != nullptr && cancel_->load()) abort(130, "interrupted; nothing was written");
   for (int p = 0; p < size_; ++p) {
     const bool partner = rank_ == 0 ? p != 0 : p == 0;
     if (!partner || bye_[static_cast<size_t>(p)]) continue;
@@ -134,7 +162,6 @@ void MpiComm::wait(std::vector<MPI_Request>& reqs) {
     int done = 0;
     MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
     if (done != 0) break;
-    pump();
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, std::chrono::microseconds(2000));
   }
@@ -276,7 +303,6 @@ void MpiComm::run(const std::function<void()>& work) {
   });
   auto sleep = std::chrono::microseconds(50);
   while (!done) {
-    pump();
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, std::chrono::microseconds(5000));
   }
@@ -288,28 +314,13 @@ int MpiComm::finish(int rc) {
   // Process 0's code is every process's (the launcher returns it).
   std::string code = broadcast(std::to_string(rc), 0);
   rc = std::atoi(code.c_str());
-  // Everyone is here: the heartbeats end with a goodbye, which the partner receives after every
-  // heartbeat sent before it (same source, same communicator and tag: in order).
+  // Everyone is here: the heartbeat thread says goodbye and ends.
   MPI_Request b = MPI_REQUEST_NULL;
   MPI_Ibarrier(data_, &b);
   std::vector<MPI_Request> reqs{b};
   wait(reqs);
-  beating_ = false;
-  beat('b');
-  for (;;) {
-    pump();
-    bool all = true;
-    for (int p = 0; p < size_; ++p) {
-      const bool partner = rank_ == 0 ? p != 0 : p == 0;
-      if (partner && !bye_[static_cast<size_t>(p)]) all = false;
-    }
-    if (all) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  MPI_Cancel(&beat_recv_);
-  MPI_Wait(&beat_recv_, MPI_STATUS_IGNORE);
-  MPI_Waitall(static_cast<int>(beat_sends_.size()), beat_sends_.data(), MPI_STATUSES_IGNORE);
-  beat_sends_.clear();
+  finishing_ = true;
+  beater_.join();
   MPI_Comm_free(&beat_);
   MPI_Comm_free(&data_);
   MPI_Finalize();

@@ -70,15 +70,15 @@ JobRun open_run(Comm& comm, const std::string& path, const PipelineOptions& po) 
     }
   }
   const std::string said = comm.broadcast(root ? (alone ? "a" : "m") + error : std::string(), 0);
-  if (said.size() > 1) throw std::invalid_argument(said.substr(1));
+  if (said.size() > 1) throw AgreedError(said.substr(1));
   if (said[0] == 'a') return run;
   const Deal deal = deal_inputs(comm, inputs, false, "");
   DistributedOutputs want;
   want.ranks = true;
   DistributedResult res = run_distributed(comm, deal, po, want);
   if (!res.ok) {
-    if (res.error.empty()) throw Cancelled();
-    throw std::invalid_argument(res.error);
+    if (res.error.empty()) throw Cancelled();  // every process's too
+    throw AgreedError(res.error);
   }
   run.name = path;
   run.made_with = po.analyze;

@@ -19,6 +19,8 @@
 #include <tuple>
 #include <utility>
 
+#include "c3/common/text_limits.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -163,7 +165,7 @@ std::string pack_deal(const Deal& d) {
 struct Outcome {
   bool failed = false;
   bool cancelled = false;
-  size_t at = SIZE_MAX;  // the input the error is about (approximately: the process's first)
+  size_t at = SIZE_MAX;  // the input it is about (the first its line names, else the share's first)
   std::string error;
 };
 
@@ -194,6 +196,28 @@ bool settle(Comm& comm, Outcome& mine, DistributedResult& res) {
   res.cancelled = u.u64() != 0;
   res.error = u.str();
   return true;
+}
+
+// Whether a name reaches process 0 as it is: a summary file keeps plain ASCII within a third of
+// its cap (text_limits.h) unchanged; other names may be replaced (bytes that are not UTF-8) or cut.
+bool travels_as_is(const std::string& s) {
+  return s.size() <= common::kNameLimit / 3 && std::all_of(s.begin(), s.end(), [](char c) {
+           return static_cast<unsigned char>(c) < 0x80;
+         });
+}
+
+// A summary whose communicator, op or host names would change on the way to process 0 is made as
+// process 0 will see it (through a summary file's JSON), before its records go to the owners: the
+// names the records are matched by are then the same everywhere.
+void as_process_0_sees_it(RankSummary& s, const AnalyzeOptions& o) {
+  bool same = travels_as_is(s.process.host);
+  for (const std::string& c : s.calls.comms) same = same && travels_as_is(c);
+  for (const std::string& c : s.calls.ops) same = same && travels_as_is(c);
+  if (same) return;
+  std::vector<RankSummary> r = summaries_from_json(summaries_to_json({s}, o), s.input);
+  if (r.size() != 1) return;
+  r[0].input = s.input;
+  s = std::move(r[0]);
 }
 
 // One summary's collective records, taken out before the summary goes to process 0.
@@ -526,9 +550,14 @@ Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local,
     return unpack_deal(comm.broadcast(me == 0 ? pack_deal(d) : std::string(), 0));
   }
   Pack mine;
-  mine.str(host).u64(inputs.size());
-  for (const Input& in : inputs)
-    mine.str(in.path).u64(format_code(in.format)).u64(file_size_or_zero(in.path));
+  mine.str(host).u64(static_cast<uint64_t>(comm.node())).u64(inputs.size());
+  // Absolute: the processes of a machine share its files but not their working folders.
+  for (const Input& in : inputs) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(in.path, ec);
+    const std::string path = ec ? in.path : abs.lexically_normal().string();
+    mine.str(path).u64(format_code(in.format)).u64(file_size_or_zero(in.path));
+  }
   const std::vector<std::string> all = comm.gather(mine.take(), 0);
   Deal d;
   if (me == 0) {
@@ -539,12 +568,16 @@ Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local,
       InputFormat format;
       uint64_t size;
     };
-    std::map<std::string, std::vector<File>> files;
-    std::map<std::string, std::set<std::string>> seen;
-    std::map<std::string, std::vector<int>> procs;
+    // A machine: (its host name, its node number), so that containers sharing a host name stay
+    // apart.
+    using Machine = std::pair<std::string, uint64_t>;
+    std::map<Machine, std::vector<File>> files;
+    std::map<Machine, std::set<std::string>> seen;
+    std::map<Machine, std::vector<int>> procs;
     for (size_t p = 0; p < all.size(); ++p) {
       Unpack u(all[p]);
-      const std::string h = u.str();
+      std::string host_name = u.str();
+      const Machine h{std::move(host_name), u.u64()};
       procs[h].push_back(static_cast<int>(p));
       const uint64_t n = u.u64();
       for (uint64_t i = 0; i < n; ++i) {
@@ -558,7 +591,15 @@ Deal deal_inputs(Comm& comm, const std::vector<Input>& inputs, bool local,
       std::vector<uint64_t> sizes;
       for (const File& f : list) {
         d.inputs.push_back({f.path, f.format});
-        d.names.push_back(files.size() > 1 ? h + ":" + f.path : f.path);
+        // Named by host when there are several machines (and by node too when hosts repeat).
+        std::string name = f.path;
+        if (files.size() > 1) {
+          bool repeated = false;
+          for (const auto& [other, l] : files)
+            repeated = repeated || (other.first == h.first && other != h);
+          name = h.first + (repeated ? "#" + std::to_string(h.second) : "") + ":" + f.path;
+        }
+        d.names.push_back(std::move(name));
         sizes.push_back(f.size);
       }
       const std::vector<int>& ps = procs[h];
@@ -675,7 +716,15 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       out.cancelled = true;
     } catch (const std::exception& e) {
       out.failed = true;
+      // The input it is about: the first of this share whose path the line names.
       out.at = my_traces.front();
+      const std::string line = e.what();
+      for (const size_t i : my_traces) {
+        if (line.find(deal.inputs[i].path) != std::string::npos) {
+          out.at = i;
+          break;
+        }
+      }
       out.error = e.what();
     }
   });
@@ -694,7 +743,9 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   Pack p;
   comm.run([&] {
     for (auto& [i, s] : parts) {
-      for (size_t k = 0; k < s.size() && spread; ++k) {
+      for (size_t k = 0; k < s.size(); ++k) {
+        as_process_0_sees_it(s[k], o.analyze);
+        if (!spread) continue;
         RankCollectives& c = s[k].calls;
         own.push_back({i, k, arrival_tolerance_ns(c), c.comms, c.ops, std::move(c.records)});
         c.records = {};

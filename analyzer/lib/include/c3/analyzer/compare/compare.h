@@ -40,7 +40,8 @@ bool looks_like_bench_json(const std::string& head);
 JobRun open_run(const std::string& path, const PipelineOptions& po);
 // The same on the processes of `comm` (distributed.h): a run of many traces is mapped by every
 // process, each its share; c3bench results and a lone summary are read by process 0. Process 0
-// gets the run (the others an empty one); an error is thrown on every process alike.
+// gets the run (the others an empty one); an error is thrown on every process alike (AgreedError,
+// Cancelled).
 JobRun open_run(Comm& comm, const std::string& path, const PipelineOptions& po);
 
 // compare --threshold: "5" or "5%" (0 to 1000) as a fraction (0.05); throws

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,14 +36,23 @@ class Comm {
   // This process met an error the others may not have (an exception out of run_distributed):
   // MpiComm ends the whole job with `line`; the stand-ins return (the caller reports it).
   virtual void fail(const std::string& line) { (void)line; }
-  // Processes of this run on this process's machine (their cores are shared).
+  // Processes of this run on this process's machine (their cores are shared), and the machine:
+  // the same number for the processes of one machine (host names may repeat across containers).
   virtual int local_processes() const { return 1; }
+  virtual int node() const { return 0; }
 
   // Whether any process's flag is true (every process gets the same answer): after each phase, so
   // that every process takes the same branch and none waits for one that left.
   bool any(bool flag);
   // Every process's bytes, on every process.
   std::vector<std::string> all_gather(std::string bytes);
+};
+
+// An error every process of a run throws alike (the same line, at the same point), so that each
+// can report it and leave without waiting for the others; any other error is one process's own
+// and ends the whole run (Comm::fail).
+struct AgreedError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // One process: the serial stand-in.
