@@ -290,26 +290,6 @@ std::vector<std::string> MpiComm::exchange(std::vector<std::string> out) {
   return in;
 }
 
-void MpiComm::run(const std::function<void()>& work) {
-  std::atomic<bool> done{false};
-  std::exception_ptr error;
-  std::thread t([&] {
-    try {
-      work();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    done = true;
-  });
-  auto sleep = std::chrono::microseconds(50);
-  while (!done) {
-    std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, std::chrono::microseconds(5000));
-  }
-  t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 int MpiComm::finish(int rc) {
   // Process 0's code is every process's (the launcher returns it).
   std::string code = broadcast(std::to_string(rc), 0);

@@ -31,7 +31,6 @@ class MpiComm final : public analyzer::Comm {
   std::vector<std::string> gather(std::string bytes, int root) override;
   std::string broadcast(std::string bytes, int root) override;
   std::vector<std::string> exchange(std::vector<std::string> out) override;
-  void run(const std::function<void()>& work) override;
   void fail(const std::string& line) override { abort(2, line); }
   int local_processes() const override { return local_; }
   int node() const override { return node_; }

@@ -30,8 +30,9 @@ class Comm {
   virtual std::string broadcast(std::string bytes, int root) = 0;
   // out[d] goes to process d (out has size() entries); returns what each process sent here.
   virtual std::vector<std::string> exchange(std::vector<std::string> out) = 0;
-  // Runs `work` (the map, the reduce: local work that may take minutes) while the process keeps
-  // answering the others (MpiComm: heartbeats, so a stalled process is told from a slow one).
+  // Runs `work` (the map, the reduce: local work that may take minutes). A Comm whose process
+  // must keep answering the others while it works runs it so (MpiComm's heartbeats have a thread
+  // of their own: it runs it as it is).
   virtual void run(const std::function<void()>& work) { work(); }
   // This process met an error the others may not have (an exception out of run_distributed):
   // MpiComm ends the whole job with `line`; the stand-ins return (the caller reports it).
