@@ -1,13 +1,17 @@
 #include "c3/analyzer/summary/summary.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <climits>
+#include <exception>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "c3/analyzer/metrics/pattern.h"
+#include "c3/common/workers.h"
 #include "time_limits.h"
 
 namespace c3::analyzer {
@@ -73,70 +77,99 @@ void add_checked(IdleCauses& a, const IdleCauses& b) {
   checked_add(a.macro, b.macro);
 }
 
+// A summary's independent parts, each writing only results of its own: run on this thread and,
+// where this process has threads free (common::run_on_free_threads: the map of one input on
+// 2 cores leaves one, the map of many inputs none), side by side. Which thread runs which part
+// changes no result; an error is the first one in the order the parts were added (the order in
+// which they ran one after the other), whichever started first.
+class Parts {
+ public:
+  // `early`: started before the others (a long part, so that the others fill the other thread).
+  void add(std::function<void()> part, bool early = false) {
+    parts_.push_back(std::move(part));
+    if (early) ++early_;
+    order_.insert(early ? order_.begin() + static_cast<std::ptrdiff_t>(early_ - 1) : order_.end(),
+                  parts_.size() - 1);
+  }
+  void run() {
+    std::vector<std::exception_ptr> errors(parts_.size());
+    std::atomic<size_t> next{0};
+    common::run_on_free_threads(parts_.size(), [&] {
+      for (size_t k = next++; k < order_.size(); k = next++) {
+        try {
+          parts_[order_[k]]();
+        } catch (...) {
+          errors[order_[k]] = std::current_exception();
+        }
+      }
+    });
+    parts_.clear();
+    order_.clear();
+    early_ = 0;
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+
+ private:
+  std::vector<std::function<void()>> parts_;
+  std::vector<size_t> order_;  // the order they start in
+  size_t early_ = 0;
+};
+
+// What the why/ parts of one rank found apart from the summary's own fields: the gaps that
+// ended at a collective in each scope (turned into CommGap once the rank's collectives are
+// known), the steps' idle causes and critical paths.
+struct WhyParts {
+  std::vector<CollectiveGap> rank_gaps, stream_gaps;
+  std::vector<std::vector<CollectiveGap>> device_gaps, step_gaps;
+  std::vector<IdleCauses> step_idle;
+  std::vector<RankPath> step_paths;
+};
+
 // Why the GPU waited, for rank `pi` of the map (why/): idle causes of the rank, its devices,
-// streams and steps, launch statistics and queues, over the same window as its breakdowns.
-void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Intervals* win,
-                   const std::vector<int16_t>& devs, RankSummary& s) {
+// streams and steps, launch statistics and queues, over the same window as its breakdowns, as
+// parts added to `parts` (`windows`: the steps', s.steps). The critical paths (why_paths) need
+// the rank's collective records and run in the part that makes them; finish_why completes `s`
+// once the parts have run.
+void add_why_parts(Parts& parts, const Trace& t, const SummaryOptions& o, int pi,
+                   const Intervals* win, const std::vector<int16_t>& devs,
+                   const std::vector<Interval>& windows, RankSummary& s, WhyParts& w) {
   s.why = true;
-  const Activities& a = t.activities;
-  if (a.has_calls()) {
-    const auto p = static_cast<int16_t>(pi);
-    const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
-    const auto hi = std::upper_bound(lo, a.process.end(), p);
-    for (auto i = static_cast<size_t>(lo - a.process.begin());
-         i < static_cast<size_t>(hi - a.process.begin()) && !s.launch_calls; ++i) {
-      s.launch_calls = a.call_end[i] != kNoCall;
-    }
-  }
-  // Gaps that ended at a collective, for the reduce's communication wait.
   s.comm_gaps_known = true;
-  std::unordered_map<std::string, int32_t> comm_index;
-  for (size_t k = 0; k < s.calls.comms.size(); ++k) {
-    comm_index.emplace(s.calls.comms[k], static_cast<int32_t>(k));
-  }
-  std::vector<CollectiveGap> found;
-  auto keep = [&](CommGap::Scope scope, int32_t step) {
-    for (const CollectiveGap& g : found) {
-      const Collective& col = t.collectives[static_cast<size_t>(g.collective)];
-      auto it = comm_index.find(col.comm_id);
-      if (it == comm_index.end()) continue;
-      s.comm_gaps.push_back(
-          {scope, a.device[g.row], a.stream[g.row], step, it->second, col.seq, g.from, g.to});
-    }
-    found.clear();
-  };
-  s.idle = idle_causes(t, {pi, -1}, o.idle, win, &found);
-  keep(CommGap::Scope::rank, -1);
-  // One device: the rank's causes are the device's.
-  for (int16_t d : devs) {
-    s.device_idle.emplace_back(
-        d, devs.size() == 1 ? s.idle : idle_causes(t, {pi, d}, o.idle, win, &found));
-    keep(CommGap::Scope::device, -1);
-  }
-  s.stream_idle = stream_idle(t, pi, o.idle, win, &found);
-  keep(CommGap::Scope::stream, -1);
-  for (StreamIdle& x : s.stream_idle) x.process = 0;
-  s.launches = launch_stats(t, pi, o.launch, win);
-  s.queues = stream_queues(t, pi, o.queue, win);
   s.sequences_known = true;
-  s.sequences = kernel_sequences(t, pi, o.sequences, win);
-  for (StreamQueue& q : s.queues) q.process = 0;
-  std::vector<Interval> windows;
-  windows.reserve(s.steps.size());
-  for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
-  std::vector<std::vector<CollectiveGap>> step_gaps;
-  const std::vector<IdleCauses> per_step = window_idle_causes(t, pi, windows, o.idle, &step_gaps);
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    s.steps[k].idle = per_step[k];
-    found = std::move(step_gaps[k]);
-    keep(CommGap::Scope::step, static_cast<int32_t>(k));
-  }
-  // The critical path of each step, or of the whole run without steps.
+  parts.add([&t, &o, pi, win, &devs, &s, &w] {
+    s.idle = idle_causes(t, {pi, -1}, o.idle, win, &w.rank_gaps);
+    // One device: the rank's causes are the device's.
+    w.device_gaps.resize(devs.size());
+    for (size_t k = 0; k < devs.size(); ++k) {
+      s.device_idle.emplace_back(devs[k], devs.size() == 1 ? s.idle
+                                                           : idle_causes(t, {pi, devs[k]}, o.idle,
+                                                                         win, &w.device_gaps[k]));
+    }
+  });
+  parts.add([&t, &o, pi, win, &s, &w] {
+    s.stream_idle = stream_idle(t, pi, o.idle, win, &w.stream_gaps);
+    for (StreamIdle& x : s.stream_idle) x.process = 0;
+  });
+  parts.add([&t, &o, pi, win, &s] { s.launches = launch_stats(t, pi, o.launch, win); });
+  parts.add([&t, &o, pi, win, &s] {
+    s.queues = stream_queues(t, pi, o.queue, win);
+    for (StreamQueue& q : s.queues) q.process = 0;
+  });
+  parts.add([&t, &o, pi, win, &s] { s.sequences = kernel_sequences(t, pi, o.sequences, win); });
+  parts.add([&t, &o, pi, &windows, &w] {
+    w.step_idle = window_idle_causes(t, pi, windows, o.idle, &w.step_gaps);
+  });
+}
+
+// The critical path of each step, or of the whole run without steps (needs s.calls).
+void why_paths(const Trace& t, const SummaryOptions& o, int pi,
+               const std::vector<Interval>& windows, RankSummary& s, WhyParts& w) {
+  const Activities& a = t.activities;
   PathOptions po;
   po.what_ifs = o.what_ifs;
   if (!windows.empty()) {
-    std::vector<RankPath> paths = rank_paths(t, pi, windows, s.calls.comms, s.calls.ops, po);
-    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].path = std::move(paths[k]);
+    w.step_paths = rank_paths(t, pi, windows, s.calls.comms, s.calls.ops, po);
   } else {
     int64_t first = INT64_MAX, last = INT64_MIN;
     const auto p = static_cast<int16_t>(pi);
@@ -155,6 +188,44 @@ void summarize_why(const Trace& t, const SummaryOptions& o, int pi, const Interv
       s.run_path = std::move(rank_paths(t, pi, {{first, last}}, s.calls.comms, s.calls.ops, po)[0]);
     }
   }
+}
+
+// After the parts: whether the trace has launch calls, the gaps that ended at a collective (for
+// the reduce's communication wait; in the order rank, devices, streams, steps), the steps' idle
+// causes and paths.
+void finish_why(const Trace& t, int pi, RankSummary& s, WhyParts& w) {
+  const Activities& a = t.activities;
+  if (a.has_calls()) {
+    const auto p = static_cast<int16_t>(pi);
+    const auto lo = std::lower_bound(a.process.begin(), a.process.end(), p);
+    const auto hi = std::upper_bound(lo, a.process.end(), p);
+    for (auto i = static_cast<size_t>(lo - a.process.begin());
+         i < static_cast<size_t>(hi - a.process.begin()) && !s.launch_calls; ++i) {
+      s.launch_calls = a.call_end[i] != kNoCall;
+    }
+  }
+  std::unordered_map<std::string, int32_t> comm_index;
+  for (size_t k = 0; k < s.calls.comms.size(); ++k) {
+    comm_index.emplace(s.calls.comms[k], static_cast<int32_t>(k));
+  }
+  auto keep = [&](const std::vector<CollectiveGap>& found, CommGap::Scope scope, int32_t step) {
+    for (const CollectiveGap& g : found) {
+      const Collective& col = t.collectives[static_cast<size_t>(g.collective)];
+      auto it = comm_index.find(col.comm_id);
+      if (it == comm_index.end()) continue;
+      s.comm_gaps.push_back(
+          {scope, a.device[g.row], a.stream[g.row], step, it->second, col.seq, g.from, g.to});
+    }
+  };
+  keep(w.rank_gaps, CommGap::Scope::rank, -1);
+  for (const std::vector<CollectiveGap>& found : w.device_gaps)
+    keep(found, CommGap::Scope::device, -1);
+  keep(w.stream_gaps, CommGap::Scope::stream, -1);
+  for (size_t k = 0; k < s.steps.size(); ++k) {
+    s.steps[k].idle = w.step_idle[k];
+    keep(w.step_gaps[k], CommGap::Scope::step, static_cast<int32_t>(k));
+  }
+  for (size_t k = 0; k < w.step_paths.size(); ++k) s.steps[k].path = std::move(w.step_paths[k]);
 }
 
 // Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
@@ -432,7 +503,9 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
         break;
     }
   }
-  std::vector<Contention> cont = contention(t);
+  // The contention of the whole trace, side by side with the first process's parts.
+  std::vector<Contention> cont;
+  if (t.processes.empty()) cont = contention(t);
   for (size_t p = 0; p < t.processes.size(); ++p) {
     const int pi = static_cast<int>(p);
     RankSummary& s = out[p];
@@ -467,9 +540,6 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
       window = union_of(std::move(window));
     }
     const Intervals* win = o.range.empty() ? nullptr : &window;
-    s.total = breakdown(t, {pi, -1}, win);
-    // Over ranges, spans are the time inside them (span_over).
-    if (win != nullptr) span_over(s.total, *win);
     std::vector<int16_t> devs;
     for (const Device& d : s.devices) devs.push_back(d.device);
     // Devices that have activities but no device row.
@@ -478,23 +548,48 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
         devs.push_back(a.device[i]);
     }
     std::sort(devs.begin(), devs.end());
-    for (int16_t d : devs) {
-      s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
-      if (win != nullptr) span_over(s.per_device.back().second, *win);
-    }
-    const std::vector<CommOverlap> comm = comm_overlap(t, {pi, -1}, win);
-    s.collectives = collective_stats(t, comm);
-    s.kernel_stats = kernel_stats(t, pi, win);
-    if (rows) rows(t, comm);
     s.steps = step_windows(t, pi, o.step.empty() ? nullptr : &step_re, &s.step_source);
     std::vector<Interval> windows;
     windows.reserve(s.steps.size());
     for (const StepSample& st : s.steps) windows.push_back({st.start, st.end});
-    const std::vector<Breakdown> per_step = window_breakdowns(t, pi, windows);
-    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = per_step[k];
-    s.calls = collectives_of(t, pi);
-    if (o.why) summarize_why(t, o, pi, win, devs, s);
-    s.interference = interference_stats(t, o.interference, pi);
+    // The parts, in the order they ran one after the other (the order of their errors); the
+    // longest (the critical paths, after the collective records they need) starts first.
+    Parts parts;
+    if (p == 0) parts.add([&t, &cont] { cont = contention(t); });
+    std::vector<CommOverlap> comm;
+    std::vector<Breakdown> step_b;
+    WhyParts why;
+    parts.add([&t, pi, win, &s] {
+      s.total = breakdown(t, {pi, -1}, win);
+      // Over ranges, spans are the time inside them (span_over).
+      if (win != nullptr) span_over(s.total, *win);
+    });
+    parts.add([&t, pi, win, &devs, &s] {
+      for (int16_t d : devs) {
+        s.per_device.emplace_back(d, breakdown(t, {pi, d}, win));
+        if (win != nullptr) span_over(s.per_device.back().second, *win);
+      }
+    });
+    parts.add([&t, pi, win, &comm, &s] {
+      comm = comm_overlap(t, {pi, -1}, win);
+      s.collectives = collective_stats(t, comm);
+    });
+    parts.add([&t, pi, win, &s] { s.kernel_stats = kernel_stats(t, pi, win); });
+    parts.add([&t, pi, &windows, &step_b] { step_b = window_breakdowns(t, pi, windows); });
+    // (Its errors come before the other why/ parts', the paths' included.)
+    parts.add(
+        [&t, &o, pi, &windows, &s, &why] {
+          s.calls = collectives_of(t, pi);
+          if (o.why) why_paths(t, o, pi, windows, s, why);
+        },
+        true);
+    if (o.why) add_why_parts(parts, t, o, pi, win, devs, windows, s, why);
+    parts.add([&t, &o, pi, &s] { s.interference = interference_stats(t, o.interference, pi); });
+    parts.run();
+    // The rows on the caller's thread, rank after rank.
+    if (rows) rows(t, comm);
+    for (size_t k = 0; k < s.steps.size(); ++k) s.steps[k].b = step_b[k];
+    if (o.why) finish_why(t, pi, s, why);
     for (Contention& c : cont) {
       if (c.process != pi) continue;
       c.process = 0;
