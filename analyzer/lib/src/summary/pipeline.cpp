@@ -307,6 +307,7 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
                                order.begin() + static_cast<std::ptrdiff_t>(summaries));
   std::sort(in_order.begin(), in_order.end());
   std::vector<std::pair<std::string, SummaryOptions>> made_in_order;
+  made_in_order.reserve(in_order.size());
   for (const size_t i : in_order) made_in_order.emplace_back(inputs[i].path, made[i]);
   adopt_summary_options(o, made_in_order, summaries < n);
   map_range(summaries, n);
