@@ -150,6 +150,56 @@ def check_faults(args, failures):
             failures.append(f"unreadable input: c3scope rc={want[0]} {want[2]}, "
                             f"c3scope-mpi rc={got[0]} {got[2]}")
         os.remove(os.path.join(d, "rank7.json"))
+        mpi = args.c3scope_mpi
+        launch = ["mpirun", "--oversubscribe"]
+        empty = os.path.join(work, "empty")
+        os.makedirs(empty)
+        # Different per process (launchers need not pass the environment to every node):
+        # process 0's C3SCOPE_MPI_TIMEOUT is every process's; a --rules file one machine lacks.
+        for what, argv, expect in (
+                ("a timeout only process 0 has wrong",
+                 launch + ["-np", "1", "env", "C3SCOPE_MPI_TIMEOUT=abc", mpi, "analyze", d, ":",
+                           "-np", "1", mpi, "analyze", d], "C3SCOPE_MPI_TIMEOUT='abc'"),
+                ("a --rules file on one machine only",
+                 launch + ["-np", "1", "-wdir", os.path.join(ROOT, "tests", "golden",
+                                                            "analyze_summaries"),
+                           mpi, "compare", "--rules", "all.rules", os.path.join(d, "rank0.json"),
+                           os.path.join(d, "rank1.json"), ":", "-np", "1", "-wdir", empty, mpi,
+                           "compare", "--rules", "all.rules", os.path.join(d, "rank0.json"),
+                           os.path.join(d, "rank1.json")], "--rules all.rules: cannot read"),
+                ("--local with --hta-critical-path",
+                 launch + ["-np", "2", mpi, "analyze", "--local", d, "--hta-critical-path"],
+                 "--hta-critical-path reads every input on process 0")):
+            try:
+                got = run(argv, d, timeout=60)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{what}: the job did not end within 60 s")
+                continue
+            if got[0] != 2 or not any(expect in l for l in got[2]):
+                failures.append(f"{what}: rc={got[0]} {got[2]}")
+            print(f"{what}: exit {got[0]}")
+        # A process whose --local folder is missing has no share; the other's files are read.
+        want = run([args.c3scope, "analyze", d, "--json", "/dev/stdout"], ROOT)
+        got = run(launch + ["-np", "1", "-wdir", d, mpi, "analyze", "--local", d, "--json",
+                            "/dev/stdout", ":", "-np", "1", "-wdir", empty, mpi, "analyze",
+                            "--local", os.path.join(empty, "none"), "--json", "/dev/stdout"],
+                  ROOT)
+        if got != want:
+            failures.append(f"--local, one folder missing: rc={got[0]} {got[2]}")
+        # Process 0 working long on its own (--hta-critical-path re-reads every input) is not
+        # silence: heartbeats have a thread of their own.
+        env = mpi_env()
+        env["C3SCOPE_MPI_TIMEOUT"] = "1"
+        traces = os.path.join(traces_dir(), "kineto")
+        if os.path.isdir(traces):
+            files = [os.path.join(traces, f) for f in ("hta_trace_diff_control.json.gz",
+                                                       "hta_sampled_rank-0.json.gz")]
+            p = subprocess.run(launch + ["-np", "2", mpi, "analyze"] + files * 3 +
+                               ["--hta-critical-path", "--json", "/dev/null"], cwd=d,
+                               capture_output=True, text=True, timeout=120, env=env)
+            if p.returncode != 0:
+                failures.append(f"long work on process 0: rc={p.returncode} "
+                                f"{p.stderr.strip()[-300:]}")
         # A process that stops answering, leaves early or dies: the job ends within the timeout.
         for fault, expect in (("stop", r"process 1 \(host .*\) has not answered for \d+ s"),
                               ("exit", None), ("kill", None)):
