@@ -36,15 +36,18 @@ void write_mpi_stats(const analyzer::DistributedResult& res) {
     return;
   }
   std::fprintf(f,
-               "{\"processes\": %zu, \"reduce_s\": %.6f, \"reduce_kb\": %lld, \"per_process\": [",
-               res.stats.size(), res.reduce_s, static_cast<long long>(res.reduce_kb));
+               "{\"processes\": %zu, \"reduce_s\": %.6f, \"reduce_kb\": %lld, \"receive_s\": %.6f, "
+               "\"report_s\": %.6f, \"per_process\": [",
+               res.stats.size(), res.reduce_s, static_cast<long long>(res.reduce_kb), res.receive_s,
+               res.report_s);
   for (size_t i = 0; i < res.stats.size(); ++i) {
     const analyzer::ProcessStats& x = res.stats[i];
     std::fprintf(f,
-                 "%s{\"map_s\": %.6f, \"cross_s\": %.6f, \"peak_kb\": %lld, \"inputs\": %lld, "
-                 "\"records\": %lld}",
-                 i == 0 ? "" : ", ", x.map_s, x.cross_s, static_cast<long long>(x.peak_kb),
-                 static_cast<long long>(x.inputs), static_cast<long long>(x.records));
+                 "%s{\"map_s\": %.6f, \"cross_s\": %.6f, \"paths_s\": %.6f, \"peak_kb\": %lld, "
+                 "\"inputs\": %lld, \"records\": %lld}",
+                 i == 0 ? "" : ", ", x.map_s, x.cross_s, x.paths_s,
+                 static_cast<long long>(x.peak_kb), static_cast<long long>(x.inputs),
+                 static_cast<long long>(x.records));
   }
   std::fprintf(f, "]}\n");
   std::fclose(f);

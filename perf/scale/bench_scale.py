@@ -111,8 +111,9 @@ def main():
             for np_ in [int(x) for x in args.np.split(",")]:
                 stats = os.path.join(work, f"stats{ranks}_{np_}.json")
                 env["C3SCOPE_MPI_STATS"] = stats
-                wall = timed(["mpirun", "-np", str(np_), mpi, "analyze", d, "--step", STEP,
-                                 "--json", "/dev/null"], env)
+                # --bind-to none: Open MPI binds each of 1 or 2 processes to a single core.
+                wall = timed(["mpirun", "-np", str(np_), "--bind-to", "none", mpi, "analyze", d,
+                              "--step", STEP, "--json", "/dev/null"], env)
                 st = json.load(open(stats))
                 base = base or wall
                 peak = max(p["peak_kb"] for p in st["per_process"]) / 1024

@@ -1,6 +1,9 @@
 #include "c3/analyzer/summary/distributed.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <climits>
@@ -12,6 +15,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <set>
 #include <stdexcept>
@@ -20,6 +24,7 @@
 #include <utility>
 
 #include "c3/common/text_limits.h"
+#include "c3/common/workers.h"
 
 namespace c3::analyzer {
 namespace {
@@ -30,12 +35,25 @@ namespace {
 class Pack {
  public:
   Pack& u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) b_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    b_.append(b, 8);
     return *this;
   }
   Pack& str(const std::string& s) {
     u64(s.size());
     b_ += s;
+    return *this;
+  }
+  // A signed integer in as few bytes as it needs (zigzag, 7 bits a byte): times and counts of
+  // the critical path's chains, most of them small.
+  Pack& var(int64_t v) {
+    uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+    while (z >= 0x80) {
+      b_.push_back(static_cast<char>((z & 0x7f) | 0x80));
+      z >>= 7;
+    }
+    b_.push_back(static_cast<char>(z));
     return *this;
   }
   std::string take() { return std::move(b_); }
@@ -62,6 +80,17 @@ class Unpack {
     std::string s = b_.substr(at_, n);
     at_ += n;
     return s;
+  }
+  int64_t var() {
+    uint64_t z = 0;
+    for (int shift = 0;; shift += 7) {
+      need(1);
+      const auto c = static_cast<unsigned char>(b_[at_++]);
+      if (shift > 63) throw std::runtime_error("a message between c3scope's processes is garbled");
+      z |= static_cast<uint64_t>(c & 0x7f) << shift;
+      if ((c & 0x80) == 0) break;
+    }
+    return static_cast<int64_t>((z >> 1) ^ (0 - (z & 1)));
   }
   bool done() const { return at_ == b_.size(); }
 
@@ -94,6 +123,14 @@ void reset_peak() {
   if (f == nullptr) return;
   std::fputs("5", f);
   std::fclose(f);
+}
+
+// The cores this process may run on (its affinity mask), at most `cores`.
+int usable_cores(int cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cores;
+  return std::clamp(CPU_COUNT(&set), 1, cores);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -266,7 +303,8 @@ struct OwnedCall {
 CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
                                  const std::vector<uint64_t>& base, const std::vector<int>& domain,
                                  int domains, std::vector<Process>& processes,
-                                 const AnalyzeOptions& o, int64_t& owned) {
+                                 const AnalyzeOptions& o, int64_t& owned,
+                                 std::vector<int64_t>& offset) {
   const int size = comm.size();
   const size_t ranks = domain.size();
   // Each (rank, communicator)'s records to the communicator's owner.
@@ -383,7 +421,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
     });
     for (const int64_t x : parts.offsets) offsets_out.u64(bits(x));
   }
-  std::vector<int64_t> offset(ranks, 0);
+  offset.assign(ranks, 0);
   {
     const std::string b = comm.broadcast(offsets_out.take(), 0);
     Unpack u(b);
@@ -480,6 +518,293 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
     order_waits(parts.cross, processes, waits);
   });
   return parts;
+}
+
+// One rank's critical-path chains (its steps', or the whole run's), taken out of its summary
+// before the summary goes to process 0: each step's chains of every rank go to the process that
+// owns the step, which joins them (path_join.h) and sends process 0 the joined path only.
+struct OwnPaths {
+  size_t input = 0, index = 0;  // as OwnRecords
+  int64_t rank = -1;            // Process::rank
+  std::vector<std::string> comms, ops;
+  struct Step {
+    int64_t index = 0;
+    std::string name;
+    int64_t start = 0, end = 0;
+    RankPath path;  // its chains only (the summary keeps the single-rank parts)
+  };
+  std::vector<Step> steps;
+  std::optional<Step> whole;  // the whole run, where the rank has a window
+};
+
+OwnPaths take_paths(size_t input, size_t index, RankSummary& s) {
+  OwnPaths p;
+  p.input = input;
+  p.index = index;
+  p.rank = s.process.rank.value_or(-1);
+  p.comms = s.calls.comms;
+  p.ops = s.calls.ops;
+  p.steps.reserve(s.steps.size());
+  for (StepSample& st : s.steps) {
+    OwnPaths::Step x;
+    x.index = st.index;
+    x.name = st.name;
+    x.start = st.start;
+    x.end = st.end;
+    x.path.chains = std::move(st.path.chains);
+    x.path.names = std::move(st.path.names);
+    st.path.chains = {};
+    st.path.names = {};
+    p.steps.push_back(std::move(x));
+  }
+  if (s.run_end > s.run_start) {
+    OwnPaths::Step x;
+    x.index = -1;
+    x.name = "whole run";
+    x.start = s.run_start;
+    x.end = s.run_end;
+    x.path.chains = std::move(s.run_path.chains);
+    x.path.names = std::move(s.run_path.names);
+    p.whole = std::move(x);
+  }
+  s.run_path.chains = {};
+  s.run_path.names = {};
+  return p;
+}
+
+// The process that joins a step: steps dealt in turn (consecutive indices to different
+// processes).
+size_t step_owner(int64_t index, int size) {
+  return static_cast<size_t>(static_cast<uint64_t>(index) % static_cast<uint64_t>(size));
+}
+
+void pack_parts(Pack& p, const PathParts& parts) {
+  for (const int64_t v : parts) p.var(v);
+}
+void unpack_parts(Unpack& u, PathParts& parts) {
+  for (int64_t& v : parts) v = u.var();
+}
+
+// A block of one rank's steps for one owner: the rank, its name tables, then each step with its
+// chains' last names and its chains.
+void pack_steps(Pack& p, uint64_t at, const OwnPaths& r,
+                const std::vector<OwnPaths::Step*>& steps) {
+  p.u64(at).var(r.rank).u64(r.comms.size());
+  for (const std::string& c : r.comms) p.str(c);
+  p.u64(r.ops.size());
+  for (const std::string& op : r.ops) p.str(op);
+  p.u64(steps.size());
+  for (const OwnPaths::Step* st : steps) {
+    p.var(st->index).str(st->name).var(st->start).var(st->end).u64(st->path.names.size());
+    for (const std::string& n : st->path.names) p.str(n);
+    p.u64(st->path.chains.size());
+    for (const PathChain& c : st->path.chains) {
+      p.var(c.to_comm).var(c.to_seq).var(c.to_op).var(c.to_end_ns).var(c.to_bytes);
+      p.var(c.to_nranks).var(c.from_comm).var(c.from_seq).var(c.from_ns).var(c.to_ns - c.from_ns);
+      pack_parts(p, c.parts);
+      p.var(static_cast<int64_t>(c.last)).var(c.last_name).u64(c.removed.size());
+      for (const int64_t v : c.removed) p.var(v);
+    }
+  }
+}
+
+void pack_step_path(Pack& p, const StepPath& x) {
+  p.var(x.index).str(x.name).var(x.step_ns).var(x.path_ns);
+  pack_parts(p, x.parts);
+  p.var(x.end_process).var(x.hops).var(x.peer_wait_ns).u64(x.late.size());
+  for (const LateArrival& l : x.late) {
+    p.str(l.comm).var(l.seq).str(l.op).var(l.late).var(l.waiting).var(l.late_ns);
+    p.var(static_cast<int64_t>(l.cause)).str(l.cause_name);
+    pack_parts(p, l.before);
+  }
+  p.u64(x.route.size());
+  for (const PathLeg& g : x.route) {
+    p.var(g.process).var(g.from_ns).var(g.to_ns).var(g.collective ? 1 : 0).str(g.comm).var(g.seq);
+  }
+  p.u64(x.what_if_ns.size());
+  for (const int64_t v : x.what_if_ns) p.var(v);
+  p.var(x.replayed_ns);
+}
+
+PathPart part_of(int64_t v) {
+  if (v < 0 || v >= kPathParts)
+    throw std::runtime_error("a message between c3scope's processes names no path part");
+  return static_cast<PathPart>(v);
+}
+
+StepPath unpack_step_path(Unpack& u) {
+  StepPath x;
+  x.index = u.var();
+  x.name = u.str();
+  x.step_ns = u.var();
+  x.path_ns = u.var();
+  unpack_parts(u, x.parts);
+  x.end_process = static_cast<int>(u.var());
+  x.hops = static_cast<int>(u.var());
+  x.peer_wait_ns = u.var();
+  x.late.resize(u.u64() & 0xffffffffULL);
+  for (LateArrival& l : x.late) {
+    l.comm = u.str();
+    l.seq = u.var();
+    l.op = u.str();
+    l.late = static_cast<int>(u.var());
+    l.waiting = static_cast<int>(u.var());
+    l.late_ns = u.var();
+    l.cause = part_of(u.var());
+    l.cause_name = u.str();
+    unpack_parts(u, l.before);
+  }
+  x.route.resize(u.u64() & 0xffffffffULL);
+  for (PathLeg& g : x.route) {
+    g.process = static_cast<int>(u.var());
+    g.from_ns = u.var();
+    g.to_ns = u.var();
+    g.collective = u.var() != 0;
+    g.comm = u.str();
+    g.seq = u.var();
+  }
+  x.what_if_ns.resize(u.u64() & 0xffffffffULL);
+  for (int64_t& v : x.what_if_ns) v = u.var();
+  x.replayed_ns = u.var();
+  return x;
+}
+
+// One rank's part of a step as its owner holds it until the join.
+struct OwnedStep {
+  uint64_t at = 0;  // the rank's place in the job
+  int64_t rank = -1;
+  std::string name;
+  int64_t start = 0, end = 0;
+  RankPath path;
+  const RankCollectives* calls = nullptr;
+};
+
+// The steps' critical paths where the steps are owned (run_distributed's step 4): every process
+// calls it with its ranks' chains and the aligned clock offsets; process 0 gets every step's
+// joined path, in step order (the reduce's join_paths on the same chains gives the same).
+std::vector<StepPath> spread_paths(Comm& comm, std::vector<OwnPaths>& own,
+                                   const std::vector<uint64_t>& base,
+                                   const std::vector<int64_t>& offset,
+                                   const std::vector<WhatIf>& what_ifs) {
+  const int size = comm.size();
+  const auto me = static_cast<size_t>(comm.rank());
+  // Steps anywhere: then the ranks' steps are joined; none: each rank's whole run.
+  bool mine = false;
+  for (const OwnPaths& r : own) mine = mine || !r.steps.empty();
+  const bool steps = comm.any(mine);
+  std::deque<RankCollectives> tables;
+  std::map<int64_t, std::vector<OwnedStep>> owned;
+  std::vector<Pack> out(static_cast<size_t>(size));
+  comm.run([&] {
+    std::vector<std::vector<OwnPaths::Step*>> to(static_cast<size_t>(size));
+    for (OwnPaths& r : own) {
+      const uint64_t at = base[r.input] + r.index;
+      for (auto& v : to) v.clear();
+      if (steps) {
+        for (OwnPaths::Step& st : r.steps) to[step_owner(st.index, size)].push_back(&st);
+      } else if (r.whole) {
+        to[step_owner(-1, size)].push_back(&*r.whole);
+      }
+      for (size_t q = 0; q < to.size(); ++q) {
+        if (to[q].empty()) continue;
+        if (q != me) {
+          pack_steps(out[q], at, r, to[q]);
+          continue;
+        }
+        RankCollectives& t = tables.emplace_back();
+        t.comms = r.comms;
+        t.ops = r.ops;
+        for (OwnPaths::Step* st : to[q]) {
+          OwnedStep x{at, r.rank, st->name, st->start, st->end, std::move(st->path), &t};
+          owned[st->index].push_back(std::move(x));
+        }
+      }
+      r.steps = {};
+      r.whole.reset();
+    }
+  });
+  std::vector<std::string> bytes(static_cast<size_t>(size));
+  for (size_t q = 0; q < bytes.size(); ++q) bytes[q] = out[q].take();
+  std::vector<std::string> in = comm.exchange(std::move(bytes));
+  Pack joined;
+  comm.run([&] {
+    for (std::string& b : in) {
+      Unpack u(b);
+      while (!u.done()) {
+        const uint64_t at = u.u64();
+        if (at >= offset.size()) throw std::runtime_error("a process sent the steps of no rank");
+        const int64_t rank = u.var();
+        RankCollectives& t = tables.emplace_back();
+        t.comms.resize(u.u64() & 0xffffffffULL);
+        for (std::string& c : t.comms) c = u.str();
+        t.ops.resize(u.u64() & 0xffffffffULL);
+        for (std::string& op : t.ops) op = u.str();
+        const uint64_t n = u.u64();
+        for (uint64_t k = 0; k < n; ++k) {
+          const int64_t index = u.var();
+          OwnedStep x;
+          x.at = at;
+          x.rank = rank;
+          x.calls = &t;
+          x.name = u.str();
+          x.start = u.var();
+          x.end = u.var();
+          x.path.names.resize(u.u64() & 0xffffffffULL);
+          for (std::string& name : x.path.names) name = u.str();
+          x.path.chains.resize(u.u64() & 0xffffffffULL);
+          for (PathChain& c : x.path.chains) {
+            c.to_comm = static_cast<int32_t>(u.var());
+            c.to_seq = u.var();
+            c.to_op = static_cast<int32_t>(u.var());
+            c.to_end_ns = u.var();
+            c.to_bytes = u.var();
+            c.to_nranks = static_cast<int32_t>(u.var());
+            c.from_comm = static_cast<int32_t>(u.var());
+            c.from_seq = u.var();
+            c.from_ns = u.var();
+            c.to_ns = c.from_ns + u.var();
+            unpack_parts(u, c.parts);
+            c.last = part_of(u.var());
+            const int64_t name = u.var();
+            if (name < -1 || name >= static_cast<int64_t>(x.path.names.size()))
+              throw std::runtime_error("a message between c3scope's processes names no kernel");
+            c.last_name = static_cast<int32_t>(name);
+            c.removed.resize(u.u64() & 0xffffffffULL);
+            for (int64_t& v : c.removed) v = u.var();
+          }
+          owned[index].push_back(std::move(x));
+        }
+      }
+      b = {};  // parsed
+    }
+    // Each step as join_paths joins it: its ranks in job order, named by the first that names it.
+    std::vector<StepRankPath> ranks;
+    for (auto& [index, v] : owned) {
+      std::stable_sort(v.begin(), v.end(),
+                       [](const OwnedStep& a, const OwnedStep& b) { return a.at < b.at; });
+      std::string name;
+      ranks.clear();
+      for (const OwnedStep& x : v) {
+        if (name.empty()) name = x.name;
+        ranks.push_back(
+            {static_cast<int>(x.at), x.rank, x.start, x.end, offset[x.at], &x.path, x.calls});
+      }
+      pack_step_path(joined, join_step(index, name, ranks, what_ifs));
+      v = {};  // joined: its chains are not needed
+    }
+  });
+  std::vector<StepPath> paths;
+  const std::vector<std::string> results = comm.gather(joined.take(), 0);
+  if (comm.rank() != 0) return paths;
+  comm.run([&] {
+    for (const std::string& b : results) {
+      Unpack u(b);
+      while (!u.done()) paths.push_back(unpack_step_path(u));
+    }
+    std::stable_sort(paths.begin(), paths.end(),
+                     [](const StepPath& a, const StepPath& b) { return a.index < b.index; });
+  });
+  return paths;
 }
 
 }  // namespace
@@ -660,10 +985,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   o.csv = nullptr;
   o.keep = nullptr;
   o.progress = nullptr;
-  // The machine's cores are shared by its processes.
+  // The machine's cores are shared by its processes, and a launcher may bind a process to some
+  // of them (Open MPI binds each of 1 or 2 processes to one core unless told --bind-to none).
   if (o.workers <= 0) {
     const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    o.workers = std::max(1, cores / std::max(1, comm.local_processes()));
+    o.workers =
+        std::max(1, std::min(usable_cores(cores), cores / std::max(1, comm.local_processes())));
   }
   {
     std::vector<std::pair<size_t, std::string>> texts;
@@ -730,6 +1057,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   });
   if (settle(comm, out, res)) return res;
   mine.map_s = seconds_since(t0);
+  // Process 0's reduce, from here (the summaries' sending included): its time, and the memory it
+  // adds to what is resident now.
+  const auto reduce_t0 = std::chrono::steady_clock::now();
+  const int64_t peak_before = status_kb("VmHWM");
+  const int64_t rss_before = status_kb("VmRSS");
+  if (me == 0) reset_peak();
   mine.inputs = static_cast<int64_t>(my_summaries.size() + my_traces.size());
 
   // 3. The reduce. Every input's summaries go to process 0 (in input order) without their
@@ -740,6 +1073,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   // --summary: process 0 writes every record anyway, and reduces them itself.
   const bool spread = !want.summary && !want.ranks;
   std::vector<OwnRecords> own;
+  std::vector<OwnPaths> own_paths;
   Pack p;
   comm.run([&] {
     for (auto& [i, s] : parts) {
@@ -749,6 +1083,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         RankCollectives& c = s[k].calls;
         own.push_back({i, k, arrival_tolerance_ns(c), c.comms, c.ops, std::move(c.records)});
         c.records = {};
+        own_paths.push_back(take_paths(i, k, s[k]));
       }
       if (me == 0) continue;  // process 0 keeps its own
       p.u64(i).str(summaries_to_json(s, o.analyze));
@@ -758,11 +1093,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
   });
   std::vector<std::string> sent = comm.gather(p.take(), 0);
-  // Process 0's reduce, from here: its time, and the memory it adds to what is resident now.
-  const auto reduce_t0 = std::chrono::steady_clock::now();
-  const int64_t peak_before = status_kb("VmHWM");
-  const int64_t rss_before = status_kb("VmRSS");
-  if (me == 0) reset_peak();
+  const auto receive_t0 = std::chrono::steady_clock::now();
   std::vector<RankSummary> all;
   std::vector<Process> processes;
   std::vector<uint64_t> base(n, 0);  // input i's first rank
@@ -772,19 +1103,45 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   if (me == 0) {
     comm.run([&] {
       try {
+        // The summaries' texts, parsed on every core of this machine (its other processes wait
+        // for the reduce).
+        std::vector<std::pair<size_t, std::string>> texts;
         for (size_t q = 1; q < sent.size(); ++q) {
           Unpack u(sent[q]);
           while (!u.done()) {
             const size_t i = u.u64();
             if (i >= n) throw std::runtime_error("a process sent the summaries of no input");
-            std::vector<RankSummary> s = summaries_from_json(u.str(), deal.names[i]);
-            for (RankSummary& r : s) r.input = deal.inputs[i].path;
-            parts[i] = std::move(s);
+            texts.emplace_back(i, u.str());
             std::string rows = u.str();
             if (!rows.empty()) csv[i] = std::move(rows);
           }
-          sent[q] = {};  // parsed: the text is not kept through the reduce
+          sent[q] = {};  // split: the message is not kept through the reduce
         }
+        std::vector<std::vector<RankSummary>> parsed(texts.size());
+        std::vector<std::string> errors(texts.size());
+        std::atomic<size_t> next{0};
+        const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+        common::run_workers(
+            texts.size(),
+            [&] {
+              for (size_t k = next++; k < texts.size(); k = next++) {
+                const size_t i = texts[k].first;
+                try {
+                  parsed[k] = summaries_from_json(texts[k].second, deal.names[i]);
+                } catch (const std::exception& e) {
+                  errors[k] = e.what();
+                }
+                texts[k].second = {};  // parsed
+              }
+            },
+            static_cast<unsigned>(usable_cores(cores)));
+        for (size_t k = 0; k < texts.size(); ++k) {
+          if (!errors[k].empty()) throw std::invalid_argument(errors[k]);
+          const size_t i = texts[k].first;
+          for (RankSummary& r : parsed[k]) r.input = deal.inputs[i].path;
+          parts[i] = std::move(parsed[k]);
+        }
+        res.receive_s = seconds_since(receive_t0);
         for (size_t i = 0; i < n; ++i) {
           base[i] = all.size();
           auto it = parts.find(i);
@@ -827,12 +1184,21 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   res.ok = false;
   CrossRankParts cross;
   const auto cross_t0 = std::chrono::steady_clock::now();
-  if (spread)
-    cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze, mine.records);
-  mine.cross_s = seconds_since(cross_t0);
+  if (spread) {
+    std::vector<int64_t> offsets;
+    cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze, mine.records,
+                              offsets);
+    mine.cross_s = seconds_since(cross_t0);
+    // 4. Each step's critical path joined by the process that owns the step.
+    const auto paths_t0 = std::chrono::steady_clock::now();
+    cross.paths = spread_paths(comm, own_paths, base, offsets, o.analyze.what_ifs);
+    cross.joined = true;
+    mine.paths_s = seconds_since(paths_t0);
+  }
   Pack verdict;
   if (me == 0) {
     comm.run([&] {
+      const auto report_t0 = std::chrono::steady_clock::now();
       try {
         if (want.summary) res.summary = summaries_to_json(all, o.analyze);
         if (want.ranks) {
@@ -845,6 +1211,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       } catch (const std::exception& e) {
         res.error = e.what();
       }
+      res.report_s = seconds_since(report_t0);
     });
     verdict.u64(res.ok ? 1 : 0).str(res.error);
     res.reduce_s = seconds_since(reduce_t0);
@@ -853,12 +1220,14 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   mine.peak_kb = std::max(peak_before, status_kb("VmHWM"));
   Pack st;
   st.u64(std::bit_cast<uint64_t>(mine.map_s)).u64(std::bit_cast<uint64_t>(mine.cross_s));
+  st.u64(std::bit_cast<uint64_t>(mine.paths_s));
   st.u64(bits(mine.peak_kb)).u64(bits(mine.inputs)).u64(bits(mine.records));
   for (const std::string& b : comm.gather(st.take(), 0)) {
     Unpack u(b);
     ProcessStats x;
     x.map_s = std::bit_cast<double>(u.u64());
     x.cross_s = std::bit_cast<double>(u.u64());
+    x.paths_s = std::bit_cast<double>(u.u64());
     x.peak_kb = signed_of(u.u64());
     x.inputs = signed_of(u.u64());
     x.records = signed_of(u.u64());

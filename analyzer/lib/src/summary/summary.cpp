@@ -468,7 +468,9 @@ size_t RankSummary::bytes() const {
   }
   auto path_bytes = [&](const RankPath& p) {
     size_t n = p.chains.capacity() * sizeof(PathChain);
-    for (const PathChain& c : p.chains) n += str(c.last_name) + c.removed.capacity() * 8;
+    n += p.names.capacity() * sizeof(std::string);
+    for (const std::string& x : p.names) n += str(x);
+    for (const PathChain& c : p.chains) n += c.removed.capacity() * 8;
     return n;
   };
   b += path_bytes(run_path);
@@ -689,7 +691,12 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   for (auto& [k, x] : sequences) r.sequences.push_back(std::move(x));
   sort_sequences(r.sequences);
   if (r.sequences.size() > kSequencesKept) r.sequences.resize(kSequencesKept);
-  join_paths(r, ranks, processes, calls, o);
+  if (parts != nullptr && parts->joined) {
+    r.what_ifs = o.what_ifs;
+    if (r.why) r.paths = parts->paths;
+  } else {
+    join_paths(r, ranks, processes, calls, o);
+  }
   r.cross = parts ? parts->cross : cross_rank(processes, calls);
   order_by_rank(r);
   return r;

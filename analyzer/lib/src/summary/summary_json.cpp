@@ -197,7 +197,7 @@ ojson path_out(const RankPath& p) {
   for (const PathChain& c : p.chains) {
     chains.push_back(ojson::array(
         {c.to_comm, c.to_seq, c.to_op, c.to_end_ns, c.from_comm, c.from_seq, c.from_ns, c.to_ns,
-         c.parts, static_cast<int>(c.last), c.last_name, c.removed, c.to_bytes, c.to_nranks}));
+         c.parts, static_cast<int>(c.last), p.last_name(c), c.removed, c.to_bytes, c.to_nranks}));
   }
   return {{"local", p.local}, {"local_ns", p.local_ns}, {"chains", std::move(chains)}};
 }
@@ -210,6 +210,7 @@ RankPath path_in(const json& j, size_t what_ifs) {
   int64_t local = 0;
   for (int64_t v : p.local) local += v;
   if (local != p.local_ns) throw std::invalid_argument("path: local parts do not add up");
+  std::unordered_map<std::string, int32_t> seen;
   for (const json& c : j.at("chains")) {
     if (!c.is_array() || (c.size() != 12 && c.size() != 14))
       throw std::invalid_argument("path: a chain is not 12 or 14 values");
@@ -234,7 +235,7 @@ RankPath path_in(const json& j, size_t what_ifs) {
     if (x.to_ns < x.from_ns || sum != x.to_ns - x.from_ns)
       throw std::invalid_argument("path: a chain's parts do not add up to its length");
     x.last = static_cast<PathPart>(whole(c[9], "chain last", 0, kPathParts - 1));
-    x.last_name = string_value(c[10], "chain last name");
+    x.last_name = p.add_name(string_value(c[10], "chain last name"), seen);
     if (!c[11].is_array() || c[11].size() != what_ifs)
       throw std::invalid_argument("path: a chain's what-ifs are not the summary's");
     for (const json& v : c[11]) x.removed.push_back(whole(v, "chain removed", 0, kAmountLimit));

@@ -32,6 +32,20 @@ const char* path_part_name(PathPart p) {
   return "?";
 }
 
+const std::string& RankPath::last_name(const PathChain& c) const {
+  static const std::string none;
+  return c.last_name >= 0 && static_cast<size_t>(c.last_name) < names.size()
+             ? names[static_cast<size_t>(c.last_name)]
+             : none;
+}
+
+int32_t RankPath::add_name(const std::string& name,
+                           std::unordered_map<std::string, int32_t>& seen) {
+  const auto [it, added] = seen.emplace(name, static_cast<int32_t>(names.size()));
+  if (added) names.push_back(name);
+  return it->second;
+}
+
 namespace {
 
 PathPart part_of(Class c) {
@@ -727,9 +741,11 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
   std::sort(arrivals.begin(), arrivals.end());
   std::unordered_map<int32_t, std::string> normalized;
   Memos memo(g.calls());
+  std::unordered_map<std::string, int32_t> seen;
   for (size_t k = 0; k < windows.size(); ++k) {
     const Interval& win = windows[k];
     RankPath& rp = out[k];
+    seen.clear();
     auto finish = [&](Walk& w, PathChain& ch, int64_t to) {
       ch.to_ns = to;
       ch.parts = w.parts;
@@ -740,7 +756,7 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
         ch.from_ns = win.start;
       }
       ch.last = w.last;
-      ch.last_name = last_name(t, w, normalized);
+      ch.last_name = rp.add_name(last_name(t, w, normalized), seen);
       ch.removed = std::move(w.removed);
       ch.removed.resize(o.what_ifs.size(), 0);
     };

@@ -296,7 +296,7 @@ StepPath join_step(int64_t index, const std::string& name, const std::vector<Ste
       la.waiting = ranks[s].process;
       la.late_ns = second == INT64_MIN ? 0 : last - second;
       la.cause = theirs->last;
-      la.cause_name = theirs->last_name;
+      la.cause_name = ranks[last_side].path->last_name(*theirs);
       la.before = theirs->parts;
       out.late.push_back(std::move(la));
       ++out.hops;

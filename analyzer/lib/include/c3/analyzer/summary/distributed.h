@@ -97,6 +97,7 @@ struct DistributedOutputs {
 struct ProcessStats {
   double map_s = 0;     // reading and mapping its share
   double cross_s = 0;   // the cross-rank exchange and the owner's matching
+  double paths_s = 0;   // the steps' critical paths: the chains' exchange and the owner's joins
   int64_t peak_kb = 0;  // its peak resident memory (VmHWM)
   int64_t inputs = 0;   // inputs it mapped
   int64_t records = 0;  // collective records of the communicators it owned
@@ -112,12 +113,15 @@ struct DistributedResult {
   std::string csv;      // the rows, without the header, in input order
   std::string summary;  // summaries_to_json of every rank
   std::vector<RankSummary> ranks;  // DistributedOutputs::ranks
-  // Process 0: each process's stats, and the reduce's on process 0: from the summaries' arrival
-  // to the report (receiving, parsing, the cross-rank parts, reduce()), and the resident memory
-  // it added (peak VmHWM after minus VmRSS before).
+  // Process 0: each process's stats, and the reduce's on process 0: from the end of the map to
+  // the report (the summaries sent and parsed, the cross-rank parts, the steps' paths,
+  // reduce()), and the resident memory it added (peak VmHWM after minus VmRSS before).
   std::vector<ProcessStats> stats;
   double reduce_s = 0;
   int64_t reduce_kb = 0;
+  // Parts of reduce_s: parsing the summaries that came (their JSON), and the report (reduce())
+  // once the cross-rank parts are in.
+  double receive_s = 0, report_s = 0;
 };
 
 // The map on each process's share of `deal`, the summary inputs' options adopted over the job

@@ -114,6 +114,10 @@ struct CrossRankParts {
   std::vector<int64_t> offsets;     // each rank's Process::offset_ns after alignment
   LastArrivalsOf last;              // per (communicator, seq): the latest arrivals
   CrossRank cross;                  // cross_rank's
+  // The steps' critical paths, joined by the processes that own the steps (their chains are
+  // not in the summaries then): `joined` says so; Report::paths takes them as they are.
+  bool joined = false;
+  std::vector<StepPath> paths;
 };
 
 // The same, taking the summaries' per-rank steps over instead of copying them (the pipeline's

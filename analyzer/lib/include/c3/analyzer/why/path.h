@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "c3/analyzer/metrics/intervals.h"
@@ -52,10 +53,10 @@ struct WhatIf {
 // RankCollectives::comms) and sequence number.
 struct PathChain {
   int32_t to_comm = -1;  // -1: the chain ends at the step's end
-  int64_t to_seq = -1;
   // The collective it leads to, on this rank: its op (an index into RankCollectives::ops) and
   // its end (the GPU end of its work), for the reduce's join and what-ifs.
   int32_t to_op = -1;
+  int64_t to_seq = -1;
   int64_t to_end_ns = 0;
   // Its size and ranks (Collective::bytes, nranks; 0 when unknown), for a what-if at a bus
   // bandwidth.
@@ -67,9 +68,11 @@ struct PathChain {
   PathParts parts{};               // sum: to_ns - from_ns
   // What the rank did last before the chain's end, gaps passed over: its part and name (a
   // kernel's normalized name, "launch of <kernel>", "host time between calls"; idle when the
-  // chain holds only gaps), the straggler cause when this chain leads to a late arrival.
+  // chain holds only gaps), the straggler cause when this chain leads to a late arrival. The
+  // name is an index into its RankPath's names (a rank's chains end at a few kernels thousands
+  // of times: a job's reduce holds every rank's chains); -1: none.
   PathPart last = PathPart::idle;
-  std::string last_name;
+  int32_t last_name = -1;
   // Per what-if (PathOptions::what_ifs, in order): the time of the chain that it shortens, and
   // how much (ns removed).
   std::vector<int64_t> removed;
@@ -85,8 +88,15 @@ struct PathOptions {
 // its parts, summing to the step's length.
 struct RankPath {
   std::vector<PathChain> chains;
+  // The chains' last names, each once, in the order the chains first name them.
+  std::vector<std::string> names;
   PathParts local{};
   int64_t local_ns = 0;
+  // A chain's last name ("" for none).
+  const std::string& last_name(const PathChain& c) const;
+  // The index of `name` in `names`, added where it is new; `seen` (the caller's, one per
+  // RankPath) holds the names added so far.
+  int32_t add_name(const std::string& name, std::unordered_map<std::string, int32_t>& seen);
 };
 
 // One segment of a path, for the timeline: from, to, part, the activity row (or -1 for host
