@@ -1,6 +1,7 @@
-// c3scope-mpi: c3scope's analyze and compare on many processes under an MPI launcher (mpirun, srun;
-// docs/scale.md). Each process maps its share of the traces; process 0 reduces and writes the
-// outputs, and alone speaks: the others' standard output and error are closed.
+// c3scope-mpi: c3scope's analyze, compare and export on many processes under an MPI launcher
+// (mpirun, srun; docs/scale.md). Each process maps (or renders) its share of the traces; process 0
+// reduces and writes the outputs, and alone speaks: the others' standard output and error are
+// closed.
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -112,12 +113,13 @@ int main(int argc, char** argv) {
   test_fault(rank);
   int rc = c3::cli::kExitUsage;
   const std::string sub = argc > 1 ? argv[1] : "";
-  if (sub != "analyze" && sub != "compare" && sub != "--help" && sub != "-h" &&
+  if (sub != "analyze" && sub != "compare" && sub != "export" && sub != "--help" && sub != "-h" &&
       sub != "--version") {
     if (rank == 0) {
-      say(say_fd, (sub.empty() ? std::string("no command") : "'" + sub + "'") +
-                      ": c3scope-mpi runs analyze and compare (c3scope-mpi analyze TRACES...); "
-                      "run the other commands with c3scope");
+      say(say_fd,
+          (sub.empty() ? std::string("no command") : "'" + sub + "'") +
+              ": c3scope-mpi runs analyze, compare and export (c3scope-mpi analyze TRACES...); "
+              "run the other commands with c3scope");
     }
   } else {
     rc = c3::cli::run(argc, argv);

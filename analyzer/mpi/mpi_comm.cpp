@@ -13,7 +13,9 @@
 namespace c3::mpi {
 namespace {
 
-constexpr int kDataTag = 1, kBeatTag = 2;
+// Point-to-point messages (send_to) have a tag of their own: a collective's message from the same
+// process can never be taken for one.
+constexpr int kDataTag = 1, kBeatTag = 2, kPointTag = 3;
 // A heartbeat and a goodbye: static, since a send may complete after beat() returns.
 constexpr char kHeartbeat[2] = {'h', 'b'};
 // The largest piece of one message: MPI counts in int, and a long message's pieces complete one
@@ -185,28 +187,28 @@ void MpiComm::wait(std::vector<MPI_Request>& reqs) {
 }
 
 void MpiComm::send(const std::string& bytes, int to, std::vector<MPI_Request>& reqs,
-                   std::vector<uint64_t>& lengths) {
+                   std::vector<uint64_t>& lengths, int tag) {
   lengths.push_back(bytes.size());
   MPI_Request r = MPI_REQUEST_NULL;
-  MPI_Isend(&lengths.back(), 1, MPI_UINT64_T, to, kDataTag, data_, &r);
+  MPI_Isend(&lengths.back(), 1, MPI_UINT64_T, to, tag, data_, &r);
   reqs.push_back(r);
   for (uint64_t at = 0; at < bytes.size(); at += kPiece) {
     const auto n = static_cast<int>(std::min<uint64_t>(kPiece, bytes.size() - at));
-    MPI_Isend(bytes.data() + at, n, MPI_CHAR, to, kDataTag, data_, &r);
+    MPI_Isend(bytes.data() + at, n, MPI_CHAR, to, tag, data_, &r);
     reqs.push_back(r);
   }
 }
 
-std::string MpiComm::receive(int from) {
+std::string MpiComm::receive(int from, int tag) {
   uint64_t n = 0;
   std::vector<MPI_Request> reqs(1);
-  MPI_Irecv(&n, 1, MPI_UINT64_T, from, kDataTag, data_, &reqs[0]);
+  MPI_Irecv(&n, 1, MPI_UINT64_T, from, tag, data_, &reqs[0]);
   wait(reqs);
   std::string out(n, '\0');
   for (uint64_t at = 0; at < n; at += kPiece) {
     const auto k = static_cast<int>(std::min<uint64_t>(kPiece, n - at));
     MPI_Request r = MPI_REQUEST_NULL;
-    MPI_Irecv(out.data() + at, k, MPI_CHAR, from, kDataTag, data_, &r);
+    MPI_Irecv(out.data() + at, k, MPI_CHAR, from, tag, data_, &r);
     reqs.push_back(r);
   }
   wait(reqs);
@@ -235,12 +237,12 @@ std::vector<std::string> MpiComm::gather(std::string bytes, int root) {
       std::vector<MPI_Request> reqs;
       std::vector<uint64_t> lengths;
       lengths.reserve(1);
-      send(packed, (rel - mask + root) % size_, reqs, lengths);
+      send(packed, (rel - mask + root) % size_, reqs, lengths, kDataTag);
       wait(reqs);
       return {};
     }
     if (rel + mask < size_) {
-      const std::string got = receive((rel + mask + root) % size_);
+      const std::string got = receive((rel + mask + root) % size_, kDataTag);
       size_t at = 0;
       auto u64 = [&]() {
         if (got.size() - at < 8) abort(2, "a message between c3scope's processes is cut short");
@@ -273,7 +275,7 @@ std::string MpiComm::broadcast(std::string bytes, int root) {
   int mask = 1;
   while (mask < size_) {
     if ((rel & mask) != 0) {
-      bytes = receive((rel - mask + root) % size_);
+      bytes = receive((rel - mask + root) % size_, kDataTag);
       break;
     }
     mask <<= 1;
@@ -282,7 +284,7 @@ std::string MpiComm::broadcast(std::string bytes, int root) {
   std::vector<uint64_t> lengths;
   lengths.reserve(64);  // one per child: at most log2(size) < 64
   for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (rel + mask < size_) send(bytes, (rel + mask + root) % size_, reqs, lengths);
+    if (rel + mask < size_) send(bytes, (rel + mask + root) % size_, reqs, lengths, kDataTag);
   }
   wait(reqs);
   return bytes;
@@ -298,12 +300,24 @@ std::vector<std::string> MpiComm::exchange(std::vector<std::string> out) {
     std::vector<MPI_Request> reqs;
     std::vector<uint64_t> lengths;
     lengths.reserve(1);
-    send(out[static_cast<size_t>(to)], to, reqs, lengths);
-    in[static_cast<size_t>(from)] = receive(from);
+    send(out[static_cast<size_t>(to)], to, reqs, lengths, kDataTag);
+    in[static_cast<size_t>(from)] = receive(from, kDataTag);
     wait(reqs);
     out[static_cast<size_t>(to)] = {};
   }
   return in;
+}
+
+void MpiComm::send_to(int to, std::string bytes) {
+  std::vector<MPI_Request> reqs;
+  std::vector<uint64_t> lengths;
+  lengths.reserve(1);
+  send(bytes, to, reqs, lengths, kPointTag);
+  wait(reqs);
+}
+
+std::string MpiComm::receive_from(int from) {
+  return receive(from, kPointTag);
 }
 
 int MpiComm::finish(int rc) {

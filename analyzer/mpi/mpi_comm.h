@@ -31,6 +31,8 @@ class MpiComm final : public analyzer::Comm {
   std::vector<std::string> gather(std::string bytes, int root) override;
   std::string broadcast(std::string bytes, int root) override;
   std::vector<std::string> exchange(std::vector<std::string> out) override;
+  void send_to(int to, std::string bytes) override;
+  std::string receive_from(int from) override;
   void fail(const std::string& line) override { abort(2, line); }
   int local_processes() const override { return local_; }
   int node() const override { return node_; }
@@ -46,8 +48,8 @@ class MpiComm final : public analyzer::Comm {
   void pump();        // one round of it
   void wait(std::vector<MPI_Request>& reqs);
   void send(const std::string& bytes, int to, std::vector<MPI_Request>& reqs,
-            std::vector<uint64_t>& lengths);
-  std::string receive(int from);
+            std::vector<uint64_t>& lengths, int tag);
+  std::string receive(int from, int tag);
   void beat(char what);
   std::string who(int p) const;
 

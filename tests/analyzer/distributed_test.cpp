@@ -5,34 +5,41 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace c3::analyzer {
 namespace {
 
-// Mailboxes between `n` threads: one FIFO per (from, to).
+// Mailboxes between `n` threads: one FIFO per (from, to), and one more for point-to-point
+// messages (MpiComm's have a tag of their own).
 struct Post {
-  explicit Post(int processes) : n(processes), boxes(static_cast<size_t>(processes * processes)) {}
+  explicit Post(int processes)
+      : n(processes), boxes(static_cast<size_t>(2 * processes * processes)) {}
   int n;
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::deque<std::string>> boxes;
-  void send(int from, int to, std::string b) {
+  size_t box(int from, int to, bool point) const {
+    return (point ? static_cast<size_t>(n * n) : 0) +
+           static_cast<size_t>(from) * static_cast<size_t>(n) + static_cast<size_t>(to);
+  }
+  void send(int from, int to, std::string b, bool point = false) {
     {
       const std::lock_guard<std::mutex> lock(mu);
-      boxes[static_cast<size_t>(from) * static_cast<size_t>(n) + static_cast<size_t>(to)].push_back(
-          std::move(b));
+      boxes[box(from, to, point)].push_back(std::move(b));
     }
     cv.notify_all();
   }
-  std::string receive(int from, int to) {
+  std::string receive(int from, int to, bool point = false) {
     std::unique_lock<std::mutex> lock(mu);
-    auto& q = boxes[static_cast<size_t>(from) * static_cast<size_t>(n) + static_cast<size_t>(to)];
+    auto& q = boxes[box(from, to, point)];
     cv.wait(lock, [&] { return !q.empty(); });
     std::string b = std::move(q.front());
     q.pop_front();
@@ -66,6 +73,10 @@ class ThreadComm final : public Comm {
     for (int p = 0; p < post_.n; ++p) in.push_back(post_.receive(p, rank_));
     return in;
   }
+  void send_to(int to, std::string bytes) override {
+    post_.send(rank_, to, std::move(bytes), true);
+  }
+  std::string receive_from(int from) override { return post_.receive(from, rank_, true); }
 
  private:
   Post& post_;
@@ -174,6 +185,113 @@ TEST(Distributed, AnUnreadableInputIsEveryProcesssError) {
     EXPECT_EQ(r.error, serial) << n << " processes";
     EXPECT_FALSE(r.report);
   }
+}
+
+// A job of 7 ranks on 4 hosts and one without a host, each host's clock off by its own amount:
+// host b matches only host c, which matches a (a chain the alignment follows), rank 6 has no
+// collective (its wall-clock anchor aligns it), and communicator "dp"'s 300 collectives span two
+// owners' runs of sequence numbers.
+struct SpreadJob {
+  std::vector<Process> processes;
+  std::vector<RankCollectives> calls;
+  SpreadJob() {
+    const std::vector<std::pair<const char*, int64_t>> ranks = {
+        {"a", 0}, {"a", 0}, {"b", 7'000}, {"c", -3'500}, {"", 900}, {"c", -3'500}, {"d", 50}};
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      Process p;
+      p.host = ranks[r].first;
+      // The reference is the lowest rank: rank 0, on host a; ranks 4 and 5 change places.
+      p.rank = static_cast<int64_t>(r == 4 ? 5 : r == 5 ? 4 : r);
+      p.anchor_trace_ns = 1'000;
+      p.anchor_realtime_ns = 1'000 + ranks[r].second * 3;
+      processes.push_back(p);
+      RankCollectives c;
+      c.ops = {"AllReduce"};
+      auto add = [&](const char* comm, int64_t seq, int64_t end) {
+        auto it = std::find(c.comms.begin(), c.comms.end(), comm);
+        if (it == c.comms.end()) it = c.comms.insert(c.comms.end(), comm);
+        CollectiveRecord x;
+        x.comm = static_cast<int32_t>(it - c.comms.begin());
+        x.op = 0;
+        x.seq = seq;
+        x.gpu_start = end - 100;
+        x.gpu_end = end + ranks[r].second + static_cast<int64_t>((r * 37 + seq * 11) % 23);
+        c.records.push_back(x);
+      };
+      const bool ac = p.host == "a" || p.host == "c" || p.host.empty();
+      for (int64_t s = 299; s >= 0 && ac; --s) add("dp", s, 10'000 + s * 1'000);
+      if (p.host == "b" || p.host == "c") {
+        for (int64_t s = 0; s < 40; ++s) add("pp", s, 500'000 + s * 2'000);
+      }
+      if (r == 1) add("dp", 5, 15'000);  // a second call of one collective (another GPU)
+      c.sort();
+      calls.push_back(std::move(c));
+    }
+  }
+};
+
+TEST(Distributed, ClocksAlignedWhereTheRecordsAreEqualAlignClocks) {
+  SpreadJob job;
+  std::vector<Process> serial = job.processes;
+  std::vector<const RankCollectives*> all;
+  for (const RankCollectives& c : job.calls) all.push_back(&c);
+  align_clocks(serial, all);
+  // Not trivial: hosts b, c, d and the hostless rank are each off the reference's clock, and all
+  // but d are aligned by their collectives.
+  std::set<int64_t> offsets;
+  for (const Process& p : serial) offsets.insert(p.offset_ns);
+  ASSERT_EQ(offsets.size(), 5u);
+  const std::vector<ClockOffset> how = align_clocks(serial, all);
+  for (size_t r = 2; r < 6; ++r) EXPECT_EQ(how[r].how, "matched collective ends") << r;
+  EXPECT_NE(how[6].how.find("wall-clock anchors"), std::string::npos);
+  for (int n = 1; n <= 4; ++n) {
+    Post post(n);
+    std::vector<std::vector<Process>> got(static_cast<size_t>(n));
+    std::vector<std::vector<size_t>> which(static_cast<size_t>(n));
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(n));
+    for (int p = 0; p < n; ++p) {
+      threads.emplace_back([&, p] {
+        ThreadComm comm(post, p);
+        // Ranks dealt round robin from the last; places in the job's order, not 0..n-1.
+        std::vector<uint64_t> order;
+        std::vector<const RankCollectives*> calls;
+        auto& mine = got[static_cast<size_t>(p)];
+        for (size_t r = 0; r < job.processes.size(); ++r) {
+          if (static_cast<int>((job.processes.size() - 1 - r) % static_cast<size_t>(n)) != p)
+            continue;
+          which[static_cast<size_t>(p)].push_back(r);
+          order.push_back(1'000 + 65'536 * r);
+          mine.push_back(job.processes[r]);
+          calls.push_back(&job.calls[r]);
+        }
+        align_clocks_spread(comm, order, mine, calls);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (size_t p = 0; p < got.size(); ++p) {
+      for (size_t i = 0; i < got[p].size(); ++i) {
+        EXPECT_EQ(got[p][i].offset_ns, serial[which[p][i]].offset_ns)
+            << n << " processes, rank " << which[p][i];
+      }
+    }
+  }
+}
+
+TEST(Distributed, PointToPointMessagesArriveInOrder) {
+  SerialComm one;
+  one.send_to(0, "a");
+  one.send_to(0, "b");
+  EXPECT_EQ(one.receive_from(0), "a");
+  EXPECT_EQ(one.receive_from(0), "b");
+  Post post(3);
+  std::thread sender([&] {
+    ThreadComm comm(post, 2);
+    for (int i = 0; i < 100; ++i) comm.send_to(0, std::to_string(i));
+  });
+  ThreadComm comm(post, 0);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(comm.receive_from(2), std::to_string(i));
+  sender.join();
 }
 
 TEST(Distributed, InputsAreDealtLargestFirstToTheLeastLoaded) {

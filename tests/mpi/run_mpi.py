@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""c3scope-mpi against c3scope (docs/scale.md): the `analyze` and `compare` lines of golden cases run
-serially with c3scope and under an oversubscribed mpirun with c3scope-mpi at 1, 2, 3 and 4
-processes; the exit code, standard output, c3scope's lines on standard error and every file
+"""c3scope-mpi against c3scope (docs/scale.md): the `analyze`, `compare` and `export` lines of golden
+cases run serially with c3scope and under an oversubscribed mpirun with c3scope-mpi at 1, 2, 3
+and 4 processes; the exit code, standard output, c3scope's lines on standard error and every file
 written must be the same. Then the failures: an input that cannot be read, a process that stops
 answering, one that leaves early and one that is killed, each ending the job in bounded time.
+With --export: export's own cases (a job of twelve PyTorch ranks on different clocks, converted
+and as c3scope traces, pids that collide, unreadable inputs, real PyTorch and Nsight traces).
 
   run_mpi.py --c3scope BIN --c3scope-mpi BIN [--case DIR]... [--all-golden] [--np 1,2,3,4]
-             [--faults]
+             [--faults] [--export]
 """
 import argparse
 import filecmp
+import json
 import os
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -71,17 +75,17 @@ def run(argv, cwd, timeout=300):
     return p.returncode, p.stdout, c3_lines(p.stderr)
 
 
-MPI_COMMANDS = ("analyze", "compare")
+MPI_COMMANDS = ("analyze", "compare", "export")
 
 
 def outputs(cmds):
-    """The files analyze and compare write."""
+    """The files analyze, compare and export write."""
     out = set()
     for c in cmds:
         if c[0] not in MPI_COMMANDS:
             continue
         for flag, value in zip(c, c[1:]):
-            if flag in ("--json", "--csv", "--summary", "--md", "--junit") and \
+            if flag in ("--json", "--csv", "--summary", "--md", "--junit", "-o", "--output") and \
                     not value.startswith("/dev/"):
                 out.add(value)
     return sorted(out)
@@ -132,6 +136,93 @@ def check_local(args, failures):
         if got != want:
             failures.append(f"--local np={np_}: rc={got[0]} err={got[2]} (c3scope: rc={want[0]})")
     print(f"--local: {len(args.np)} process counts")
+
+
+def shift_times(path, us):
+    """A PyTorch trace's clock moved by `us` microseconds (another host's clock)."""
+    with open(path) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if "ts" in e:
+            e["ts"] += us
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def check_export(args, failures):
+    """export at each process count against c3scope export: the same file byte for byte."""
+    twelve = os.path.join(ROOT, "tests", "golden", "kineto_twelve_ranks")
+    with tempfile.TemporaryDirectory(prefix="c3mpi-export-") as case:
+        ranks = os.path.join(case, "ranks")
+        os.makedirs(ranks)
+        for i in range(12):
+            shutil.copy(os.path.join(twelve, f"rank{i}.json"), ranks)
+        # Ranks on clocks of their own: the alignment moves them (by matched collective ends).
+        for i, us in ((1, 5000.0), (5, -7000.0), (10, 123.5)):
+            shift_times(os.path.join(ranks, f"rank{i}.json"), us)
+        # A rank given twice (a copy): its pid is taken, so the second gets a free one.
+        os.makedirs(os.path.join(case, "copy"))
+        shutil.copy(os.path.join(ranks, "rank0.json"), os.path.join(case, "copy"))
+        os.makedirs(os.path.join(case, "mixed"))
+        # Inputs that cannot be read: the lowest one's line, nothing written. One that is not a
+        # trace (process 0 finds it), and traces each missing a table, which fail where they are
+        # read: counting the processes (process), loading for the alignment (kernel), rendering
+        # (nvtx_range).
+        bad = os.path.join(case, "bad")
+        os.makedirs(bad)
+        for i in range(6):
+            shutil.copy(os.path.join(ranks, f"rank{i}.json"), bad)
+        with open(os.path.join(bad, "rank2.json"), "w") as f:
+            f.write('{"traceEvents": [ {"ph": "X", ')
+        damaged = os.path.join(case, "damaged")
+        os.makedirs(damaged)
+        for i, table in ((4, "process"), (6, "kernel"), (8, "nvtx_range"), (9, None)):
+            db = os.path.join(damaged, f"rank{i}.sqlite")
+            subprocess.run([args.c3scope, "import", os.path.join(ranks, f"rank{i}.json"), "-o",
+                            db], check=True, capture_output=True)
+            if table:
+                with sqlite3.connect(db) as c:
+                    c.execute(f"DROP TABLE {table}")
+        with open(os.path.join(case, "cmd"), "w") as f:
+            f.write("c3scope import ranks/rank3.json -o mixed/rank3.sqlite\n"
+                    "c3scope import ranks/rank7.json -o mixed/rank7.sqlite\n"
+                    "c3scope export ranks -o job.json\n"
+                    "c3scope export ranks -o job.json\n"
+                    "c3scope export ranks/rank0.json mixed ranks/rank11.json copy/rank0.json "
+                    "-o mixed.json\n"
+                    "c3scope export mixed -o /dev/stdout\n")
+        check_case(args, case, failures)
+        # The failures at 2 and 4 processes (the damaged inputs are then on different ones).
+        with open(os.path.join(case, "cmd"), "w") as f:
+            f.write("c3scope export bad -o bad.json\n"
+                    "c3scope export ranks/rank1.json missing.json -o bad.json\n"
+                    "c3scope export damaged/rank9.sqlite ranks damaged/rank8.sqlite -o bad.json\n"
+                    "c3scope export ranks damaged/rank6.sqlite damaged/rank8.sqlite -o bad.json\n"
+                    "c3scope export damaged -o bad.json\n"
+                    "c3scope export ranks -o ranks/rank1.json --force\n")
+        check_case(argparse.Namespace(**{**vars(args), "np": [2, 4]}), case, failures)
+        # A process that stops answering while the others export: the job ends within the
+        # timeout, naming it, and writes nothing.
+        env = mpi_env()
+        env["C3SCOPE_MPI_TIMEOUT"] = "3"
+        env["C3SCOPE_MPI_TEST_FAULT"] = "stop:1"
+        try:
+            p = subprocess.run(mpirun(3, [args.c3scope_mpi, "export", "ranks", "-o", "f.json"]),
+                               cwd=case, capture_output=True, text=True, timeout=60, env=env)
+            if p.returncode == 0 or os.path.exists(os.path.join(case, "f.json")) or \
+                    not re.search(r"process 1 \(host .*\) has not answered for \d+ s", p.stderr):
+                failures.append(f"export, a process stopped: rc={p.returncode} "
+                                f"{p.stderr.strip()[-300:]}")
+        except subprocess.TimeoutExpired:
+            failures.append("export, a process stopped: the job did not end within 60 s")
+    # Real traces: PyTorch profiler ranks and an Nsight Systems export, converted; one renders
+    # into more than one piece on its way to process 0.
+    with tempfile.TemporaryDirectory(prefix="c3mpi-export-real-") as case:
+        with open(os.path.join(case, "cmd"), "w") as f:
+            f.write("c3scope export $TRACES/kineto/hta_sampled_rank-0.json.gz "
+                    "$TRACES/kineto/hta_sampled_rank-1.json.gz $TRACES/kineto/hta_nccl_data.json.gz "
+                    "$TRACES/nsys/pipit_saxpy_nsys.sqlite -o real.json\n")
+        check_case(args, case, failures)
 
 
 def check_faults(args, failures):
@@ -235,6 +326,7 @@ def main():
                     help="every golden case with an analyze line")
     ap.add_argument("--np", default="1,2,3,4")
     ap.add_argument("--faults", action="store_true")
+    ap.add_argument("--export", action="store_true", help="export's own cases")
     ap.add_argument("--make-trace", help="c3_gui_make_trace: also a generated job of 24 ranks on "
                     "6 hosts with tensor, data and pipeline parallel communicators")
     args = ap.parse_args()
@@ -249,7 +341,8 @@ def main():
         g = os.path.join(ROOT, "tests", "golden")
         for name in sorted(os.listdir(g)):
             cmd = os.path.join(g, name, "cmd")
-            if os.path.exists(cmd) and any(l.startswith(("c3scope analyze", "c3scope compare"))
+            if os.path.exists(cmd) and any(l.startswith(tuple(f"c3scope {c}"
+                                                              for c in MPI_COMMANDS))
                                            for l in open(cmd)):
                 args.case.append(os.path.join(g, name))
     for case in args.case:
@@ -266,7 +359,10 @@ def main():
                         "c3scope analyze s.json.gz job/rank3.sqlite --json r2.json\n"
                         "c3scope compare s.json.gz job --json cmp.json --md cmp.md\n")
             check_case(args, case, failures)
-    check_local(args, failures)
+    if args.export:
+        check_export(args, failures)
+    else:
+        check_local(args, failures)
     if args.faults:
         check_faults(args, failures)
     for f in failures:

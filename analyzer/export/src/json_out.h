@@ -10,7 +10,9 @@ namespace c3::exporter {
 
 class JsonOut {
  public:
-  explicit JsonOut(FILE* f) : f_(f) {}
+  // `first`: whether the first event begins the array (no comma before it); a trace rendered
+  // apart to go after others' events has a comma before its first event too (render_perfetto).
+  explicit JsonOut(FILE* f, bool first = true) : f_(f), first_(first) {}
   void raw(const char* s) { std::fputs(s, f_); }
   // A JSON string: quotes, backslashes and control characters escaped, valid UTF-8 copied,
   // and every byte that does not start a valid UTF-8 sequence written as U+FFFD (names in a

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -19,7 +20,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "c3/exporter/perfetto.h"
 #include "c3/tracedb/harden.h"
 #include "c3/tracedb/output_file.h"
 #include "c3/tracedb/reader.h"
@@ -171,6 +171,15 @@ class HostPids {
   int64_t next_free_ = 900000;
 };
 
+// The process table's rows (id, pid, host, rank, command line) as the tracks read them: one
+// query for the tracks and trace_processes, so the rows come in one order.
+template <class F>
+void each_process_row(const tracedb::Reader& r, F&& fn) {
+  auto q = r.query("SELECT id, pid, host, rank, command_line FROM process");
+  q.cap(2, tracedb::kNameCap).cap(4, tracedb::kCommandLineCap);
+  while (q.step()) fn(q);
+}
+
 // One trace's tracks: a process track per process row, a GPU track per (process row, device).
 struct Tracks {
   int64_t base = 0;  // process rows are numbered on from the previous files' (GPU pids, flows)
@@ -184,23 +193,23 @@ struct Tracks {
   }
 };
 
-Tracks collect_tracks(const tracedb::Reader& r, int64_t base, HostPids& pids) {
+// `show`: the pid a process row's track shows, from (process row, its recorded pid).
+Tracks collect_tracks(const tracedb::Reader& r, int64_t base,
+                      const std::function<int64_t(int64_t, int64_t)>& show) {
   Tracks t;
   t.base = base;
-  auto q = r.query("SELECT id, pid, host, rank, command_line FROM process");
-  q.cap(2, tracedb::kNameCap).cap(4, tracedb::kCommandLineCap);
-  while (q.step()) {
+  each_process_row(r, [&](const tracedb::Query& q) {
     const int64_t row = q.i64(0), os_pid = q.i64(1);
     t.rows = std::max(t.rows, row);
     t.os_pid[row] = os_pid;
-    const int64_t shown = pids.show(os_pid);
+    const int64_t shown = show(row, os_pid);
     t.pid[row] = shown;
     std::string label = q.text(4);
     if (shown != os_pid) label += " (pid " + std::to_string(os_pid) + ")";
     if (!q.text(2).empty()) label += " on " + q.text(2);
     if (auto rank = q.opt_i64(3)) label.insert(0, "rank " + std::to_string(*rank) + ": ");
     t.names.emplace_back(shown, std::move(label));
-  }
+  });
   return t;
 }
 
@@ -485,7 +494,34 @@ int64_t cpu_ops_not_kept(const tracedb::Reader& r) {
   return q.step() ? q.i64(0) : 0;
 }
 
+// One trace's events into `o`, with its processes' tracks numbered as `show` and `base` say;
+// `rows` gets its highest process row.
+ExportStats emit(const ExportInput& in, int64_t base,
+                 const std::function<int64_t(int64_t, int64_t)>& show, JsonOut& o, int64_t& rows) {
+  ExportStats st;
+  auto r = tracedb::Reader::open(in.trace);
+  const Names names = read_names(*r);
+  const Flows flows = collect_flows(*r);
+  const Tracks tracks = collect_tracks(*r, base, show);
+  Emitter(*r, in, names, tracks, flows, o, st).all();
+  st.cpu_ops_not_kept = cpu_ops_not_kept(*r);
+  rows = tracks.rows;
+  return st;
+}
+
+constexpr const char* kHead = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [";
+constexpr const char* kTail = "\n]}\n";
+
 }  // namespace
+
+ExportStats& ExportStats::operator+=(const ExportStats& o) {
+  gpu_events += o.gpu_events;
+  cpu_events += o.cpu_events;
+  flows += o.flows;
+  cpu_ops_not_kept =
+      wrap(static_cast<uint64_t>(cpu_ops_not_kept) + static_cast<uint64_t>(o.cpu_ops_not_kept));
+  return *this;
+}
 
 ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) {
   return export_perfetto(std::vector<ExportInput>{{trace, {}}}, out);
@@ -494,26 +530,79 @@ ExportStats export_perfetto(const std::string& trace, tracedb::OutputFile& out) 
 // In stages per file: collect its flows and tracks, then emit its events; the JSON is written as
 // they are emitted. Several traces (one per rank): process rows number from 1 in every file, so
 // each file's rows are numbered on from the last file's (GPU pids, flow ids), and a host pid
-// another file already took gets a free one, the real pid in its name.
+// another file already took gets a free one, the real pid in its name. place_traces numbers them
+// alike for traces rendered apart.
 ExportStats export_perfetto(const std::vector<ExportInput>& inputs, tracedb::OutputFile& out) {
   ExportStats st;
   JsonOut o(out.stream());
-  o.raw("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [");
+  o.raw(kHead);
   int64_t base = 0;
   HostPids pids;
   for (const ExportInput& in : inputs) {
-    auto r = tracedb::Reader::open(in.trace);
-    const Names names = read_names(*r);
-    const Flows flows = collect_flows(*r);
-    const Tracks tracks = collect_tracks(*r, base, pids);
-    Emitter(*r, in, names, tracks, flows, o, st).all();
-    st.cpu_ops_not_kept = wrap(static_cast<uint64_t>(st.cpu_ops_not_kept) +
-                               static_cast<uint64_t>(cpu_ops_not_kept(*r)));
-    base += tracks.rows + 1;
+    int64_t rows = 0;
+    st += emit(
+        in, base, [&pids](int64_t, int64_t pid) { return pids.show(pid); }, o, rows);
+    base += rows + 1;
   }
-  o.raw("\n]}\n");
+  o.raw(kTail);
   out.commit();
   return st;
+}
+
+TraceProcesses trace_processes(const std::string& trace) {
+  TraceProcesses t;
+  auto r = tracedb::Reader::open(trace);
+  each_process_row(*r, [&t](const tracedb::Query& q) {
+    t.rows = std::max(t.rows, q.i64(0));
+    t.pids.emplace_back(q.i64(0), q.i64(1));
+  });
+  return t;
+}
+
+std::vector<TracePlace> place_traces(const std::vector<TraceProcesses>& traces) {
+  std::vector<TracePlace> out;
+  out.reserve(traces.size());
+  int64_t base = 0;
+  HostPids pids;
+  for (const TraceProcesses& t : traces) {
+    TracePlace& p = out.emplace_back();
+    p.base = base;
+    for (const auto& [row, pid] : t.pids) p.pid[row] = pids.show(pid);
+    base += t.rows + 1;
+  }
+  return out;
+}
+
+ExportStats render_perfetto(const ExportInput& in, const TracePlace& place, FILE* out) {
+  JsonOut o(out, /*first=*/false);
+  int64_t rows = 0;
+  auto show = [&](int64_t row, int64_t) {
+    const auto it = place.pid.find(row);
+    if (it == place.pid.end()) {
+      throw tracedb::ReadError(tracedb::ReadError::Kind::corrupt,
+                               in.trace + " changed while it was exported: export it again");
+    }
+    return it->second;
+  };
+  return emit(in, place.base, show, o, rows);
+}
+
+PerfettoFile::PerfettoFile(tracedb::OutputFile& out) : out_(out) {
+  out_.write(kHead);
+}
+
+void PerfettoFile::append(std::string_view piece) {
+  // The first event of the file has no comma before it.
+  if (!any_ && !piece.empty()) {
+    any_ = true;
+    if (piece.front() == ',') piece.remove_prefix(1);
+  }
+  out_.write(piece);
+}
+
+void PerfettoFile::commit() {
+  out_.write(kTail);
+  out_.commit();
 }
 
 }  // namespace c3::exporter

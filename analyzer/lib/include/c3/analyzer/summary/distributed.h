@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "c3/analyzer/metrics/cross_rank.h"
 #include "c3/analyzer/summary/pipeline.h"
 
 namespace c3::analyzer {
@@ -30,6 +32,13 @@ class Comm {
   virtual std::string broadcast(std::string bytes, int root) = 0;
   // out[d] goes to process d (out has size() entries); returns what each process sent here.
   virtual std::vector<std::string> exchange(std::vector<std::string> out) = 0;
+  // Point to point: `bytes` to process `to`, which takes them with receive_from(this process);
+  // messages between two processes arrive in the order they were sent. Returns once the bytes are
+  // on their way (MpiComm: a large message waits there for the receiver to take it, so a sender
+  // runs at most one message ahead of its receiver and nothing piles up at the receiver). A
+  // process sends to itself only with SerialComm (one process).
+  virtual void send_to(int to, std::string bytes) = 0;
+  virtual std::string receive_from(int from) = 0;
   // Runs `work` (the map, the reduce: local work that may take minutes). A Comm whose process
   // must keep answering the others while it works runs it so (MpiComm's heartbeats have a thread
   // of their own: it runs it as it is).
@@ -64,6 +73,11 @@ class SerialComm final : public Comm {
   std::vector<std::string> gather(std::string bytes, int root) override;
   std::string broadcast(std::string bytes, int root) override;
   std::vector<std::string> exchange(std::vector<std::string> out) override;
+  void send_to(int to, std::string bytes) override;
+  std::string receive_from(int from) override;
+
+ private:
+  std::deque<std::string> sent_;  // to itself, not received yet
 };
 
 // Which process maps each input: the largest first, each to the process with the fewest bytes so
@@ -129,5 +143,17 @@ struct DistributedResult {
 // keep and comm hooks are not used; progress is not reported).
 DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOptions& given,
                                   const DistributedOutputs& want);
+
+// align_clocks over ranks spread across the processes (c3scope-mpi export: each process loads its
+// share of the traces). Each process gives its own ranks: `processes` (host, rank and clock
+// anchors are used), their collectives `calls`, and each one's place in the job's order `order`
+// (distinct over the job). Sets each given Process::offset_ns to what align_clocks on every rank
+// of the job, in that order, sets. Each collective's latest GPU end per clock domain is worked out
+// by the process that owns its communicator (as run_distributed's records are), process 0 aligns
+// from those ends and broadcasts the offsets: no process holds another's records, process 0
+// holds 12 bytes per host and collective. Throws AgreedError when two ranks give one place.
+void align_clocks_spread(Comm& comm, const std::vector<uint64_t>& order,
+                         std::vector<Process>& processes,
+                         const std::vector<const RankCollectives*>& calls);
 
 }  // namespace c3::analyzer
