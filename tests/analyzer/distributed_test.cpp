@@ -133,6 +133,28 @@ TEST(Distributed, OneToFourProcessesGiveTheSerialReportCsvAndSummaries) {
   }
 }
 
+TEST(Distributed, RanksOfAnInputWithSeveralKeepTheirPlaces) {
+  // A summary file of six ranks among six one-rank traces: each rank's records and chains name
+  // their input and their place among its ranks, which only the input's first rank resolves
+  // (a rank taken for input + 0, or for its place alone, breaks the report or is refused).
+  const std::vector<Input> traces = resolve_inputs({golden("kineto_twelve_ranks")});
+  ASSERT_EQ(traces.size(), 12u);
+  AnalyzeOptions used;
+  const std::vector<Input> six(traces.begin() + 3, traces.begin() + 9);
+  const std::string path = testing::TempDir() + "/distributed_six.summary.json";
+  std::ofstream(path) << summaries_to_json(map_inputs(six, PipelineOptions{}, &used), used);
+  std::vector<Input> inputs(traces.begin(), traces.begin() + 3);
+  for (const Input& i : resolve_inputs({path})) inputs.push_back(i);
+  inputs.insert(inputs.end(), traces.begin() + 9, traces.end());
+  ASSERT_EQ(inputs.size(), 7u);
+  const std::string serial = to_json(run_pipeline(inputs, PipelineOptions{}));
+  for (int n = 1; n <= 4; ++n) {
+    const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(to_json(*r.report), serial) << n << " processes";
+  }
+}
+
 TEST(Distributed, SummaryInputsLendTheirOptionsOnEveryProcess) {
   // A summary made with --step and --min-samples 3, and the other rank's trace: the trace is
   // mapped with the summary's options wherever it is mapped.

@@ -184,13 +184,44 @@ void as_process_0_sees_it(RankSummary& s, const AnalyzeOptions& o) {
   s = std::move(r[0]);
 }
 
-// One summary's collective records, taken out before the summary goes to process 0.
-struct OwnRecords {
-  size_t input = 0, index = 0;  // the input and the summary's place among its ranks
-  int64_t tolerance = 0;        // arrival_tolerance_ns of all its records
-  std::vector<std::string> comms, ops;
-  std::vector<CollectiveRecord> records;
-};
+// A rank's place in the job: its input's first rank (`base`, known once process 0 has every
+// summary) and its place among the input's ranks, as a packing process names it.
+uint64_t rank_at(const std::vector<uint64_t>& base, uint64_t input, uint64_t index, size_t ranks) {
+  if (input >= base.size() || index >= ranks || base[input] + index >= ranks)
+    throw std::runtime_error("a process sent the parts of no rank");
+  return base[input] + index;
+}
+
+// A rank's collective records packed for their communicators' owners (out: one buffer per
+// process) as soon as its input is mapped: one block per run of sequence numbers of one
+// communicator (the input and the rank's place, the arrival tolerance, the communicator, the
+// ops, then each record's sequence number, op, start and end). Records that cannot be matched
+// (no communicator or sequence number) sort last and are not sent.
+void pack_records(std::vector<std::string>& out, size_t input, size_t index,
+                  const RankCollectives& c) {
+  const int size = static_cast<int>(out.size());
+  const int64_t tolerance = arrival_tolerance_ns(c);
+  const std::vector<CollectiveRecord>& r = c.records;
+  size_t k = 0;
+  while (k < r.size()) {
+    const CollectiveRecord& first = r[k];
+    const auto ci = static_cast<size_t>(first.comm);
+    if (first.comm < 0 || first.seq < 0 || ci >= c.comms.size()) break;
+    size_t end = k;
+    while (end < r.size() && r[end].comm == first.comm && r[end].seq >= 0 &&
+           r[end].seq / kSeqRun == first.seq / kSeqRun)
+      ++end;
+    Pack to;
+    to.u64(input).u64(index).var(tolerance).str(c.comms[ci]).u64(c.ops.size());
+    for (const std::string& op : c.ops) to.str(op);
+    to.u64(end - k);
+    for (; k < end; ++k) {
+      const CollectiveRecord& x = r[k];
+      to.var(x.seq).var(x.op).var(x.gpu_start).var(x.gpu_end);
+    }
+    out[owner_of(c.comms[ci], first.seq, size)] += to.take();
+  }
+}
 
 uint64_t bits(int64_t v) {
   return static_cast<uint64_t>(v);
@@ -209,43 +240,12 @@ struct OwnedCall {
 
 // Cross-rank work where the records are (run_distributed's step 3): every process calls it;
 // process 0 gets the parts the reduce needs. `processes` (process 0): every rank's, in order.
-CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
+CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
                                  const std::vector<uint64_t>& base, const std::vector<int>& domain,
                                  int domains, std::vector<Process>& processes,
                                  const AnalyzeOptions& o, int64_t& owned,
                                  std::vector<int64_t>& offset) {
-  const int size = comm.size();
   const size_t ranks = domain.size();
-  // Each (rank, communicator)'s records to the communicator's owner.
-  std::vector<Pack> out(static_cast<size_t>(size));
-  comm.run([&] {
-    for (OwnRecords& r : own) {
-      const uint64_t p = base[r.input] + r.index;
-      size_t k = 0;
-      while (k < r.records.size()) {
-        const CollectiveRecord& first = r.records[k];
-        const auto c = static_cast<size_t>(first.comm);
-        if (first.comm < 0 || first.seq < 0 || c >= r.comms.size()) break;  // unmatchable: last
-        // One block per run of sequence numbers of one communicator.
-        size_t end = k;
-        while (end < r.records.size() && r.records[end].comm == first.comm &&
-               r.records[end].seq >= 0 && r.records[end].seq / kSeqRun == first.seq / kSeqRun)
-          ++end;
-        Pack& to = out[owner_of(r.comms[c], first.seq, size)];
-        to.u64(p).u64(bits(r.tolerance)).str(r.comms[c]).u64(r.ops.size());
-        for (const std::string& op : r.ops) to.str(op);
-        to.u64(end - k);
-        for (; k < end; ++k) {
-          const CollectiveRecord& x = r.records[k];
-          to.u64(bits(x.seq)).u64(bits(x.op)).u64(bits(x.gpu_start)).u64(bits(x.gpu_end));
-        }
-        k = end;
-      }
-      r.records = {};
-    }
-  });
-  std::vector<std::string> bytes(static_cast<size_t>(size));
-  for (size_t q = 0; q < bytes.size(); ++q) bytes[q] = out[q].take();
   std::vector<std::string> in = comm.exchange(std::move(bytes));
   // The owner's communicators, each with every rank's calls, grouped by sequence number.
   std::deque<std::vector<std::string>> op_tables;
@@ -256,21 +256,21 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
     for (std::string& b : in) {
       Unpack u(b);
       while (!u.done()) {
-        const uint64_t p = u.u64();
-        if (p >= ranks) throw std::runtime_error("a process sent the records of no rank");
-        tolerance[p] = signed_of(u.u64());
+        const uint64_t input = u.u64();  // (read in order: arguments are not)
+        const uint64_t p = rank_at(base, input, u.u64(), ranks);
+        tolerance[p] = u.var();
         std::vector<OwnedCall>& v = calls[u.str()];
-        std::vector<std::string>& ops = op_tables.emplace_back(u.u64());
+        std::vector<std::string>& ops = op_tables.emplace_back(u.u64() & 0xffffffffULL);
         for (std::string& op : ops) op = u.str();
         const uint64_t count = u.u64();
         for (uint64_t j = 0; j < count; ++j) {
           OwnedCall c{};
-          c.seq = signed_of(u.u64());
-          const int64_t op = signed_of(u.u64());
+          c.seq = u.var();
+          const int64_t op = u.var();
           c.op = op >= 0 && static_cast<uint64_t>(op) < ops.size() ? &ops[static_cast<size_t>(op)]
                                                                    : nullptr;
-          c.start = signed_of(u.u64());
-          c.end = signed_of(u.u64());
+          c.start = u.var();
+          c.end = u.var();
           c.process = static_cast<int>(p);
           v.push_back(c);
           ++owned;
@@ -429,58 +429,6 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<OwnRecords>& own,
   return parts;
 }
 
-// One rank's critical-path chains (its steps', or the whole run's), taken out of its summary
-// before the summary goes to process 0: each step's chains of every rank go to the process that
-// owns the step, which joins them (path_join.h) and sends process 0 the joined path only.
-struct OwnPaths {
-  size_t input = 0, index = 0;  // as OwnRecords
-  int64_t rank = -1;            // Process::rank
-  std::vector<std::string> comms, ops;
-  struct Step {
-    int64_t index = 0;
-    std::string name;
-    int64_t start = 0, end = 0;
-    RankPath path;  // its chains only (the summary keeps the single-rank parts)
-  };
-  std::vector<Step> steps;
-  std::optional<Step> whole;  // the whole run, where the rank has a window
-};
-
-OwnPaths take_paths(size_t input, size_t index, RankSummary& s) {
-  OwnPaths p;
-  p.input = input;
-  p.index = index;
-  p.rank = s.process.rank.value_or(-1);
-  p.comms = s.calls.comms;
-  p.ops = s.calls.ops;
-  p.steps.reserve(s.steps.size());
-  for (StepSample& st : s.steps) {
-    OwnPaths::Step x;
-    x.index = st.index;
-    x.name = st.name;
-    x.start = st.start;
-    x.end = st.end;
-    x.path.chains = std::move(st.path.chains);
-    x.path.names = std::move(st.path.names);
-    st.path.chains = {};
-    st.path.names = {};
-    p.steps.push_back(std::move(x));
-  }
-  if (s.run_end > s.run_start) {
-    OwnPaths::Step x;
-    x.index = -1;
-    x.name = "whole run";
-    x.start = s.run_start;
-    x.end = s.run_end;
-    x.path.chains = std::move(s.run_path.chains);
-    x.path.names = std::move(s.run_path.names);
-    p.whole = std::move(x);
-  }
-  s.run_path.chains = {};
-  s.run_path.names = {};
-  return p;
-}
-
 // The process that joins a step: steps dealt in turn (consecutive indices to different
 // processes).
 size_t step_owner(int64_t index, int size) {
@@ -494,27 +442,106 @@ void unpack_parts(Unpack& u, PathParts& parts) {
   for (int64_t& v : parts) v = u.var();
 }
 
-// A block of one rank's steps for one owner: the rank, its name tables, then each step with its
-// chains' last names and its chains.
-void pack_steps(Pack& p, uint64_t at, const OwnPaths& r,
-                const std::vector<OwnPaths::Step*>& steps) {
-  p.u64(at).var(r.rank).u64(r.comms.size());
-  for (const std::string& c : r.comms) p.str(c);
-  p.u64(r.ops.size());
-  for (const std::string& op : r.ops) p.str(op);
-  p.u64(steps.size());
-  for (const OwnPaths::Step* st : steps) {
-    p.var(st->index).str(st->name).var(st->start).var(st->end).u64(st->path.names.size());
-    for (const std::string& n : st->path.names) p.str(n);
-    p.u64(st->path.chains.size());
-    for (const PathChain& c : st->path.chains) {
-      p.var(c.to_comm).var(c.to_seq).var(c.to_op).var(c.to_end_ns).var(c.to_bytes);
-      p.var(c.to_nranks).var(c.from_comm).var(c.from_seq).var(c.from_ns).var(c.to_ns - c.from_ns);
-      pack_parts(p, c.parts);
-      p.var(static_cast<int64_t>(c.last)).var(c.last_name).u64(c.removed.size());
-      for (const int64_t v : c.removed) p.var(v);
-    }
+PathPart part_of(int64_t v) {
+  if (v < 0 || v >= kPathParts)
+    throw std::runtime_error("a message between c3scope's processes names no path part");
+  return static_cast<PathPart>(v);
+}
+
+// A step's chains, packed: their last names, then each chain.
+void pack_chains(Pack& p, const RankPath& path) {
+  p.u64(path.names.size());
+  for (const std::string& n : path.names) p.str(n);
+  p.u64(path.chains.size());
+  for (const PathChain& c : path.chains) {
+    p.var(c.to_comm).var(c.to_seq).var(c.to_op).var(c.to_end_ns).var(c.to_bytes);
+    p.var(c.to_nranks).var(c.from_comm).var(c.from_seq).var(c.from_ns).var(c.to_ns);
+    pack_parts(p, c.parts);
+    p.var(static_cast<int64_t>(c.last)).var(c.last_name).u64(c.removed.size());
+    for (const int64_t v : c.removed) p.var(v);
   }
+}
+
+RankPath unpack_chains(std::string_view b) {
+  Unpack u(b);
+  RankPath path;
+  path.names.resize(u.u64() & 0xffffffffULL);
+  for (std::string& name : path.names) name = u.str();
+  path.chains.resize(u.u64() & 0xffffffffULL);
+  for (PathChain& c : path.chains) {
+    c.to_comm = static_cast<int32_t>(u.var());
+    c.to_seq = u.var();
+    c.to_op = static_cast<int32_t>(u.var());
+    c.to_end_ns = u.var();
+    c.to_bytes = u.var();
+    c.to_nranks = static_cast<int32_t>(u.var());
+    c.from_comm = static_cast<int32_t>(u.var());
+    c.from_seq = u.var();
+    c.from_ns = u.var();
+    c.to_ns = u.var();
+    unpack_parts(u, c.parts);
+    c.last = part_of(u.var());
+    const int64_t name = u.var();
+    if (name < -1 || name >= static_cast<int64_t>(path.names.size()))
+      throw std::runtime_error("a message between c3scope's processes names no kernel");
+    c.last_name = static_cast<int32_t>(name);
+    c.removed.resize(u.u64() & 0xffffffffULL);
+    for (int64_t& v : c.removed) v = u.var();
+  }
+  return path;
+}
+
+// The ranks' critical-path chains packed for the processes that own their steps, as each input
+// is mapped (and taken out of its summary: process 0 gets the joined paths only). Per owner,
+// one block per rank: the input and the rank's place, its rank number, communicators and ops,
+// then each of its steps owned there (index, name, window) with its chains nested, so that an
+// owner decodes one step at a time. The whole run's chains (ranks without steps) go to the owner
+// of step -1 in `whole`; they are used only when no rank of the job has steps.
+struct PathsOut {
+  explicit PathsOut(int size)
+      : steps(static_cast<size_t>(size)), whole(static_cast<size_t>(size)) {}
+  std::vector<std::string> steps, whole;
+  bool has_steps = false;
+};
+
+void pack_paths(PathsOut& out, size_t input, size_t index, RankSummary& s) {
+  const int size = static_cast<int>(out.steps.size());
+  auto header = [&](Pack& p, size_t steps) {
+    p.u64(input).u64(index).var(s.process.rank.value_or(-1)).u64(s.calls.comms.size());
+    for (const std::string& c : s.calls.comms) p.str(c);
+    p.u64(s.calls.ops.size());
+    for (const std::string& op : s.calls.ops) p.str(op);
+    p.u64(steps);
+  };
+  auto step = [](Pack& p, int64_t i, const std::string& name, int64_t from, int64_t to,
+                 const RankPath& path) {
+    p.var(i).str(name).var(from).var(to);
+    Pack c;
+    pack_chains(c, path);
+    p.str(c.take());
+  };
+  std::vector<std::vector<StepSample*>> to(static_cast<size_t>(size));
+  for (StepSample& st : s.steps) to[step_owner(st.index, size)].push_back(&st);
+  for (size_t q = 0; q < to.size(); ++q) {
+    if (to[q].empty()) continue;
+    Pack p;
+    header(p, to[q].size());
+    for (StepSample* st : to[q]) {
+      step(p, st->index, st->name, st->start, st->end, st->path);
+      st->path.chains = {};
+      st->path.names = {};
+    }
+    out.steps[q] += p.take();
+  }
+  out.has_steps = out.has_steps || !s.steps.empty();
+  if (s.run_end > s.run_start) {
+    Pack p;
+    header(p, 1);
+    step(p, -1, "whole run", s.run_start, s.run_end, s.run_path);
+    out.whole[step_owner(-1, size)] += p.take();
+  }
+  s.run_path.chains = {};
+  s.run_path.names = {};
 }
 
 void pack_step_path(Pack& p, const StepPath& x) {
@@ -533,12 +560,6 @@ void pack_step_path(Pack& p, const StepPath& x) {
   p.u64(x.what_if_ns.size());
   for (const int64_t v : x.what_if_ns) p.var(v);
   p.var(x.replayed_ns);
-}
-
-PathPart part_of(int64_t v) {
-  if (v < 0 || v >= kPathParts)
-    throw std::runtime_error("a message between c3scope's processes names no path part");
-  return static_cast<PathPart>(v);
 }
 
 StepPath unpack_step_path(Unpack& u) {
@@ -578,70 +599,36 @@ StepPath unpack_step_path(Unpack& u) {
   return x;
 }
 
-// One rank's part of a step as its owner holds it until the join.
+// One rank's part of a step as its owner holds it until the join: its chains still packed.
 struct OwnedStep {
   uint64_t at = 0;  // the rank's place in the job
   int64_t rank = -1;
-  std::string name;
+  std::string_view name;
   int64_t start = 0, end = 0;
-  RankPath path;
+  std::string_view chains;
   const RankCollectives* calls = nullptr;
 };
 
 // The steps' critical paths where the steps are owned (run_distributed's step 4): every process
-// calls it with its ranks' chains and the aligned clock offsets; process 0 gets every step's
-// joined path, in step order (the reduce's join_paths on the same chains gives the same).
-std::vector<StepPath> spread_paths(Comm& comm, std::vector<OwnPaths>& own,
-                                   const std::vector<uint64_t>& base,
+// calls it with its ranks' packed chains and the aligned clock offsets; process 0 gets every
+// step's joined path, in step order (the reduce's join_paths on the same chains gives the same).
+std::vector<StepPath> spread_paths(Comm& comm, PathsOut& out, const std::vector<uint64_t>& base,
                                    const std::vector<int64_t>& offset,
                                    const std::vector<WhatIf>& what_ifs) {
-  const int size = comm.size();
-  const auto me = static_cast<size_t>(comm.rank());
   // Steps anywhere: then the ranks' steps are joined; none: each rank's whole run.
-  bool mine = false;
-  for (const OwnPaths& r : own) mine = mine || !r.steps.empty();
-  const bool steps = comm.any(mine);
+  const bool steps = comm.any(out.has_steps);
+  std::vector<std::string> in = comm.exchange(std::move(steps ? out.steps : out.whole));
+  out.steps = {};
+  out.whole = {};
   std::deque<RankCollectives> tables;
   std::map<int64_t, std::vector<OwnedStep>> owned;
-  std::vector<Pack> out(static_cast<size_t>(size));
-  comm.run([&] {
-    std::vector<std::vector<OwnPaths::Step*>> to(static_cast<size_t>(size));
-    for (OwnPaths& r : own) {
-      const uint64_t at = base[r.input] + r.index;
-      for (auto& v : to) v.clear();
-      if (steps) {
-        for (OwnPaths::Step& st : r.steps) to[step_owner(st.index, size)].push_back(&st);
-      } else if (r.whole) {
-        to[step_owner(-1, size)].push_back(&*r.whole);
-      }
-      for (size_t q = 0; q < to.size(); ++q) {
-        if (to[q].empty()) continue;
-        if (q != me) {
-          pack_steps(out[q], at, r, to[q]);
-          continue;
-        }
-        RankCollectives& t = tables.emplace_back();
-        t.comms = r.comms;
-        t.ops = r.ops;
-        for (OwnPaths::Step* st : to[q]) {
-          OwnedStep x{at, r.rank, st->name, st->start, st->end, std::move(st->path), &t};
-          owned[st->index].push_back(std::move(x));
-        }
-      }
-      r.steps = {};
-      r.whole.reset();
-    }
-  });
-  std::vector<std::string> bytes(static_cast<size_t>(size));
-  for (size_t q = 0; q < bytes.size(); ++q) bytes[q] = out[q].take();
-  std::vector<std::string> in = comm.exchange(std::move(bytes));
   Pack joined;
   comm.run([&] {
-    for (std::string& b : in) {
+    for (const std::string& b : in) {
       Unpack u(b);
       while (!u.done()) {
-        const uint64_t at = u.u64();
-        if (at >= offset.size()) throw std::runtime_error("a process sent the steps of no rank");
+        const uint64_t input = u.u64();
+        const uint64_t at = rank_at(base, input, u.u64(), offset.size());
         const int64_t rank = u.var();
         RankCollectives& t = tables.emplace_back();
         t.comms.resize(u.u64() & 0xffffffffULL);
@@ -655,53 +642,38 @@ std::vector<StepPath> spread_paths(Comm& comm, std::vector<OwnPaths>& own,
           x.at = at;
           x.rank = rank;
           x.calls = &t;
-          x.name = u.str();
+          x.name = u.view();
           x.start = u.var();
           x.end = u.var();
-          x.path.names.resize(u.u64() & 0xffffffffULL);
-          for (std::string& name : x.path.names) name = u.str();
-          x.path.chains.resize(u.u64() & 0xffffffffULL);
-          for (PathChain& c : x.path.chains) {
-            c.to_comm = static_cast<int32_t>(u.var());
-            c.to_seq = u.var();
-            c.to_op = static_cast<int32_t>(u.var());
-            c.to_end_ns = u.var();
-            c.to_bytes = u.var();
-            c.to_nranks = static_cast<int32_t>(u.var());
-            c.from_comm = static_cast<int32_t>(u.var());
-            c.from_seq = u.var();
-            c.from_ns = u.var();
-            c.to_ns = c.from_ns + u.var();
-            unpack_parts(u, c.parts);
-            c.last = part_of(u.var());
-            const int64_t name = u.var();
-            if (name < -1 || name >= static_cast<int64_t>(x.path.names.size()))
-              throw std::runtime_error("a message between c3scope's processes names no kernel");
-            c.last_name = static_cast<int32_t>(name);
-            c.removed.resize(u.u64() & 0xffffffffULL);
-            for (int64_t& v : c.removed) v = u.var();
-          }
-          owned[index].push_back(std::move(x));
+          x.chains = u.view();
+          owned[index].push_back(x);
         }
       }
-      b = {};  // parsed
     }
-    // Each step as join_paths joins it: its ranks in job order, named by the first that names it.
+    // Each step as join_paths joins it: its ranks in job order, named by the first that names it;
+    // its chains unpacked for the join only.
     std::vector<StepRankPath> ranks;
+    std::vector<RankPath> paths;
     for (auto& [index, v] : owned) {
       std::stable_sort(v.begin(), v.end(),
                        [](const OwnedStep& a, const OwnedStep& b) { return a.at < b.at; });
       std::string name;
       ranks.clear();
-      for (const OwnedStep& x : v) {
+      paths.clear();
+      paths.reserve(v.size());
+      for (const OwnedStep& x : v) paths.push_back(unpack_chains(x.chains));
+      for (size_t k = 0; k < v.size(); ++k) {
+        const OwnedStep& x = v[k];
         if (name.empty()) name = x.name;
         ranks.push_back(
-            {static_cast<int>(x.at), x.rank, x.start, x.end, offset[x.at], &x.path, x.calls});
+            {static_cast<int>(x.at), x.rank, x.start, x.end, offset[x.at], &paths[k], x.calls});
       }
       pack_step_path(joined, join_step(index, name, ranks, what_ifs));
-      v = {};  // joined: its chains are not needed
     }
+    paths = {};
   });
+  owned.clear();
+  in = {};
   std::vector<StepPath> paths;
   const std::vector<std::string> results = comm.gather(joined.take(), 0);
   if (comm.rank() != 0) return paths;
@@ -926,11 +898,44 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   }
   res.used = o.analyze;
 
-  // 2. The traces of this process's share are mapped.
+  // 2. The traces of this process's share are mapped. As each input's summaries are made, they
+  // are packed for where they go (take): the collective records for their communicators'
+  // owners and the critical-path chains for their steps' owners (unless process 0 gets every
+  // record: --summary, compare), the rest as summary JSON for process 0 (process 0 keeps its
+  // own). A process holds its share packed, never its summaries whole.
+  const bool spread = !want.summary && !want.ranks;
+  std::vector<std::string> records_out(static_cast<size_t>(comm.size()));
+  PathsOut paths_out(comm.size());
+  std::map<size_t, std::string> json;  // input -> its summaries' JSON (processes other than 0)
+  std::mutex mu;
+  auto take = [&](size_t i, std::vector<RankSummary>& s) {
+    std::vector<std::string> records(records_out.size());
+    PathsOut paths(comm.size());
+    for (size_t k = 0; k < s.size(); ++k) {
+      as_process_0_sees_it(s[k], o.analyze);
+      if (!spread) continue;
+      pack_records(records, i, k, s[k].calls);
+      s[k].calls.records = {};
+      pack_paths(paths, i, k, s[k]);
+    }
+    std::string text;
+    if (me != 0) {
+      text = summaries_to_json(s, o.analyze);
+      s = {};
+    }
+    const std::lock_guard<std::mutex> lock(mu);
+    for (size_t q = 0; q < records.size(); ++q) {
+      records_out[q] += records[q];
+      paths_out.steps[q] += paths.steps[q];
+      paths_out.whole[q] += paths.whole[q];
+    }
+    paths_out.has_steps = paths_out.has_steps || paths.has_steps;
+    if (me != 0) json[i] = std::move(text);
+  };
+  o.mapped = [&](size_t k, std::vector<RankSummary>& s) { take(my_traces[k], s); };
   std::vector<Input> sub;
   sub.reserve(my_traces.size());
   for (const size_t i : my_traces) sub.push_back(deal.inputs[i]);
-  std::mutex mu;
   if (want.csv) {
     o.comm = [&](size_t k, const Trace& t, const std::vector<CommOverlap>& rows) {
       std::string text = collectives_csv_rows(t, rows);
@@ -939,8 +944,10 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     };
   }
   comm.run([&] {
-    if (sub.empty()) return;
+    if (sub.empty() && my_summaries.empty()) return;
     try {
+      // (the summary inputs, read already, go the same way first)
+      for (const size_t i : my_summaries) take(i, parts[i]);
       std::vector<RankSummary> s = map_inputs(sub, o);
       // map_inputs keeps input order; an input's ranks carry its path (paths are unique).
       size_t at = 0;
@@ -978,28 +985,18 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   // collective records, which go to the processes that own their communicators (records of one
   // communicator, every rank's, to one process: a hash of its name). Those match them and return
   // what the reduce needs: the collectives' ends per host (clock alignment on process 0), then,
-  // with the offsets, the matched collectives, each rank's waits and the latest arrivals.
-  // --summary: process 0 writes every record anyway, and reduces them itself.
-  const bool spread = !want.summary && !want.ranks;
-  std::vector<OwnRecords> own;
-  std::vector<OwnPaths> own_paths;
+  // with the offsets, the matched collectives, each rank's waits and the latest arrivals. Then
+  // the steps' owners join the steps' critical paths (4). --summary: process 0 writes every
+  // record anyway, and reduces them itself.
   Pack p;
   comm.run([&] {
-    for (auto& [i, s] : parts) {
-      for (size_t k = 0; k < s.size(); ++k) {
-        as_process_0_sees_it(s[k], o.analyze);
-        if (!spread) continue;
-        RankCollectives& c = s[k].calls;
-        own.push_back({i, k, arrival_tolerance_ns(c), c.comms, c.ops, std::move(c.records)});
-        c.records = {};
-        own_paths.push_back(take_paths(i, k, s[k]));
-      }
-      if (me == 0) continue;  // process 0 keeps its own
-      p.u64(i).str(summaries_to_json(s, o.analyze));
+    for (auto& [i, text] : json) {
+      p.u64(i).str(text);
+      text = {};
       auto c = csv.find(i);
       p.str(c == csv.end() ? std::string() : c->second);
-      s = {};
     }
+    json.clear();
   });
   std::vector<std::string> sent = comm.gather(p.take(), 0);
   const auto receive_t0 = std::chrono::steady_clock::now();
@@ -1013,42 +1010,44 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     comm.run([&] {
       try {
         // The summaries' texts, parsed on every core of this machine (its other processes wait
-        // for the reduce).
+        // for the reduce), a process's message at a time.
+        const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
         std::vector<std::pair<size_t, std::string>> texts;
         for (size_t q = 1; q < sent.size(); ++q) {
-          Unpack u(sent[q]);
-          while (!u.done()) {
-            const size_t i = u.u64();
-            if (i >= n) throw std::runtime_error("a process sent the summaries of no input");
-            texts.emplace_back(i, u.str());
-            std::string rows = u.str();
-            if (!rows.empty()) csv[i] = std::move(rows);
+          texts.clear();
+          {
+            Unpack u(sent[q]);
+            while (!u.done()) {
+              const size_t i = u.u64();
+              if (i >= n) throw std::runtime_error("a process sent the summaries of no input");
+              texts.emplace_back(i, u.str());
+              std::string rows = u.str();
+              if (!rows.empty()) csv[i] = std::move(rows);
+            }
           }
           sent[q] = {};  // split: the message is not kept through the reduce
-        }
-        std::vector<std::vector<RankSummary>> parsed(texts.size());
-        std::vector<std::string> errors(texts.size());
-        std::atomic<size_t> next{0};
-        const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-        common::run_workers(
-            texts.size(),
-            [&] {
-              for (size_t k = next++; k < texts.size(); k = next++) {
-                const size_t i = texts[k].first;
-                try {
-                  parsed[k] = summaries_from_json(texts[k].second, deal.names[i]);
-                } catch (const std::exception& e) {
-                  errors[k] = e.what();
+          std::vector<std::vector<RankSummary>> parsed(texts.size());
+          std::vector<std::string> errors(texts.size());
+          std::atomic<size_t> next{0};
+          common::run_workers(
+              texts.size(),
+              [&] {
+                for (size_t k = next++; k < texts.size(); k = next++) {
+                  try {
+                    parsed[k] = summaries_from_json(texts[k].second, deal.names[texts[k].first]);
+                  } catch (const std::exception& e) {
+                    errors[k] = e.what();
+                  }
+                  texts[k].second = {};  // parsed
                 }
-                texts[k].second = {};  // parsed
-              }
-            },
-            static_cast<unsigned>(usable_cores(cores)));
-        for (size_t k = 0; k < texts.size(); ++k) {
-          if (!errors[k].empty()) throw std::invalid_argument(errors[k]);
-          const size_t i = texts[k].first;
-          for (RankSummary& r : parsed[k]) r.input = deal.inputs[i].path;
-          parts[i] = std::move(parsed[k]);
+              },
+              static_cast<unsigned>(usable_cores(cores)));
+          for (size_t k = 0; k < texts.size(); ++k) {
+            if (!errors[k].empty()) throw std::invalid_argument(errors[k]);
+            const size_t i = texts[k].first;
+            for (RankSummary& r : parsed[k]) r.input = deal.inputs[i].path;
+            parts[i] = std::move(parsed[k]);
+          }
         }
         res.receive_s = seconds_since(receive_t0);
         for (size_t i = 0; i < n; ++i) {
@@ -1095,12 +1094,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   const auto cross_t0 = std::chrono::steady_clock::now();
   if (spread) {
     std::vector<int64_t> offsets;
-    cross = spread_cross_rank(comm, own, base, domain, domains, processes, o.analyze, mine.records,
-                              offsets);
+    cross = spread_cross_rank(comm, std::move(records_out), base, domain, domains, processes,
+                              o.analyze, mine.records, offsets);
     mine.cross_s = seconds_since(cross_t0);
     // 4. Each step's critical path joined by the process that owns the step.
     const auto paths_t0 = std::chrono::steady_clock::now();
-    cross.paths = spread_paths(comm, own_paths, base, offsets, o.analyze.what_ifs);
+    cross.paths = spread_paths(comm, paths_out, base, offsets, o.analyze.what_ifs);
     cross.joined = true;
     mine.paths_s = seconds_since(paths_t0);
   }

@@ -271,6 +271,7 @@ std::vector<RankSummary> map_inputs(const std::vector<Input>& inputs, const Pipe
         try {
           std::string rows;
           std::vector<RankSummary> s = map_input(inputs[i], i, o, &rows, &made[i]);
+          if (o.mapped) o.mapped(i, s);
           // The trace is freed now, but its pages sit among the summaries kept so far: hand the
           // free ones back, or the peak grows with the job instead of with the largest trace.
           c3::common::release_free_memory();

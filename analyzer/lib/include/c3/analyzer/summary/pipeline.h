@@ -42,6 +42,11 @@ struct PipelineOptions {
   // of) with the input's index, before `keep`; called once per process of the input (the Python
   // module makes its CSV from them and the kept trace only when asked).
   std::function<void(size_t, const Trace&, const std::vector<CommOverlap>&)> comm;
+  // Given: each input's summaries as soon as they are made (input index, its ranks), on the
+  // worker threads, each index once; it may take them over, whole or in part (c3scope-mpi packs
+  // what it sends as each input is mapped, so a process never holds its share's summaries
+  // whole). An exception is that input's error.
+  std::function<void(size_t, std::vector<RankSummary>&)> mapped;
 };
 
 // The classification rules (a rules file; empty: the built-in rules) and HTA rounding set on

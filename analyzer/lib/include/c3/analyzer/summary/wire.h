@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace c3::analyzer {
@@ -37,6 +38,11 @@ class Pack {
     b_.push_back(static_cast<char>(z));
     return *this;
   }
+  // Bytes packed elsewhere, as they are.
+  Pack& raw(std::string_view b) {
+    b_.append(b);
+    return *this;
+  }
   std::string take() { return std::move(b_); }
 
  private:
@@ -45,7 +51,8 @@ class Pack {
 
 class Unpack {
  public:
-  explicit Unpack(const std::string& b) : b_(b) {}
+  // `b` must outlive the Unpack (a view of it is kept).
+  explicit Unpack(std::string_view b) : b_(b) {}
   uint64_t u64() {
     need(8);
     uint64_t v = 0;
@@ -55,10 +62,12 @@ class Unpack {
     at_ += 8;
     return v;
   }
-  std::string str() {
+  std::string str() { return std::string(view()); }
+  // A string's bytes where they are.
+  std::string_view view() {
     const uint64_t n = u64();
     need(n);
-    std::string s = b_.substr(at_, n);
+    const std::string_view s = b_.substr(at_, n);
     at_ += n;
     return s;
   }
@@ -80,7 +89,7 @@ class Unpack {
     if (n > b_.size() - at_)
       throw std::runtime_error("a message between c3scope's processes is cut short");
   }
-  const std::string& b_;
+  std::string_view b_;
   size_t at_ = 0;
 };
 
