@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,11 +36,20 @@ void write_mpi_stats(const analyzer::DistributedResult& res) {
     error_line("analyze: warning: C3SCOPE_MPI_STATS: cannot write '" + std::string(path) + "'");
     return;
   }
+  // Process 0's peak with its outputs written (the report's JSON is made then).
+  long long final_kb = 0;
+  if (FILE* st = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, st) != nullptr) {
+      if (std::strncmp(line, "VmHWM:", 6) == 0) final_kb = std::atoll(line + 6);
+    }
+    std::fclose(st);
+  }
   std::fprintf(f,
                "{\"processes\": %zu, \"reduce_s\": %.6f, \"reduce_kb\": %lld, \"receive_s\": %.6f, "
-               "\"report_s\": %.6f, \"per_process\": [",
+               "\"report_s\": %.6f, \"process_0_final_peak_kb\": %lld, \"per_process\": [",
                res.stats.size(), res.reduce_s, static_cast<long long>(res.reduce_kb), res.receive_s,
-               res.report_s);
+               res.report_s, final_kb);
   for (size_t i = 0; i < res.stats.size(); ++i) {
     const analyzer::ProcessStats& x = res.stats[i];
     std::fprintf(f,
@@ -292,6 +302,7 @@ Action add_analyze(CLI::App& app) {
     }
     std::string summary_text;
     std::optional<analyzer::Report> report;
+    std::optional<analyzer::DistributedResult> stats;  // C3SCOPE_MPI_STATS, once written
     if (comm != nullptr) {
       // Each process maps its share; process 0 reduces (docs/scale.md).
       analyzer::DistributedResult res;
@@ -319,13 +330,14 @@ Action add_analyze(CLI::App& app) {
         return kExitUsage;
       }
       if (!root) return kExitOk;
-      write_mpi_stats(res);
       po.analyze = res.used;
       if (csv) csv->write(res.csv);
       summary_text = std::move(res.summary);
       if (summary_out && o->summary.ends_with(".gz"))
         summary_text = analyzer::gzip_bytes(summary_text);
       report = std::move(*res.report);
+      res.report.reset();
+      stats = std::move(res);
     }
     std::vector<analyzer::RankSummary> summaries;
     if (!report) {
@@ -384,6 +396,7 @@ Action add_analyze(CLI::App& app) {
     if (json_out) json_out->write(analyzer::to_json(r));
     if (summary_out) summary_out->write(summary_text);
     const int rc = commit_outputs("analyze", *outputs) ? kExitOk : kExitUsage;
+    if (stats) write_mpi_stats(*stats);
     return rc;
   };
 }

@@ -1231,16 +1231,38 @@ std::string to_json(const Report& r) {
   steps["job"] = std::move(job);
   j["steps"] = std::move(steps);
   // The schema first (readers that look at a file's start, such as open's detection, find it
-  // whatever the report's size), then the other keys in their sorted order.
-  nlohmann::ordered_json out;
-  out["schema"] = j.at("schema");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() != "schema") out[it.key()] = it.value();  // (another json type: a copy)
-  }
+  // whatever the report's size), then the other keys in their sorted order: the object written
+  // a key at a time (each value dumped, indented one level, and freed), so that the report is
+  // never held twice (a job of thousands of ranks has a report of hundreds of MB).
   // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal. All but
   // ASCII is written as \uXXXX: the library escapes control characters, and this the C1
   // controls and bidirectional overrides too, so the file is inert in a terminal (cat, less).
-  return out.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+  auto dump = [](const nlohmann::json& v) {
+    return v.dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
+  };
+  std::string text = "{";
+  auto add = [&](const std::string& key, nlohmann::json& value) {
+    text += text.size() == 1 ? "\n  " : ",\n  ";
+    text += dump(nlohmann::json(key));
+    text += ": ";
+    const std::string v = dump(value);
+    value = nullptr;  // written: freed
+    // One level deeper: each line of the value after its first (a dump's strings hold no raw
+    // line breaks).
+    size_t from = 0;
+    for (size_t nl = v.find('\n'); nl != std::string::npos; nl = v.find('\n', from)) {
+      text.append(v, from, nl + 1 - from);
+      text += "  ";
+      from = nl + 1;
+    }
+    text.append(v, from, std::string::npos);
+  };
+  add("schema", j.at("schema"));
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "schema") add(it.key(), it.value());
+  }
+  text += text.size() == 1 ? "}\n" : "\n}\n";
+  return text;
 }
 
 std::string collectives_csv_header() {
