@@ -1016,8 +1016,47 @@ std::vector<std::string> cpu_collective_lines(
   return lines;
 }
 
+namespace {
+
+std::string dump2(const nlohmann::json& v) {
+  return v.dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+// `v` appended with its lines after the first indented `by` more (a dump's strings hold no raw
+// line breaks).
+void append_indented(std::string& out, std::string_view v, size_t by) {
+  size_t from = 0;
+  for (size_t nl = v.find('\n'); nl != std::string_view::npos; nl = v.find('\n', from)) {
+    out.append(v.substr(from, nl + 1 - from));
+    out.append(by, ' ');
+    from = nl + 1;
+  }
+  out.append(v.substr(from));
+}
+
+// A long list of the report (every matched collective, every rank's steps) written an element at
+// a time, each made, dumped and freed, as dump(2) writes an array that is the value of a key of
+// an object written alone: a report of thousands of ranks never holds these lists as a tree. In
+// the object it stands in for the value, a placeholder (kListMark) that to_json replaces.
+class ListText {
+ public:
+  void add(const nlohmann::json& e) {
+    text_ += text_.empty() ? "[\n    " : ",\n    ";
+    append_indented(text_, dump2(e), 4);
+  }
+  std::string take() { return text_.empty() ? "[]" : std::move(text_) + "\n  ]"; }
+
+ private:
+  std::string text_;
+};
+constexpr char kListMark[] = "\x01list\x01";
+
+}  // namespace
+
 std::string to_json(const Report& r) {
   nlohmann::json j;
+  // (top-level key, its key): the lists written apart, their text.
+  std::map<std::pair<std::string, std::string>, std::string> lists;
   j["schema"] = "c3scope-analyze/1";
   j["inputs"] = r.inputs;
   j["simulated"] = r.overall.simulated;
@@ -1175,17 +1214,18 @@ std::string to_json(const Report& r) {
     waits.push_back(std::move(o));
   }
   xr["ranks"] = std::move(waits);
-  nlohmann::json skews = nlohmann::json::array();
+  ListText skews;
   for (const auto& m : r.cross.collectives) {
-    skews.push_back({{"comm_id", m.comm_id},
-                     {"seq", m.seq},
-                     {"op", m.op},
-                     {"ranks", m.ranks},
-                     {"arrival_skew_ns", m.skew_ns},
-                     {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
-                                                    : nlohmann::json(nullptr)}});
+    skews.add({{"comm_id", m.comm_id},
+               {"seq", m.seq},
+               {"op", m.op},
+               {"ranks", m.ranks},
+               {"arrival_skew_ns", m.skew_ns},
+               {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
+                                              : nlohmann::json(nullptr)}});
   }
-  xr["collectives"] = std::move(skews);
+  xr["collectives"] = kListMark;
+  lists[{"cross_rank", "collectives"}] = skews.take();
   nlohmann::json clocks = nlohmann::json::array();
   for (const auto& c : r.clocks) {
     clocks.push_back({{"process", process_json(r, c.process)["label"]},
@@ -1197,7 +1237,7 @@ std::string to_json(const Report& r) {
   j["cross_rank"] = std::move(xr);
   nlohmann::json steps;
   steps["source"] = r.step_source;
-  nlohmann::json per_rank = nlohmann::json::array();
+  ListText per_rank;
   for (const int pi : order_of(r)) {
     const auto p = static_cast<size_t>(pi);
     if (p >= r.steps.size()) continue;
@@ -1214,10 +1254,11 @@ std::string to_json(const Report& r) {
         o["idle_causes"] = idle_json(st.idle);
         o["critical_path_local"] = parts_json(st.path.local);
       }
-      per_rank.push_back(std::move(o));
+      per_rank.add(o);
     }
   }
-  steps["per_rank"] = std::move(per_rank);
+  steps["per_rank"] = kListMark;
+  lists[{"steps", "per_rank"}] = per_rank.take();
   nlohmann::json job = nlohmann::json::array();
   for (const JobStep& js : r.job_steps) {
     nlohmann::json o = breakdown_json(js.mean);
@@ -1237,25 +1278,29 @@ std::string to_json(const Report& r) {
   // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal. All but
   // ASCII is written as \uXXXX: the library escapes control characters, and this the C1
   // controls and bidirectional overrides too, so the file is inert in a terminal (cat, less).
-  auto dump = [](const nlohmann::json& v) {
-    return v.dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
-  };
   std::string text = "{";
   auto add = [&](const std::string& key, nlohmann::json& value) {
     text += text.size() == 1 ? "\n  " : ",\n  ";
-    text += dump(nlohmann::json(key));
+    text += dump2(nlohmann::json(key));
     text += ": ";
-    const std::string v = dump(value);
+    const std::string v = dump2(value);
     value = nullptr;  // written: freed
-    // One level deeper: each line of the value after its first (a dump's strings hold no raw
-    // line breaks).
-    size_t from = 0;
-    for (size_t nl = v.find('\n'); nl != std::string::npos; nl = v.find('\n', from)) {
-      text.append(v, from, nl + 1 - from);
-      text += "  ";
-      from = nl + 1;
+    // The value one level deeper, its lists in their places: a key of the value's own (indented
+    // 2 in its dump: no deeper key, no string, has that line) holding the placeholder.
+    std::string_view rest = v;
+    for (auto it = lists.lower_bound({key, ""}); it != lists.end() && it->first.first == key;
+         ++it) {
+      const std::string mark = dump2(nlohmann::json(kListMark));
+      const std::string line = "\n  " + dump2(nlohmann::json(it->first.second)) + ": " + mark;
+      const size_t at = rest.find(line);
+      if (at == std::string_view::npos) continue;
+      const size_t cut = at + line.size() - mark.size();
+      append_indented(text, rest.substr(0, cut), 2);
+      append_indented(text, it->second, 2);
+      it->second = {};
+      rest = rest.substr(cut + mark.size());
     }
-    text.append(v, from, std::string::npos);
+    append_indented(text, rest, 2);
   };
   add("schema", j.at("schema"));
   for (auto it = j.begin(); it != j.end(); ++it) {
