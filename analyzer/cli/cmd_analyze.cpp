@@ -332,6 +332,7 @@ Action add_analyze(CLI::App& app) {
       if (!root) return kExitOk;
       po.analyze = res.used;
       if (csv) csv->write(res.csv);
+      std::string().swap(res.csv);  // written: not kept with the stats
       summary_text = std::move(res.summary);
       if (summary_out && o->summary.ends_with(".gz"))
         summary_text = analyzer::gzip_bytes(summary_text);

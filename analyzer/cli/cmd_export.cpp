@@ -37,6 +37,22 @@ std::string named(const analyzer::TraceFiles& tf, std::string msg) {
 }
 
 // Processes in the traces (export aligns the clocks of more than one).
+// The line that says what was written (on stderr when the JSON itself went to standard output:
+// export -o /dev/stdout | jq), and the note on PyTorch CPU ops the trace cannot hold.
+void say_written(const tracedb::OutputFile& file, const std::string& out, size_t traces,
+                 const exporter::ExportStats& st) {
+  std::ostream& said = file.to_stdout() ? std::cerr : std::cout;
+  said << "wrote " << out << ": " << traces << " trace(s), " << st.gpu_events << " GPU events, "
+       << st.cpu_events << " host events, " << st.flows
+       << " flow arrows (open it in ui.perfetto.dev)\n";
+  if (st.cpu_ops_not_kept > 0) {
+    said << "note: " << st.cpu_ops_not_kept
+         << " PyTorch CPU op(s) (cpu_op, python_function) are not in the export: c3scope's "
+            "trace has no table for CPU ops, so the import dropped them (user annotations, "
+            "ProfilerStep#N ranges and CUDA API calls are kept)\n";
+  }
+}
+
 int64_t process_count(const std::string& trace) {
   const auto r = tracedb::Reader::open(trace);
   auto q = r->query("SELECT COUNT(*) FROM process");
@@ -361,16 +377,7 @@ int export_spread(analyzer::Comm& comm, const std::vector<std::string>& paths,
       error_line(line);
       return kExitUsage;
     }
-    std::ostream& said = file->to_stdout() ? std::cerr : std::cout;
-    said << "wrote " << out << ": " << n << " trace(s), " << st.gpu_events << " GPU events, "
-         << st.cpu_events << " host events, " << st.flows
-         << " flow arrows (open it in ui.perfetto.dev)\n";
-    if (st.cpu_ops_not_kept > 0) {
-      said << "note: " << st.cpu_ops_not_kept
-           << " PyTorch CPU op(s) (cpu_op, python_function) are not in the export: c3scope's "
-              "trace has no table for CPU ops, so the import dropped them (user annotations, "
-              "ProfilerStep#N ranges and CUDA API calls are kept)\n";
-    }
+    say_written(*file, out, n, st);
     return kExitOk;
   }
   for (const size_t i : mine) {
@@ -464,17 +471,7 @@ Action add_export(CLI::App& app) {
         }
       }
       const auto st = exporter::export_perfetto(exports, file);
-      // On stderr when the JSON itself went to standard output (export -o /dev/stdout | jq).
-      std::ostream& said = file.to_stdout() ? std::cerr : std::cout;
-      said << "wrote " << *out << ": " << tf.files.size() << " trace(s), " << st.gpu_events
-           << " GPU events, " << st.cpu_events << " host events, " << st.flows
-           << " flow arrows (open it in ui.perfetto.dev)\n";
-      if (st.cpu_ops_not_kept > 0) {
-        said << "note: " << st.cpu_ops_not_kept
-             << " PyTorch CPU op(s) (cpu_op, python_function) are not in the export: c3scope's "
-                "trace has no table for CPU ops, so the import dropped them (user annotations, "
-                "ProfilerStep#N ranges and CUDA API calls are kept)\n";
-      }
+      say_written(file, *out, tf.files.size(), st);
     } catch (const std::exception& e) {
       error_line("export: " + named(tf, e.what()));
       return kExitUsage;

@@ -167,33 +167,47 @@ void align_clocks_spread(Comm& comm, const std::vector<uint64_t>& order,
       v = {};
     }
   }
-  const std::vector<std::string> gathered = comm.gather(ends_out.take(), 0);
-  Pack offsets_out;
+  const std::vector<int64_t> offset =
+      offsets_from_ends(comm, ends_out.take(), job, domain, domains, true, nullptr);
+  for (size_t i = 0; i < processes.size(); ++i) processes[i].offset_ns = offset[at[i]];
+}
+
+std::vector<int64_t> offsets_from_ends(Comm& comm, std::string ends,
+                                       std::vector<Process>& processes,
+                                       const std::vector<int>& domain, int domains, bool align,
+                                       std::vector<ClockOffset>* clocks) {
+  const std::vector<std::string> gathered = comm.gather(std::move(ends), 0);
+  Pack out;
   if (comm.rank() == 0) {
-    std::vector<DomainEnd> ends;
-    std::vector<size_t> group;
-    for (const std::string& b : gathered) {
-      Unpack u(b);
-      while (!u.done()) {
-        group.push_back(ends.size());
-        const uint64_t k = u.u64();
-        for (uint64_t j = 0; j < k; ++j) {
-          DomainEnd e;
-          e.domain = static_cast<int32_t>(u.u64());
-          e.end = static_cast<int64_t>(u.u64());
-          ends.push_back(e);
+    comm.run([&] {
+      std::vector<DomainEnd> all;
+      std::vector<size_t> group;
+      for (const std::string& b : gathered) {
+        Unpack u(b);
+        while (!u.done()) {
+          group.push_back(all.size());
+          const uint64_t k = u.u64();
+          for (uint64_t j = 0; j < k; ++j) {
+            DomainEnd e;
+            e.domain = static_cast<int32_t>(u.u64());
+            e.end = static_cast<int64_t>(u.u64());
+            all.push_back(e);
+          }
         }
       }
-    }
-    group.push_back(ends.size());
-    align_from_ends(job, domain, domains, ends, group);
-    for (const Process& p : job) offsets_out.u64(static_cast<uint64_t>(p.offset_ns));
+      group.push_back(all.size());
+      if (align) {
+        std::vector<ClockOffset> c = align_from_ends(processes, domain, domains, all, group);
+        if (clocks != nullptr) *clocks = std::move(c);
+      }
+    });
+    for (const Process& p : processes) out.u64(static_cast<uint64_t>(p.offset_ns));
   }
-  const std::string offsets = comm.broadcast(offsets_out.take(), 0);
-  Unpack u(offsets);
-  std::vector<int64_t> offset(job.size());
+  const std::string b = comm.broadcast(out.take(), 0);
+  Unpack u(b);
+  std::vector<int64_t> offset(domain.size());
   for (int64_t& x : offset) x = static_cast<int64_t>(u.u64());
-  for (size_t i = 0; i < processes.size(); ++i) processes[i].offset_ns = offset[at[i]];
+  return offset;
 }
 
 }  // namespace c3::analyzer

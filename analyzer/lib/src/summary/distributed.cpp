@@ -187,7 +187,8 @@ void as_process_0_sees_it(RankSummary& s, const AnalyzeOptions& o) {
 // A rank's place in the job: its input's first rank (`base`, known once process 0 has every
 // summary) and its place among the input's ranks, as a packing process names it.
 uint64_t rank_at(const std::vector<uint64_t>& base, uint64_t input, uint64_t index, size_t ranks) {
-  if (input >= base.size() || index >= ranks || base[input] + index >= ranks)
+  const uint64_t end = input + 1 < base.size() ? base[input + 1] : ranks;
+  if (input >= base.size() || base[input] > end || index >= end - base[input])
     throw std::runtime_error("a process sent the parts of no rank");
   return base[input] + index;
 }
@@ -304,38 +305,10 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
       }
     }
   });
-  const std::vector<std::string> gathered = comm.gather(ends_out.take(), 0);
   CrossRankParts parts;
-  Pack offsets_out;
-  if (comm.rank() == 0) {
-    comm.run([&] {
-      std::vector<DomainEnd> ends;
-      std::vector<size_t> group;
-      for (const std::string& b : gathered) {
-        Unpack u(b);
-        while (!u.done()) {
-          group.push_back(ends.size());
-          const uint64_t k = u.u64();
-          for (uint64_t j = 0; j < k; ++j) {
-            DomainEnd e;
-            e.domain = static_cast<int32_t>(u.u64());
-            e.end = signed_of(u.u64());
-            ends.push_back(e);
-          }
-        }
-      }
-      group.push_back(ends.size());
-      if (o.align) parts.clocks = align_from_ends(processes, domain, domains, ends, group);
-      for (const Process& x : processes) parts.offsets.push_back(x.offset_ns);
-    });
-    for (const int64_t x : parts.offsets) offsets_out.u64(bits(x));
-  }
-  offset.assign(ranks, 0);
-  {
-    const std::string b = comm.broadcast(offsets_out.take(), 0);
-    Unpack u(b);
-    for (int64_t& x : offset) x = signed_of(u.u64());
-  }
+  offset =
+      offsets_from_ends(comm, ends_out.take(), processes, domain, domains, o.align, &parts.clocks);
+  if (comm.rank() == 0) parts.offsets = offset;
   // Matching, waits and the latest arrivals of the owner's collectives.
   Pack matched;
   comm.run([&] {
@@ -430,8 +403,10 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
 }
 
 // The process that joins a step: steps dealt in turn (consecutive indices to different
-// processes).
+// processes), the whole run to the last.
 size_t step_owner(int64_t index, int size) {
+  // The whole run (-1) to the last process: process 0 has the reduce.
+  if (index < 0) return static_cast<size_t>(size - 1);
   return static_cast<size_t>(static_cast<uint64_t>(index) % static_cast<uint64_t>(size));
 }
 
@@ -534,7 +509,7 @@ void pack_paths(PathsOut& out, size_t input, size_t index, RankSummary& s) {
     out.steps[q] += p.take();
   }
   out.has_steps = out.has_steps || !s.steps.empty();
-  if (s.run_end > s.run_start) {
+  if (s.steps.empty() && s.run_end > s.run_start) {
     Pack p;
     header(p, 1);
     step(p, -1, "whole run", s.run_start, s.run_end, s.run_path);
@@ -617,9 +592,10 @@ std::vector<StepPath> spread_paths(Comm& comm, PathsOut& out, const std::vector<
                                    const std::vector<WhatIf>& what_ifs) {
   // Steps anywhere: then the ranks' steps are joined; none: each rank's whole run.
   const bool steps = comm.any(out.has_steps);
-  std::vector<std::string> in = comm.exchange(std::move(steps ? out.steps : out.whole));
+  std::vector<std::string> send = std::move(steps ? out.steps : out.whole);
   out.steps = {};
   out.whole = {};
+  std::vector<std::string> in = comm.exchange(std::move(send));
   std::deque<RankCollectives> tables;
   std::map<int64_t, std::vector<OwnedStep>> owned;
   Pack joined;
@@ -924,12 +900,14 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       s = {};
     }
     const std::lock_guard<std::mutex> lock(mu);
+    paths_out.has_steps = paths_out.has_steps || paths.has_steps;
     for (size_t q = 0; q < records.size(); ++q) {
       records_out[q] += records[q];
       paths_out.steps[q] += paths.steps[q];
-      paths_out.whole[q] += paths.whole[q];
+      // (the whole runs' chains serve only a job without steps)
+      if (!paths_out.has_steps) paths_out.whole[q] += paths.whole[q];
     }
-    paths_out.has_steps = paths_out.has_steps || paths.has_steps;
+    if (paths_out.has_steps) paths_out.whole = std::vector<std::string>(records.size());
     if (me != 0) json[i] = std::move(text);
   };
   o.mapped = [&](size_t k, std::vector<RankSummary>& s) { take(my_traces[k], s); };
@@ -959,10 +937,14 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       out.cancelled = true;
     } catch (const std::exception& e) {
       out.failed = true;
-      // The input it is about: the first of this share whose path the line names.
-      out.at = my_traces.front();
+      // The input it is about: the first of this share whose path the line names (else the
+      // share's first).
+      std::vector<size_t> share = my_summaries;
+      share.insert(share.end(), my_traces.begin(), my_traces.end());
+      std::sort(share.begin(), share.end());
+      out.at = share.front();
       const std::string line = e.what();
-      for (const size_t i : my_traces) {
+      for (const size_t i : share) {
         if (line.find(deal.inputs[i].path) != std::string::npos) {
           out.at = i;
           break;
@@ -1009,8 +991,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   if (me == 0) {
     comm.run([&] {
       try {
-        // The summaries' texts, parsed on every core of this machine (its other processes wait
-        // for the reduce), a process's message at a time.
+        // The summaries' texts, parsed on every core this process may use (its machine's other
+        // processes wait for the reduce), a process's message at a time.
         const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
         std::vector<std::pair<size_t, std::string>> texts;
         for (size_t q = 1; q < sent.size(); ++q) {
@@ -1027,7 +1009,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
           }
           sent[q] = {};  // split: the message is not kept through the reduce
           std::vector<std::vector<RankSummary>> parsed(texts.size());
-          std::vector<std::string> errors(texts.size());
+          std::vector<std::exception_ptr> errors(texts.size());
           std::atomic<size_t> next{0};
           common::run_workers(
               texts.size(),
@@ -1035,15 +1017,15 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
                 for (size_t k = next++; k < texts.size(); k = next++) {
                   try {
                     parsed[k] = summaries_from_json(texts[k].second, deal.names[texts[k].first]);
-                  } catch (const std::exception& e) {
-                    errors[k] = e.what();
+                  } catch (...) {
+                    errors[k] = std::current_exception();
                   }
                   texts[k].second = {};  // parsed
                 }
               },
               static_cast<unsigned>(usable_cores(cores)));
           for (size_t k = 0; k < texts.size(); ++k) {
-            if (!errors[k].empty()) throw std::invalid_argument(errors[k]);
+            if (errors[k]) std::rethrow_exception(errors[k]);
             const size_t i = texts[k].first;
             for (RankSummary& r : parsed[k]) r.input = deal.inputs[i].path;
             parts[i] = std::move(parsed[k]);
@@ -1113,7 +1095,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
           res.ranks = std::move(all);
         } else {
           res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align,
-                              spread ? &cross : nullptr);
+                              spread ? &cross : nullptr);  // (takes cross's paths and results)
         }
         res.ok = true;
       } catch (const std::exception& e) {

@@ -613,7 +613,7 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
 }
 
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align, const CrossRankParts* parts) {
+              const SummaryOptions& o, bool align, CrossRankParts* parts) {
   Report r;
   r.inputs = inputs;
   r.overall.process = -1;
@@ -693,11 +693,11 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   if (r.sequences.size() > kSequencesKept) r.sequences.resize(kSequencesKept);
   if (parts != nullptr && parts->joined) {
     r.what_ifs = o.what_ifs;
-    if (r.why) r.paths = parts->paths;
+    if (r.why) r.paths = std::move(parts->paths);
   } else {
     join_paths(r, ranks, processes, calls, o);
   }
-  r.cross = parts ? parts->cross : cross_rank(processes, calls);
+  r.cross = parts ? std::move(parts->cross) : cross_rank(processes, calls);
   order_by_rank(r);
   return r;
 }

@@ -156,4 +156,15 @@ void align_clocks_spread(Comm& comm, const std::vector<uint64_t>& order,
                          std::vector<Process>& processes,
                          const std::vector<const RankCollectives*>& calls);
 
+// The last step of the clock alignment where the records are (align_clocks_spread, and
+// run_distributed's cross-rank work): every process gives what its owned collectives say, each
+// collective's latest end per clock domain (append_domain_ends' groups, packed as a count and
+// (domain, end) pairs); process 0 aligns `processes` (every rank's, in the job's order; empty
+// elsewhere) from them with align_from_ends when `align` (its result in `*clocks`), and every
+// process gets the `ranks` offsets.
+std::vector<int64_t> offsets_from_ends(Comm& comm, std::string ends,
+                                       std::vector<Process>& processes,
+                                       const std::vector<int>& domain, int domains, bool align,
+                                       std::vector<ClockOffset>* clocks);
+
 }  // namespace c3::analyzer

@@ -122,9 +122,10 @@ struct CrossRankParts {
 
 // The same, taking the summaries' per-rank steps over instead of copying them (the pipeline's
 // reduce: the summaries are not needed afterwards). `parts` given: the cross-rank results come
-// from it, not from the summaries' records (which may be empty).
+// from it, not from the summaries' records (which may be empty); its matched collectives and
+// joined paths are taken over too.
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align = true, const CrossRankParts* parts = nullptr);
+              const SummaryOptions& o, bool align = true, CrossRankParts* parts = nullptr);
 
 // Summary files: JSON, schema "c3scope-summary/3", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
