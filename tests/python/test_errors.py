@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import _thread
 import shutil
+import signal
 import threading
 import time
 
@@ -111,6 +112,10 @@ def big_job(tmp_path_factory):
 
 
 def test_ctrl_c_cancels_an_open(big_job):
+    # Python's own SIGINT handler, which interrupt_main needs: a process started in the
+    # background by a shell without job control (`(bash -c '...' &)`) inherits SIGINT ignored,
+    # and then Python leaves it so.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
     start = time.monotonic()
@@ -119,6 +124,7 @@ def test_ctrl_c_cancels_an_open(big_job):
             c3scope.open(big_job, workers=1, progress=False)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - start < 20  # stopped at the next check, not at the end
     # The module still works after a cancelled open.
     assert c3scope.open(TWO).report()["counts"]["kernels"] == 12
