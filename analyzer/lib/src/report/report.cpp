@@ -1037,7 +1037,8 @@ void append_indented(std::string& out, std::string_view v, size_t by) {
 // A long list of the report (every matched collective, every rank's steps) written an element at
 // a time, each made, dumped and freed, as dump(2) writes an array that is the value of a key of
 // an object written alone: a report of thousands of ranks never holds these lists as a tree. In
-// the object it stands in for the value, a placeholder (kListMark) that to_json replaces.
+// the object it stands in for the value, a marker string (kListMark) that to_json swaps for the
+// list's text.
 class ListText {
  public:
   void add(const nlohmann::json& e) {
@@ -1286,7 +1287,7 @@ std::string to_json(const Report& r) {
     const std::string v = dump2(value);
     value = nullptr;  // written: freed
     // The value one level deeper, its lists in their places: a key of the value's own (indented
-    // 2 in its dump: no deeper key, no string, has that line) holding the placeholder.
+    // 2 in its dump: no deeper key, no string, has that line) holding kListMark.
     std::string_view rest = v;
     for (auto it = lists.lower_bound({key, ""}); it != lists.end() && it->first.first == key;
          ++it) {
