@@ -394,7 +394,7 @@ Action add_analyze(CLI::App& app) {
     print.why = o->why;
     // The text report only when no output file is standard output (--json /dev/stdout | jq).
     if (!outputs->to_stdout()) analyzer::print_text(stdout, r, print);
-    if (json_out) json_out->write(analyzer::to_json(r));
+    if (json_out) analyzer::write_json(r, [&](std::string_view piece) { json_out->write(piece); });
     if (summary_out) summary_out->write(summary_text);
     const int rc = commit_outputs("analyze", *outputs) ? kExitOk : kExitUsage;
     if (stats) write_mpi_stats(*stats);

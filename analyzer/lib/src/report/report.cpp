@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -1035,29 +1036,44 @@ void append_indented(std::string& out, std::string_view v, size_t by) {
 }
 
 // A long list of the report (every matched collective, every rank's steps) written an element at
-// a time, each made, dumped and freed, as dump(2) writes an array that is the value of a key of
-// an object written alone: a report of thousands of ranks never holds these lists as a tree. In
-// the object it stands in for the value, a marker string (kListMark) that to_json swaps for the
-// list's text.
+// a time, each made, dumped, written out and freed, as dump(2) writes an array that is the value
+// of a key of an object written alone, one level deeper: a report of thousands of ranks never
+// holds these lists, as a tree or as text. In the object it stands in for the value, a marker
+// string (kListMark) where write_json writes the list.
 class ListText {
  public:
+  explicit ListText(const std::function<void(std::string_view)>& out) : out_(out) {}
   void add(const nlohmann::json& e) {
-    text_ += text_.empty() ? "[\n    " : ",\n    ";
-    append_indented(text_, dump2(e), 4);
+    std::string piece = first_ ? "[\n    " : ",\n    ";
+    first_ = false;
+    append_indented(piece, dump2(e), 4);
+    put(piece);
   }
-  std::string take() { return text_.empty() ? "[]" : std::move(text_) + "\n  ]"; }
+  void close() { put(first_ ? "[]" : "\n  ]"); }
 
  private:
-  std::string text_;
+  void put(std::string_view piece) {
+    std::string t;
+    append_indented(t, piece, 2);
+    out_(t);
+  }
+  const std::function<void(std::string_view)>& out_;
+  bool first_ = true;
 };
 constexpr char kListMark[] = "\x01list\x01";
 
 }  // namespace
 
 std::string to_json(const Report& r) {
+  std::string text;
+  write_json(r, [&text](std::string_view piece) { text.append(piece); });
+  return text;
+}
+
+void write_json(const Report& r, const std::function<void(std::string_view)>& sink) {
   nlohmann::json j;
-  // (top-level key, its key): the lists written apart, their text.
-  std::map<std::pair<std::string, std::string>, std::string> lists;
+  // (top-level key, its key): the lists written apart, each by a writer of its elements.
+  std::map<std::pair<std::string, std::string>, std::function<void(ListText&)>> lists;
   j["schema"] = "c3scope-analyze/1";
   j["inputs"] = r.inputs;
   j["simulated"] = r.overall.simulated;
@@ -1215,18 +1231,18 @@ std::string to_json(const Report& r) {
     waits.push_back(std::move(o));
   }
   xr["ranks"] = std::move(waits);
-  ListText skews;
-  for (const auto& m : r.cross.collectives) {
-    skews.add({{"comm_id", m.comm_id},
-               {"seq", m.seq},
-               {"op", m.op},
-               {"ranks", m.ranks},
-               {"arrival_skew_ns", m.skew_ns},
-               {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
-                                              : nlohmann::json(nullptr)}});
-  }
   xr["collectives"] = kListMark;
-  lists[{"cross_rank", "collectives"}] = skews.take();
+  lists[{"cross_rank", "collectives"}] = [&r](ListText& skews) {
+    for (const auto& m : r.cross.collectives) {
+      skews.add({{"comm_id", m.comm_id},
+                 {"seq", m.seq},
+                 {"op", m.op},
+                 {"ranks", m.ranks},
+                 {"arrival_skew_ns", m.skew_ns},
+                 {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]
+                                                : nlohmann::json(nullptr)}});
+    }
+  };
   nlohmann::json clocks = nlohmann::json::array();
   for (const auto& c : r.clocks) {
     clocks.push_back({{"process", process_json(r, c.process)["label"]},
@@ -1238,7 +1254,7 @@ std::string to_json(const Report& r) {
   j["cross_rank"] = std::move(xr);
   nlohmann::json steps;
   steps["source"] = r.step_source;
-  ListText per_rank;
+  lists[{"steps", "per_rank"}] = [&r](ListText& per_rank) {
   for (const int pi : order_of(r)) {
     const auto p = static_cast<size_t>(pi);
     if (p >= r.steps.size()) continue;
@@ -1258,8 +1274,8 @@ std::string to_json(const Report& r) {
       per_rank.add(o);
     }
   }
+  };
   steps["per_rank"] = kListMark;
-  lists[{"steps", "per_rank"}] = per_rank.take();
   nlohmann::json job = nlohmann::json::array();
   for (const JobStep& js : r.job_steps) {
     nlohmann::json o = breakdown_json(js.mean);
@@ -1279,9 +1295,22 @@ std::string to_json(const Report& r) {
   // Names from traces need not be UTF-8: bytes that are not are replaced, not fatal. All but
   // ASCII is written as \uXXXX: the library escapes control characters, and this the C1
   // controls and bidirectional overrides too, so the file is inert in a terminal (cat, less).
+  // Written out in pieces of about 1 MiB.
   std::string text = "{";
+  bool first = true;
+  auto flush = [&](bool always) {
+    if (always || text.size() >= (size_t{1} << 20)) {
+      sink(text);
+      text.clear();
+    }
+  };
+  const std::function<void(std::string_view)> put = [&](std::string_view piece) {
+    text.append(piece);
+    flush(false);
+  };
   auto add = [&](const std::string& key, nlohmann::json& value) {
-    text += text.size() == 1 ? "\n  " : ",\n  ";
+    text += first ? "\n  " : ",\n  ";
+    first = false;
     text += dump2(nlohmann::json(key));
     text += ": ";
     const std::string v = dump2(value);
@@ -1297,18 +1326,20 @@ std::string to_json(const Report& r) {
       if (at == std::string_view::npos) continue;
       const size_t cut = at + line.size() - mark.size();
       append_indented(text, rest.substr(0, cut), 2);
-      append_indented(text, it->second, 2);
-      it->second = {};
+      ListText list(put);
+      it->second(list);
+      list.close();
       rest = rest.substr(cut + mark.size());
     }
     append_indented(text, rest, 2);
+    flush(false);
   };
   add("schema", j.at("schema"));
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() != "schema") add(it.key(), it.value());
   }
-  text += text.size() == 1 ? "}\n" : "\n}\n";
-  return text;
+  text += first ? "}\n" : "\n}\n";
+  flush(true);
 }
 
 std::string collectives_csv_header() {

@@ -224,6 +224,30 @@ void pack_records(std::vector<std::string>& out, size_t input, size_t index,
   }
 }
 
+// A rank's gaps that may be communication wait (CommGap), packed for the owners of their
+// collectives (who know the last arrivals) as its input is mapped: one block per communicator and
+// owner (the input and the rank's place, the communicator, then each gap's scope, device, stream,
+// step, sequence number and window). Gaps at a collective without a communicator or sequence
+// number are not sent (no owner holds such a collective).
+void pack_gaps(std::vector<std::string>& out, size_t input, size_t index, const RankSummary& s) {
+  const int size = static_cast<int>(out.size());
+  std::map<std::pair<size_t, int32_t>, std::vector<const CommGap*>> blocks;
+  for (const CommGap& g : s.comm_gaps) {
+    const auto c = static_cast<size_t>(g.comm);
+    if (g.comm < 0 || c >= s.calls.comms.size() || g.seq < 0) continue;
+    blocks[{owner_of(s.calls.comms[c], g.seq, size), g.comm}].push_back(&g);
+  }
+  for (const auto& [key, gaps] : blocks) {
+    Pack to;
+    to.u64(input).u64(index).str(s.calls.comms[static_cast<size_t>(key.second)]).u64(gaps.size());
+    for (const CommGap* g : gaps) {
+      to.u64(static_cast<uint64_t>(g->scope)).var(g->device).var(g->stream).var(g->step);
+      to.var(g->seq).var(g->from).var(g->to);
+    }
+    out[key.first] += to.take();
+  }
+}
+
 uint64_t bits(int64_t v) {
   return static_cast<uint64_t>(v);
 }
@@ -239,15 +263,29 @@ struct OwnedCall {
   int64_t start, end;
 };
 
+// A gap as the owner of its collective keeps it.
+struct OwnedGap {
+  CommGap g;
+  int rank;
+};
+
 // Cross-rank work where the records are (run_distributed's step 3): every process calls it;
-// process 0 gets the parts the reduce needs. `processes` (process 0): every rank's, in order.
+// process 0 gets the parts the reduce needs: the clock offsets, the matched collectives, the
+// waits, and the communication wait of the ranks' gaps (each worked out by the owner of the
+// gap's collective). `processes` (process 0): every rank's, in order.
+
 CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
+                                 std::vector<std::string> gap_bytes,
                                  const std::vector<uint64_t>& base, const std::vector<int>& domain,
                                  int domains, std::vector<Process>& processes,
                                  const AnalyzeOptions& o, int64_t& owned,
                                  std::vector<int64_t>& offset) {
   const size_t ranks = domain.size();
   std::vector<std::string> in = comm.exchange(std::move(bytes));
+  std::vector<std::string> gaps_in = comm.exchange(std::move(gap_bytes));
+  // The gaps at the owner's collectives, by communicator, and the last arrivals they need.
+  std::map<std::string, std::vector<OwnedGap>> gaps;
+  std::map<std::pair<std::string, int64_t>, LastArrivals> lasts;
   // The owner's communicators, each with every rank's calls, grouped by sequence number.
   std::deque<std::vector<std::string>> op_tables;
   std::map<std::string, std::vector<OwnedCall>> calls;
@@ -278,6 +316,33 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
         }
       }
       b = {};  // parsed: its bytes are not needed
+    }
+    for (std::string& b : gaps_in) {
+      Unpack u(b);
+      while (!u.done()) {
+        const uint64_t input = u.u64();  // (read in order: arguments are not)
+        const uint64_t p = rank_at(base, input, u.u64(), ranks);
+        std::string name = u.str();
+        std::vector<OwnedGap>& v = gaps[name];
+        const uint64_t count = u.u64();
+        for (uint64_t j = 0; j < count; ++j) {
+          OwnedGap x{};
+          const uint64_t scope = u.u64();
+          if (scope > static_cast<uint64_t>(CommGap::Scope::step))
+            throw std::runtime_error("a gap of an unknown scope");
+          x.g.scope = static_cast<CommGap::Scope>(scope);
+          x.g.device = static_cast<int16_t>(u.var());
+          x.g.stream = static_cast<int32_t>(u.var());
+          x.g.step = static_cast<int32_t>(u.var());
+          x.g.seq = u.var();
+          x.g.from = u.var();
+          x.g.to = u.var();
+          x.rank = static_cast<int>(p);
+          lasts.try_emplace({name, x.g.seq});
+          v.push_back(x);
+        }
+      }
+      b = {};
     }
     // Process order within a collective, each process's calls in the order it made them.
     for (auto& [name, v] : calls) {
@@ -326,13 +391,33 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
                       offset[static_cast<size_t>(v[z].process)]);
         }
         match_collective(name, v[a].seq, g, offset, tolerance, part, waits);
-        if (last.who != SIZE_MAX) {
-          matched.u64(1).str(name).u64(bits(v[a].seq)).u64(bits(last.first));
-          matched.u64(bits(last.second)).u64(last.who);
+        if (last.who != SIZE_MAX && !lasts.empty()) {
+          auto it = lasts.find({name, v[a].seq});
+          if (it != lasts.end()) it->second = last;
         }
         a = z;
       }
     }
+    // The gaps' communication wait, summed per rank and scope (parts in any grouping move what
+    // the gaps one by one would: summary.h GapWait).
+    std::map<std::tuple<int, int, int, int, int>, int64_t> wait;
+    for (const auto& [name, v] : gaps) {
+      for (const OwnedGap& x : v) {
+        const auto p = static_cast<size_t>(x.rank);
+        const int64_t w = gap_wait(x.g, lasts.at({name, x.g.seq}), p, offset[p]);
+        if (w <= 0) continue;
+        int64_t& sum = wait[{x.rank, static_cast<int>(x.g.scope), x.g.device, x.g.stream,
+                             x.g.step}];
+        if (__builtin_add_overflow(sum, w, &sum)) sum = INT64_MAX;
+      }
+    }
+    for (const auto& [k, w] : wait) {
+      const auto& [rank, scope, device, stream, step] = k;
+      matched.u64(1).u64(static_cast<uint64_t>(rank)).u64(static_cast<uint64_t>(scope));
+      matched.var(device).var(stream).var(step).u64(bits(w));
+    }
+    gaps.clear();
+    lasts.clear();
     for (const MatchedCollective& m : part.collectives) {
       matched.u64(2).str(m.comm_id).u64(bits(m.seq)).str(m.op).u64(static_cast<uint64_t>(m.ranks));
       matched.u64(bits(m.skew_ns)).u64(bits(m.straggler));
@@ -354,12 +439,16 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
       while (!u.done()) {
         switch (u.u64()) {
           case 1: {
-            std::string name = u.str();
-            const int64_t seq = signed_of(u.u64());
-            LastArrivals& l = parts.last[{std::move(name), seq}];
-            l.first = signed_of(u.u64());
-            l.second = signed_of(u.u64());
-            l.who = u.u64();
+            GapWait w;
+            const uint64_t q = u.u64();
+            if (q >= ranks) throw std::runtime_error("a process sent the waits of no rank");
+            w.rank = static_cast<int32_t>(q);
+            w.scope = static_cast<CommGap::Scope>(u.u64());
+            w.device = static_cast<int16_t>(u.var());
+            w.stream = static_cast<int32_t>(u.var());
+            w.step = static_cast<int32_t>(u.var());
+            w.wait = signed_of(u.u64());
+            parts.waits.push_back(w);
             break;
           }
           case 2: {
@@ -875,23 +964,26 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   res.used = o.analyze;
 
   // 2. The traces of this process's share are mapped. As each input's summaries are made, they
-  // are packed for where they go (take): the collective records for their communicators'
-  // owners and the critical-path chains for their steps' owners (unless process 0 gets every
-  // record: --summary, compare), the rest as summary JSON for process 0 (process 0 keeps its
-  // own). A process holds its share packed, never its summaries whole.
+  // are packed for where they go (take): the collective records and the gaps at collectives for
+  // their communicators' owners and the critical-path chains for their steps' owners (unless
+  // process 0 gets every record: --summary, compare), the rest as summary JSON for process 0
+  // (process 0 keeps its own). A process holds its share packed, never its summaries whole.
   const bool spread = !want.summary && !want.ranks;
   std::vector<std::string> records_out(static_cast<size_t>(comm.size()));
+  std::vector<std::string> gaps_out(records_out.size());
   PathsOut paths_out(comm.size());
   std::map<size_t, std::string> json;  // input -> its summaries' JSON (processes other than 0)
   std::mutex mu;
   auto take = [&](size_t i, std::vector<RankSummary>& s) {
-    std::vector<std::string> records(records_out.size());
+    std::vector<std::string> records(records_out.size()), gaps(records_out.size());
     PathsOut paths(comm.size());
     for (size_t k = 0; k < s.size(); ++k) {
       as_process_0_sees_it(s[k], o.analyze);
       if (!spread) continue;
       pack_records(records, i, k, s[k].calls);
       s[k].calls.records = {};
+      pack_gaps(gaps, i, k, s[k]);
+      s[k].comm_gaps = {};  // (comm_gaps_known stays)
       pack_paths(paths, i, k, s[k]);
     }
     std::string text;
@@ -903,6 +995,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     paths_out.has_steps = paths_out.has_steps || paths.has_steps;
     for (size_t q = 0; q < records.size(); ++q) {
       records_out[q] += records[q];
+      gaps_out[q] += gaps[q];
       paths_out.steps[q] += paths.steps[q];
       // (the whole runs' chains serve only a job without steps)
       if (!paths_out.has_steps) paths_out.whole[q] += paths.whole[q];
@@ -964,24 +1057,33 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   mine.inputs = static_cast<int64_t>(my_summaries.size() + my_traces.size());
 
   // 3. The reduce. Every input's summaries go to process 0 (in input order) without their
-  // collective records, which go to the processes that own their communicators (records of one
-  // communicator, every rank's, to one process: a hash of its name). Those match them and return
-  // what the reduce needs: the collectives' ends per host (clock alignment on process 0), then,
-  // with the offsets, the matched collectives, each rank's waits and the latest arrivals. Then
-  // the steps' owners join the steps' critical paths (4). --summary: process 0 writes every
-  // record anyway, and reduces them itself.
-  Pack p;
-  comm.run([&] {
-    for (auto& [i, text] : json) {
-      p.u64(i).str(text);
-      text = {};
+  // collective records and gaps, which go to the processes that own their communicators (records
+  // of one communicator, every rank's, to one process: a hash of its name). Those match them and
+  // return what the reduce needs: the collectives' ends per host (clock alignment on process 0),
+  // then, with the offsets, the matched collectives, each rank's waits and the communication
+  // wait in its gaps. Then the steps' owners join the steps' critical paths (4). --summary:
+  // process 0 writes every record anyway, and reduces them itself.
+  // The summaries go to process 0 input by input, in input order, as process 0 takes them (a
+  // sender runs one message ahead): process 0 parses a window of inputs on its cores while it
+  // receives the next, and adds each rank to the reduce (Reducer) in input order, so that it
+  // holds a window's summaries at a time, never every rank's.
+  std::vector<size_t> share = my_summaries;
+  share.insert(share.end(), my_traces.begin(), my_traces.end());
+  std::sort(share.begin(), share.end());
+  if (me != 0) {
+    for (const size_t i : share) {
+      Pack p;
+      auto t = json.find(i);
+      p.u64(i).str(t == json.end() ? std::string() : std::move(t->second));
+      if (t != json.end()) json.erase(t);
       auto c = csv.find(i);
-      p.str(c == csv.end() ? std::string() : c->second);
+      p.str(c == csv.end() ? std::string() : std::move(c->second));
+      if (c != csv.end()) csv.erase(c);
+      comm.send_to(0, p.take());
     }
-    json.clear();
-  });
-  std::vector<std::string> sent = comm.gather(p.take(), 0);
+  }
   const auto receive_t0 = std::chrono::steady_clock::now();
+  std::optional<Reducer> reducer;
   std::vector<RankSummary> all;
   std::vector<Process> processes;
   std::vector<uint64_t> base(n, 0);  // input i's first rank
@@ -989,72 +1091,122 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   int domains = 0;
   Pack layout;
   if (me == 0) {
-    comm.run([&] {
-      try {
-        // The summaries' texts, parsed on every core this process may use (its machine's other
-        // processes wait for the reduce), a process's message at a time.
-        const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-        std::vector<std::pair<size_t, std::string>> texts;
-        for (size_t q = 1; q < sent.size(); ++q) {
-          texts.clear();
-          {
-            Unpack u(sent[q]);
-            while (!u.done()) {
-              const size_t i = u.u64();
-              if (i >= n) throw std::runtime_error("a process sent the summaries of no input");
-              texts.emplace_back(i, u.str());
-              std::string rows = u.str();
-              if (!rows.empty()) csv[i] = std::move(rows);
-            }
-          }
-          sent[q] = {};  // split: the message is not kept through the reduce
-          std::vector<std::vector<RankSummary>> parsed(texts.size());
-          std::vector<std::exception_ptr> errors(texts.size());
-          std::atomic<size_t> next{0};
-          common::run_workers(
-              texts.size(),
-              [&] {
-                for (size_t k = next++; k < texts.size(); k = next++) {
-                  try {
-                    parsed[k] = summaries_from_json(texts[k].second, deal.names[texts[k].first]);
-                  } catch (...) {
-                    errors[k] = std::current_exception();
-                  }
-                  texts[k].second = {};  // parsed
-                }
-              },
-              static_cast<unsigned>(usable_cores(cores)));
-          for (size_t k = 0; k < texts.size(); ++k) {
-            if (errors[k]) std::rethrow_exception(errors[k]);
-            const size_t i = texts[k].first;
-            for (RankSummary& r : parsed[k]) r.input = deal.inputs[i].path;
-            parts[i] = std::move(parsed[k]);
-          }
+    if (spread) reducer.emplace(deal.names, o.analyze);
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    const unsigned workers = static_cast<unsigned>(usable_cores(cores));
+    // Inputs received ahead: 16 (measured at 256 ranks on 2 cores: 4 took 15% longer, 64 no
+    // less), more on more cores.
+    const size_t window = std::max<size_t>(16, size_t{2} * workers);
+    size_t ranks = 0;
+    // A window's texts, as their processes send them (every message is taken, even after an
+    // error: a sender waits until its message is). Empty for process 0's own inputs.
+    std::string receive_error;
+    auto receive = [&](size_t first) {
+      const size_t last = std::min(n, first + window);
+      std::vector<std::string> texts(last > first ? last - first : 0);
+      for (size_t i = first; i < last; ++i) {
+        if (deal.owner[i] == 0) continue;
+        const std::string m = comm.receive_from(deal.owner[i]);
+        if (!receive_error.empty()) continue;
+        try {
+          Unpack u(m);
+          if (u.u64() != i) throw std::runtime_error("it sent the summaries of another input");
+          texts[i - first] = u.str();
+          std::string rows = u.str();
+          if (!rows.empty()) csv[i] = std::move(rows);
+        } catch (const std::exception& e) {
+          receive_error = "process " + std::to_string(deal.owner[i]) + ": " + e.what();
         }
-        res.receive_s = seconds_since(receive_t0);
-        for (size_t i = 0; i < n; ++i) {
-          base[i] = all.size();
-          auto it = parts.find(i);
-          if (it == parts.end()) continue;
-          for (RankSummary& r : it->second) all.push_back(std::move(r));
-          parts.erase(it);
-          auto c = csv.find(i);
-          if (c != csv.end()) {
-            res.csv += c->second;
-            csv.erase(c);
-          }
-        }
-        for (const RankSummary& r : all) processes.push_back(r.process);
-        domains = clock_domains(processes, domain);
-        res.ok = true;
-      } catch (const std::exception& e) {
-        res.error = e.what();
       }
-    });
+      return texts;
+    };
+    // A window parsed on the process's cores and added to the reduce in input order.
+    auto reduce_window = [&](size_t first, std::vector<std::string>& texts) {
+      std::vector<std::vector<RankSummary>> parsed(texts.size());
+      std::vector<std::exception_ptr> errors(texts.size());
+      std::atomic<size_t> next{0};
+      common::run_workers(
+          texts.size(),
+          [&] {
+            for (size_t k = next++; k < texts.size(); k = next++) {
+              const size_t i = first + k;
+              if (deal.owner[i] == 0) continue;
+              try {
+                parsed[k] = summaries_from_json(texts[k], deal.names[i]);
+              } catch (...) {
+                errors[k] = std::current_exception();
+              }
+              texts[k] = {};  // parsed
+            }
+          },
+          workers);
+      for (size_t k = 0; k < texts.size(); ++k) {
+        if (errors[k]) std::rethrow_exception(errors[k]);
+        const size_t i = first + k;
+        std::vector<RankSummary> v;
+        if (deal.owner[i] == 0) {
+          auto it = parts.find(i);
+          if (it != parts.end()) {
+            v = std::move(it->second);
+            parts.erase(it);
+          }
+        } else {
+          v = std::move(parsed[k]);
+        }
+        base[i] = ranks;
+        ranks += v.size();
+        for (RankSummary& r : v) {
+          r.input = deal.inputs[i].path;
+          processes.push_back(r.process);
+          if (reducer) {
+            reducer->add(std::move(r));
+          } else {
+            all.push_back(std::move(r));
+          }
+        }
+      }
+    };
+    // The next window is received while one is parsed and reduced (a message moves only while
+    // its sender and process 0 both call MPI).
+    std::vector<std::string> texts = receive(0);
+    for (size_t first = 0; first < n; first += window) {
+      std::string reduce_error;
+      std::vector<std::string> now = std::move(texts);
+      const bool go = receive_error.empty();  // (after an error, the messages are only taken)
+      std::thread worker([&] {  // (local work: this thread keeps the Comm)
+        if (!go) return;
+        try {
+          reduce_window(first, now);
+        } catch (const std::exception& e) {
+          reduce_error = e.what();
+        }
+      });
+      texts = receive(first + window);
+      worker.join();
+      if (!go) continue;
+      if (!reduce_error.empty()) {  // (before any error of the next window's inputs)
+        res.error = reduce_error;
+        receive_error = reduce_error;
+        continue;
+      }
+      for (size_t i = first; i < std::min(n, first + window); ++i) {
+        auto c = csv.find(i);
+        if (c != csv.end()) {
+          res.csv += c->second;
+          csv.erase(c);
+        }
+      }
+    }
+    if (res.error.empty()) res.error = receive_error;
+    res.receive_s = seconds_since(receive_t0);
+    if (res.error.empty()) {
+      domains = clock_domains(processes, domain);
+      res.ok = true;
+    }
     layout.u64(res.ok ? 1 : 0).str(res.error);
     if (spread && res.ok) {
       for (const uint64_t b : base) layout.u64(b);
-      layout.u64(all.size()).u64(static_cast<uint64_t>(domains));
+      layout.u64(processes.size()).u64(static_cast<uint64_t>(domains));
       for (const int d : domain) layout.u64(static_cast<uint64_t>(d));
     }
   }
@@ -1076,7 +1228,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   const auto cross_t0 = std::chrono::steady_clock::now();
   if (spread) {
     std::vector<int64_t> offsets;
-    cross = spread_cross_rank(comm, std::move(records_out), base, domain, domains, processes,
+    cross = spread_cross_rank(comm, std::move(records_out), std::move(gaps_out), base, domain,
+                              domains, processes,
                               o.analyze, mine.records, offsets);
     mine.cross_s = seconds_since(cross_t0);
     // 4. Each step's critical path joined by the process that owns the step.
@@ -1093,9 +1246,11 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         if (want.summary) res.summary = summaries_to_json(all, o.analyze);
         if (want.ranks) {
           res.ranks = std::move(all);
+        } else if (reducer) {  // (takes cross's paths and results)
+          res.report = reducer->finish(o.analyze.align, &cross);
+          reducer.reset();
         } else {
-          res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align,
-                              spread ? &cross : nullptr);  // (takes cross's paths and results)
+          res.report = reduce(std::move(all), deal.names, o.analyze, o.analyze.align);
         }
         res.ok = true;
       } catch (const std::exception& e) {

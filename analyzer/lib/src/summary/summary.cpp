@@ -228,6 +228,17 @@ void finish_why(const Trace& t, int pi, RankSummary& s, WhyParts& w) {
   for (size_t k = 0; k < w.step_paths.size(); ++k) s.steps[k].path = std::move(w.step_paths[k]);
 }
 
+// What the reduce keeps of a rank once it is added (Reducer::add): what the communication wait
+// and the critical path need after the clocks are aligned. (Its process and collective records are
+// kept beside, for the alignment and the matching.)
+struct KeptRank {
+  std::vector<CommGap> comm_gaps;
+  bool comm_gaps_known = false;
+  bool one_device = false;  // its device_idle has one device
+  RankPath run_path;
+  int64_t run_start = 0, run_end = 0;
+};
+
 // Adds rank `pi` to the report's totals and to the groups and steps being merged (the reduce's
 // loop body, apart from what it keeps pointers to). Throws std::overflow_error past int64.
 void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& groups,
@@ -317,32 +328,77 @@ void reduce_rank(Report& r, const RankSummary& s, int pi, CollectiveGroups& grou
   }
 }
 
+// Moves the communication wait found in gaps (GapWait) from other to comm_wait, in every total
+// its scope is part of. `steps` are the job steps being summed.
+void apply_waits(Report& r, const std::vector<KeptRank>& ranks, std::map<int64_t, JobStep>& steps,
+                 const std::vector<GapWait>& waits) {
+  for (const GapWait& g : waits) {
+    const auto i = static_cast<size_t>(g.rank);
+    if (g.rank < 0 || i >= ranks.size() || g.wait <= 0) continue;
+    const int64_t wait = g.wait;
+    auto move = [wait](IdleCauses& x) {
+      const int64_t w = std::min(wait, x.other);
+      x.other -= w;
+      x.comm_wait += w;
+    };
+    const int pi = g.rank;
+    switch (g.scope) {
+      case CommGap::Scope::rank:
+        move(r.processes[i].idle);
+        move(r.overall.idle);
+        if (ranks[i].one_device) {
+          for (ScopeReport& d : r.devices) {
+            if (d.process == pi) move(d.idle);
+          }
+        }
+        break;
+      case CommGap::Scope::device:
+        for (ScopeReport& d : r.devices) {
+          if (d.process == pi && d.device == g.device) move(d.idle);
+        }
+        break;
+      case CommGap::Scope::stream:
+        for (StreamIdle& x : r.streams) {
+          if (x.process == pi && x.device == g.device && x.stream == g.stream) move(x.causes);
+        }
+        break;
+      case CommGap::Scope::step: {
+        const auto k = static_cast<size_t>(g.step);
+        if (g.step < 0 || k >= r.steps[i].size()) break;
+        StepSample& st = r.steps[i][k];
+        move(st.idle);
+        auto it = steps.find(st.index);
+        if (it != steps.end()) move(it->second.idle);
+        break;
+      }
+    }
+  }
+}
+
 // Communication wait (why/idle.h): the part of each CommGap before the last other rank's
 // arrival at its collective moves from other to comm_wait, in every total the gap is part of.
-// Runs after the clocks are aligned; `steps` are the job steps being summed.
-void apply_comm_wait(Report& r, const std::vector<RankSummary>& ranks,
+// Runs after the clocks are aligned. `given`: the waits as the collectives' owners found them
+// (distributed.h; the ranks' gaps are not here then).
+void apply_comm_wait(Report& r, const std::vector<KeptRank>& ranks,
                      const std::vector<Process>& processes,
                      const std::vector<const RankCollectives*>& calls,
-                     std::map<int64_t, JobStep>& steps, const LastArrivalsOf* given) {
-  using Key = std::pair<std::string, int64_t>;
-  using Last = LastArrivals;
-  std::map<Key, Last> last;
+                     std::map<int64_t, JobStep>& steps, const std::vector<GapWait>* given) {
   r.comm_wait_known = !ranks.empty();
+  for (const KeptRank& k : ranks) r.comm_wait_known = r.comm_wait_known && k.comm_gaps_known;
+  if (given != nullptr) {
+    apply_waits(r, ranks, steps, *given);
+    return;
+  }
+  using Key = std::pair<std::string, int64_t>;
+  std::map<Key, LastArrivals> last;
   for (size_t i = 0; i < ranks.size(); ++i) {
     for (const CommGap& g : ranks[i].comm_gaps) {
       const auto c = static_cast<size_t>(g.comm);
       if (g.comm >= 0 && c < calls[i]->comms.size()) last.try_emplace({calls[i]->comms[c], g.seq});
     }
-    r.comm_wait_known = r.comm_wait_known && ranks[i].comm_gaps_known;
   }
   if (last.empty()) return;
-  if (given != nullptr) {  // computed where the records are (distributed.h)
-    for (auto& [key, l] : last) {
-      auto it = given->find(key);
-      if (it != given->end()) l = it->second;
-    }
-  }
-  for (size_t i = 0; i < calls.size() && given == nullptr; ++i) {
+  for (size_t i = 0; i < calls.size(); ++i) {
     const RankCollectives& rc = *calls[i];
     for (const CollectiveRecord& rec : rc.records) {
       const auto c = static_cast<size_t>(rec.comm);
@@ -352,60 +408,22 @@ void apply_comm_wait(Report& r, const std::vector<RankSummary>& ranks,
       add_arrival(it->second, i, rec.gpu_start, processes[i].offset_ns);
     }
   }
+  std::vector<GapWait> waits;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    const RankSummary& s = ranks[i];
-    const int64_t off = processes[i].offset_ns;
-    for (const CommGap& g : s.comm_gaps) {
+    for (const CommGap& g : ranks[i].comm_gaps) {
       const auto c = static_cast<size_t>(g.comm);
       if (g.comm < 0 || c >= calls[i]->comms.size()) continue;
-      const Last& l = last.at({calls[i]->comms[c], g.seq});
-      const int64_t others = l.who == i ? l.second : l.first;
-      int64_t local = 0;  // the other ranks' last arrival on this rank's clock
-      if (others == INT64_MIN || __builtin_sub_overflow(others, off, &local)) continue;
-      const int64_t wait = std::clamp<int64_t>(local, g.from, g.to) - g.from;
-      if (wait <= 0) continue;
-      auto move = [wait](IdleCauses& x) {
-        const int64_t w = std::min(wait, x.other);
-        x.other -= w;
-        x.comm_wait += w;
-      };
-      const int pi = static_cast<int>(i);
-      switch (g.scope) {
-        case CommGap::Scope::rank:
-          move(r.processes[i].idle);
-          move(r.overall.idle);
-          if (s.device_idle.size() == 1) {
-            for (ScopeReport& d : r.devices) {
-              if (d.process == pi) move(d.idle);
-            }
-          }
-          break;
-        case CommGap::Scope::device:
-          for (ScopeReport& d : r.devices) {
-            if (d.process == pi && d.device == g.device) move(d.idle);
-          }
-          break;
-        case CommGap::Scope::stream:
-          for (StreamIdle& x : r.streams) {
-            if (x.process == pi && x.device == g.device && x.stream == g.stream) move(x.causes);
-          }
-          break;
-        case CommGap::Scope::step: {
-          const auto k = static_cast<size_t>(g.step);
-          if (g.step < 0 || k >= r.steps[i].size()) break;
-          StepSample& st = r.steps[i][k];
-          move(st.idle);
-          auto it = steps.find(st.index);
-          if (it != steps.end()) move(it->second.idle);
-          break;
-        }
-      }
+      const int64_t wait =
+          gap_wait(g, last.at({calls[i]->comms[c], g.seq}), i, processes[i].offset_ns);
+      if (wait > 0)
+        waits.push_back({static_cast<int32_t>(i), g.scope, g.device, g.stream, g.step, wait});
     }
   }
+  apply_waits(r, ranks, steps, waits);
 }
 
 // The critical path of each job step across ranks (why/path_join.h), after the clocks are aligned.
-void join_paths(Report& r, const std::vector<RankSummary>& ranks,
+void join_paths(Report& r, const std::vector<KeptRank>& ranks,
                 const std::vector<Process>& processes,
                 const std::vector<const RankCollectives*>& calls, const SummaryOptions& o) {
   r.what_ifs = o.what_ifs;
@@ -437,6 +455,14 @@ void join_paths(Report& r, const std::vector<RankSummary>& ranks,
 }
 
 }  // namespace
+
+int64_t gap_wait(const CommGap& g, const LastArrivals& l, size_t rank, int64_t offset) {
+  const int64_t others = l.who == rank ? l.second : l.first;
+  int64_t local = 0;  // the other ranks' last arrival on this rank's clock
+  if (others == INT64_MIN || __builtin_sub_overflow(others, offset, &local)) return 0;
+  if (g.to < g.from) return 0;
+  return std::clamp<int64_t>(local, g.from, g.to) - g.from;
+}
 
 size_t RankSummary::bytes() const {
   auto str = [](const std::string& x) { return x.capacity() > 15 ? x.capacity() + 1 : 0; };
@@ -606,51 +632,82 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
   return out;
 }
 
-Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align) {
-  std::vector<RankSummary> copy = ranks;
-  return reduce(std::move(copy), inputs, o, align);
-}
-
-Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
-              const SummaryOptions& o, bool align, CrossRankParts* parts) {
+struct Reducer::State {
+  SummaryOptions o;
   Report r;
-  r.inputs = inputs;
-  r.overall.process = -1;
   CollectiveGroups groups;
   std::map<std::string, InterferenceStat> inter;
-  // Clock alignment and matching run on the processes and their collective records only.
-  std::vector<Process> processes;
-  std::vector<const RankCollectives*> calls;
   std::map<int64_t, JobStep> steps;
   std::map<std::string, LaunchStat> launches;
   std::map<std::vector<std::string>, KernelSequence> sequences;
-  r.why = !ranks.empty();
-  r.sequences_known = !ranks.empty();
+  // Per rank, in the job's order: clock alignment and matching run on the processes and their
+  // collective records only.
+  std::vector<Process> processes;
+  std::vector<RankCollectives> calls;
+  std::vector<KeptRank> kept;
+};
+
+Reducer::Reducer(std::vector<std::string> inputs, const SummaryOptions& o)
+    : s_(std::make_unique<State>()) {
+  s_->o = o;
+  Report& r = s_->r;
+  r.inputs = std::move(inputs);
+  r.overall.process = -1;
+  r.why = true;  // (until a rank without them)
+  r.sequences_known = true;
   r.sequence_options = o.sequences;
   r.idle_options = o.idle;
   r.launch_options = o.launch;
   r.queue_options = o.queue;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    RankSummary& s = ranks[i];
-    const int pi = static_cast<int>(i);
-    // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
-    // the totals of 8,192 ranks or more at those limits pass int64.
-    try {
-      reduce_rank(r, s, pi, groups, inter, steps, launches, sequences);
-    } catch (const std::overflow_error&) {
-      const std::string& where = s.input.empty() ? s.process.source : s.input;
-      throw std::invalid_argument(
-          "'" + where + "': adding rank " + std::to_string(i) + " of " +
-          std::to_string(ranks.size()) +
-          " to the job's totals passes int64 (2^63): its numbers are out of range, or the job has "
-          "8,192 ranks or more at a summary's per-rank limits; analyze fewer at a time");
-    }
-    processes.push_back(s.process);
-    calls.push_back(&s.calls);
-    // The report takes the per-rank steps over (they are most of a summary's bytes).
-    r.steps.push_back(std::move(s.steps));
+}
+
+Reducer::~Reducer() = default;
+
+size_t Reducer::ranks() const { return s_->processes.size(); }
+
+const std::vector<Process>& Reducer::processes() const { return s_->processes; }
+
+void Reducer::add(RankSummary&& s) {
+  State& x = *s_;
+  const size_t i = x.processes.size();
+  const int pi = static_cast<int>(i);
+  // Every sum is checked: a summary's numbers are each within the limits (time_limits.h), but
+  // the totals of 8,192 ranks or more at those limits pass int64.
+  try {
+    reduce_rank(x.r, s, pi, x.groups, x.inter, x.steps, x.launches, x.sequences);
+  } catch (const std::overflow_error&) {
+    const std::string& where = s.input.empty() ? s.process.source : s.input;
+    throw std::invalid_argument(
+        "'" + where + "': adding rank " + std::to_string(i) +
+        " (counting from 0) to the job's totals passes int64 (2^63): its numbers are out of "
+        "range, or the job has 8,192 ranks or more at a summary's per-rank limits; analyze fewer "
+        "at a time");
   }
+  x.processes.push_back(std::move(s.process));
+  x.calls.push_back(std::move(s.calls));
+  KeptRank k;
+  k.comm_gaps = std::move(s.comm_gaps);
+  k.comm_gaps_known = s.comm_gaps_known;
+  k.one_device = s.device_idle.size() == 1;
+  k.run_path = std::move(s.run_path);
+  k.run_start = s.run_start;
+  k.run_end = s.run_end;
+  x.kept.push_back(std::move(k));
+  // The report takes the per-rank steps over (they are most of a summary's bytes).
+  x.r.steps.push_back(std::move(s.steps));
+}
+
+Report Reducer::finish(bool align, CrossRankParts* parts) {
+  State& x = *s_;
+  Report r = std::move(x.r);
+  const SummaryOptions& o = x.o;
+  std::vector<Process>& processes = x.processes;
+  std::vector<const RankCollectives*> calls;
+  calls.reserve(x.calls.size());
+  for (const RankCollectives& c : x.calls) calls.push_back(&c);
+  // (every rank had them; with no rank, no)
+  r.why = r.why && !processes.empty();
+  r.sequences_known = r.sequences_known && !processes.empty();
   if (parts != nullptr) {
     for (size_t i = 0; i < processes.size() && i < parts->offsets.size(); ++i)
       processes[i].offset_ns = parts->offsets[i];
@@ -658,8 +715,8 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
   } else if (align) {
     r.clocks = align_clocks(processes, calls);
   }
-  apply_comm_wait(r, ranks, processes, calls, steps, parts ? &parts->last : nullptr);
-  for (auto& [k, j] : steps) {
+  apply_comm_wait(r, x.kept, processes, calls, x.steps, parts ? &parts->waits : nullptr);
+  for (auto& [k, j] : x.steps) {
     // Means over the ranks that have the step.
     Breakdown& m = j.mean;
     const int64_t n = j.ranks;
@@ -678,28 +735,45 @@ Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& 
     r.job_steps.push_back(j);
   }
   std::vector<CollectiveStat> cs;
-  cs.reserve(groups.size());
-  for (auto& [k, g] : groups) cs.push_back(std::move(g));
+  cs.reserve(x.groups.size());
+  for (auto& [k, g] : x.groups) cs.push_back(std::move(g));
   r.collectives = collective_groups(cs);
   std::vector<InterferenceStat> merged;
-  merged.reserve(inter.size());
-  for (auto& [k, x] : inter) merged.push_back(std::move(x));
+  merged.reserve(x.inter.size());
+  for (auto& [k, v] : x.inter) merged.push_back(std::move(v));
   r.interference = interference_rows(merged, o.interference);
-  for (auto& [k, x] : launches) r.launches.push_back(std::move(x));
+  for (auto& [k, v] : x.launches) r.launches.push_back(std::move(v));
   // The job's most frequent sequences: each rank's kept ones summed (a sequence frequent over
   // the job but kept by no rank is missed: docs/analyze.md).
-  for (auto& [k, x] : sequences) r.sequences.push_back(std::move(x));
+  for (auto& [k, v] : x.sequences) r.sequences.push_back(std::move(v));
   sort_sequences(r.sequences);
   if (r.sequences.size() > kSequencesKept) r.sequences.resize(kSequencesKept);
   if (parts != nullptr && parts->joined) {
     r.what_ifs = o.what_ifs;
     if (r.why) r.paths = std::move(parts->paths);
   } else {
-    join_paths(r, ranks, processes, calls, o);
+    join_paths(r, x.kept, processes, calls, o);
   }
   r.cross = parts ? std::move(parts->cross) : cross_rank(processes, calls);
   order_by_rank(r);
+  s_ = std::make_unique<State>();  // (finished: what it held is given back)
   return r;
+}
+
+Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align) {
+  std::vector<RankSummary> copy = ranks;
+  return reduce(std::move(copy), inputs, o, align);
+}
+
+Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
+              const SummaryOptions& o, bool align, CrossRankParts* parts) {
+  Reducer red(inputs, o);
+  for (RankSummary& s : ranks) {
+    red.add(std::move(s));
+    s = {};  // (merged: its memory is given back as the reduce goes)
+  }
+  return red.finish(align, parts);
 }
 
 }  // namespace c3::analyzer

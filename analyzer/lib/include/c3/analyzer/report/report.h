@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "c3/analyzer/metrics/interference.h"
@@ -173,6 +175,9 @@ void print_text(FILE* out, const Report& r, const PrintOptions& po = {});
 std::vector<std::string> cpu_collective_lines(
     const std::map<std::pair<std::string, std::string>, int64_t>& seen);
 std::string to_json(const Report& r);
+// The same text, written to `sink` in pieces as it is made (a report of thousands of ranks is
+// never held whole).
+void write_json(const Report& r, const std::function<void(std::string_view)>& sink);
 // One row per communication activity (the per-collective table): the header, then rows.
 std::string collectives_csv(const Trace& t, const Report& r);
 std::string collectives_csv_header();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,29 @@ Report reduce(const std::vector<RankSummary>& ranks, const std::vector<std::stri
 // The cross-rank results of a job whose collective records are not in its summaries: computed
 // where the records are (distributed.h, by the processes that own the communicators), equal to
 // what the reduce computes from the records.
-using LastArrivalsOf = std::map<std::pair<std::string, int64_t>, LastArrivals>;
+//
+// Communication wait found in one rank's gaps (CommGap): time that moves from other idle to
+// comm_wait in the totals of the scope the gaps were found in (rank, device, stream or step).
+// Amounts for one scope may come in parts: each part moves what is left of other idle, so parts
+// in any grouping move what the gaps one by one would.
+struct GapWait {
+  int32_t rank = 0;  // the rank's place in the job's order
+  CommGap::Scope scope = CommGap::Scope::rank;
+  int16_t device = 0;
+  int32_t stream = -1;
+  int32_t step = -1;
+  int64_t wait = 0;
+};
+// The wait of one gap of rank `rank` (clock offset `offset`) before the others' last arrival
+// `l` at its collective (aligned clocks); 0 when there is none.
+int64_t gap_wait(const CommGap& g, const LastArrivals& l, size_t rank, int64_t offset);
 struct CrossRankParts {
   std::vector<ClockOffset> clocks;  // align_clocks's (with `align`)
   std::vector<int64_t> offsets;     // each rank's Process::offset_ns after alignment
-  LastArrivalsOf last;              // per (communicator, seq): the latest arrivals
-  CrossRank cross;                  // cross_rank's
+  // The ranks' communication wait, worked out where their collectives' records are (their gaps
+  // were not in the summaries then).
+  std::vector<GapWait> waits;
+  CrossRank cross;  // cross_rank's
   // The steps' critical paths, joined by the processes that own the steps (their chains are
   // not in the summaries then): `joined` says so; Report::paths takes them as they are.
   bool joined = false;
@@ -126,6 +144,32 @@ struct CrossRankParts {
 // joined paths are taken over too.
 Report reduce(std::vector<RankSummary>&& ranks, const std::vector<std::string>& inputs,
               const SummaryOptions& o, bool align = true, CrossRankParts* parts = nullptr);
+
+// The reduce a rank at a time: reduce() adds each summary in the job's order, then finishes.
+// A rank's totals, statistics, streams and steps are merged into the report as it is added; what
+// stays per rank is what the clock alignment, the communication wait and the critical path need
+// once every rank is in (its process, collective records, gaps and whole-run chains: little when
+// the records and chains were taken where they are owned, distributed.h). So a reduce that gets
+// its summaries one at a time (run_distributed's process 0) never holds them all.
+class Reducer {
+ public:
+  Reducer(std::vector<std::string> inputs, const SummaryOptions& o);
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+  // The next rank, in the job's order (the summary is taken over). Throws std::invalid_argument
+  // when a total would pass int64.
+  void add(RankSummary&& s);
+  // Ranks added, and their processes (in that order; offsets as given).
+  size_t ranks() const;
+  const std::vector<Process>& processes() const;
+  // The report, as reduce() makes it (once: the reducer is empty afterwards).
+  Report finish(bool align = true, CrossRankParts* parts = nullptr);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Summary files: JSON, schema "c3scope-summary/3", every rank of a run in one file.
 std::string summaries_to_json(const std::vector<RankSummary>& ranks, const SummaryOptions& o);
