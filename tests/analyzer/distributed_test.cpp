@@ -155,6 +155,22 @@ TEST(Distributed, RanksOfAnInputWithSeveralKeepTheirPlaces) {
   }
 }
 
+TEST(Distributed, CommunicationWaitIsFoundWhereTheCollectivesAreOwned) {
+  // The two hand-built ranks of the golden case: rank 0 waits 100 us of a 200 us gap for rank 1
+  // at AllReduce #1 (in the rank's, its device's, its stream's and its step's totals). With more
+  // than one process the gaps go to the owners of their collectives, which send process 0 the
+  // waits; the report must be the serial one, waits included.
+  const std::vector<Input> inputs = resolve_inputs({golden("why_comm_wait_two_ranks")});
+  ASSERT_EQ(inputs.size(), 2u);
+  const std::string serial = to_json(run_pipeline(inputs, PipelineOptions{}));
+  ASSERT_NE(serial.find("\"comm_wait_ns\": 100000"), std::string::npos) << serial;
+  for (int n = 1; n <= 4; ++n) {
+    const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(to_json(*r.report), serial) << n << " processes";
+  }
+}
+
 TEST(Distributed, SummaryInputsLendTheirOptionsOnEveryProcess) {
   // A summary made with --step and --min-samples 3, and the other rank's trace: the trace is
   // mapped with the summary's options wherever it is mapped.
