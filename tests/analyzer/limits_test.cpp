@@ -181,7 +181,10 @@ TEST(ReduceLimits, TotalsPastInt64AreRefusedNamingTheSummary) {
       ADD_FAILURE() << "8,193 ranks at the bound were summed, case " << k;
     } catch (const std::invalid_argument& e) {
       const std::string m = e.what();
-      EXPECT_EQ(m.rfind("'job.summary.json': adding rank 8191 (counting from 0) to the job's totals", 0), 0u) << m;
+      EXPECT_EQ(
+          m.rfind("'job.summary.json': adding rank 8191 (counting from 0) to the job's totals", 0),
+          0u)
+          << m;
       EXPECT_NE(m.find("passes int64"), std::string::npos) << m;
     }
   }

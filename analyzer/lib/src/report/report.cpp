@@ -1255,25 +1255,25 @@ void write_json(const Report& r, const std::function<void(std::string_view)>& si
   nlohmann::json steps;
   steps["source"] = r.step_source;
   lists[{"steps", "per_rank"}] = [&r](ListText& per_rank) {
-  for (const int pi : order_of(r)) {
-    const auto p = static_cast<size_t>(pi);
-    if (p >= r.steps.size()) continue;
-    for (const StepSample& st : r.steps[p]) {
-      nlohmann::json o = breakdown_json(st.b);
-      o["rank"] = process_json(r, static_cast<int>(p))["rank"];
-      o["process"] = r.process_info[p].label();
-      o["index"] = st.index;
-      o["name"] = st.name;
-      o["start_ns"] = st.start;
-      o["end_ns"] = st.end;
-      o["step_ns"] = st.end - st.start;
-      if (r.why) {
-        o["idle_causes"] = idle_json(st.idle);
-        o["critical_path_local"] = parts_json(st.path.local);
+    for (const int pi : order_of(r)) {
+      const auto p = static_cast<size_t>(pi);
+      if (p >= r.steps.size()) continue;
+      for (const StepSample& st : r.steps[p]) {
+        nlohmann::json o = breakdown_json(st.b);
+        o["rank"] = process_json(r, static_cast<int>(p))["rank"];
+        o["process"] = r.process_info[p].label();
+        o["index"] = st.index;
+        o["name"] = st.name;
+        o["start_ns"] = st.start;
+        o["end_ns"] = st.end;
+        o["step_ns"] = st.end - st.start;
+        if (r.why) {
+          o["idle_causes"] = idle_json(st.idle);
+          o["critical_path_local"] = parts_json(st.path.local);
+        }
+        per_rank.add(o);
       }
-      per_rank.add(o);
     }
-  }
   };
   steps["per_rank"] = kListMark;
   nlohmann::json job = nlohmann::json::array();

@@ -406,8 +406,8 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
         const auto p = static_cast<size_t>(x.rank);
         const int64_t w = gap_wait(x.g, lasts.at({name, x.g.seq}), p, offset[p]);
         if (w <= 0) continue;
-        int64_t& sum = wait[{x.rank, static_cast<int>(x.g.scope), x.g.device, x.g.stream,
-                             x.g.step}];
+        int64_t& sum =
+            wait[{x.rank, static_cast<int>(x.g.scope), x.g.device, x.g.stream, x.g.step}];
         if (__builtin_add_overflow(sum, w, &sum)) sum = INT64_MAX;
       }
     }
@@ -1173,7 +1173,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       std::string reduce_error;
       std::vector<std::string> now = std::move(texts);
       const bool go = receive_error.empty();  // (after an error, the messages are only taken)
-      std::thread worker([&] {  // (local work: this thread keeps the Comm)
+      std::thread worker([&] {                // (local work: this thread keeps the Comm)
         if (!go) return;
         try {
           reduce_window(first, now);
@@ -1229,8 +1229,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   if (spread) {
     std::vector<int64_t> offsets;
     cross = spread_cross_rank(comm, std::move(records_out), std::move(gaps_out), base, domain,
-                              domains, processes,
-                              o.analyze, mine.records, offsets);
+                              domains, processes, o.analyze, mine.records, offsets);
     mine.cross_s = seconds_since(cross_t0);
     // 4. Each step's critical path joined by the process that owns the step.
     const auto paths_t0 = std::chrono::steady_clock::now();

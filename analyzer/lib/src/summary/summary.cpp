@@ -663,9 +663,13 @@ Reducer::Reducer(std::vector<std::string> inputs, const SummaryOptions& o)
 
 Reducer::~Reducer() = default;
 
-size_t Reducer::ranks() const { return s_->processes.size(); }
+size_t Reducer::ranks() const {
+  return s_->processes.size();
+}
 
-const std::vector<Process>& Reducer::processes() const { return s_->processes; }
+const std::vector<Process>& Reducer::processes() const {
+  return s_->processes;
+}
 
 void Reducer::add(RankSummary&& s) {
   State& x = *s_;
