@@ -972,8 +972,38 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   std::vector<std::string> records_out(static_cast<size_t>(comm.size()));
   std::vector<std::string> gaps_out(records_out.size());
   PathsOut paths_out(comm.size());
-  std::map<size_t, std::string> json;  // input -> its summaries' JSON (processes other than 0)
+  // input -> its summaries' JSON (process 0: those of its own that wait for other inputs)
+  std::map<size_t, std::string> json;
   std::mutex mu;
+  // Process 0's reduce (Reducer: a rank at a time, in input order), the ranks added so far and
+  // their processes, and each input's first rank.
+  std::optional<Reducer> reducer;
+  if (me == 0 && spread) reducer.emplace(deal.names, o.analyze);
+  std::vector<RankSummary> all;  // (process 0 without the reducer: every rank's summary)
+  std::vector<Process> processes;
+  std::vector<uint64_t> base(n, 0);
+  size_t ranks = 0;
+  size_t next_input = 0;  // the next input to add
+  std::string fold_error;
+  // Adds input i's ranks to the reduce (process 0).
+  auto add_input = [&](size_t i, std::vector<RankSummary>& v) {
+    base[i] = ranks;
+    ranks += v.size();
+    for (RankSummary& r : v) {
+      r.input = deal.inputs[i].path;
+      processes.push_back(r.process);
+      if (reducer) {
+        reducer->add(std::move(r));
+      } else {
+        all.push_back(std::move(r));
+      }
+    }
+    v = {};
+  };
+  // Process 0 adds its own inputs as they are mapped while they come first in input order (all
+  // of them when it is alone), so that it does not hold them (not with --csv: its rows are
+  // taken in input order after the map).
+  const bool add_early = me == 0 && reducer && !want.csv;
   auto take = [&](size_t i, std::vector<RankSummary>& s) {
     std::vector<std::string> records(records_out.size()), gaps(records_out.size());
     PathsOut paths(comm.size());
@@ -986,8 +1016,15 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       s[k].comm_gaps = {};  // (comm_gaps_known stays)
       pack_paths(paths, i, k, s[k]);
     }
+    // Process 0 adds an input that comes next in input order at once; the others' inputs and
+    // its own that must wait are held as summary JSON (a third of their bytes in memory).
+    bool next = false;
+    if (add_early) {
+      const std::lock_guard<std::mutex> lock(mu);
+      next = i == next_input;  // (stays so: only this call adds input i)
+    }
     std::string text;
-    if (me != 0) {
+    if (me != 0 || (add_early && !next)) {
       text = summaries_to_json(s, o.analyze);
       s = {};
     }
@@ -1001,7 +1038,23 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       if (!paths_out.has_steps) paths_out.whole[q] += paths.whole[q];
     }
     if (paths_out.has_steps) paths_out.whole = std::vector<std::string>(records.size());
-    if (me != 0) json[i] = std::move(text);
+    if (me != 0 || (add_early && !next)) json[i] = std::move(text);
+    if (!add_early || !next) return;
+    try {
+      add_input(i, s);
+      ++next_input;
+      // (and those of its own that waited for it)
+      while (next_input < n && deal.owner[next_input] == 0) {
+        auto t = json.find(next_input);
+        if (t == json.end()) break;  // not mapped yet
+        std::vector<RankSummary> v = summaries_from_json(t->second, deal.names[next_input]);
+        json.erase(t);
+        add_input(next_input++, v);
+      }
+    } catch (const std::exception& e) {
+      fold_error = e.what();
+      next_input = n;  // (nothing more is added)
+    }
   };
   o.mapped = [&](size_t k, std::vector<RankSummary>& s) { take(my_traces[k], s); };
   std::vector<Input> sub;
@@ -1083,29 +1136,31 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
   }
   const auto receive_t0 = std::chrono::steady_clock::now();
-  std::optional<Reducer> reducer;
-  std::vector<RankSummary> all;
-  std::vector<Process> processes;
-  std::vector<uint64_t> base(n, 0);  // input i's first rank
   std::vector<int> domain;
   int domains = 0;
   Pack layout;
   if (me == 0) {
-    if (spread) reducer.emplace(deal.names, o.analyze);
     const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
     const unsigned workers = static_cast<unsigned>(usable_cores(cores));
     // Inputs received ahead: 16 (measured at 256 ranks on 2 cores: 4 took 15% longer, 64 no
     // less), more on more cores.
     const size_t window = std::max<size_t>(16, size_t{2} * workers);
-    size_t ranks = 0;
     // A window's texts, as their processes send them (every message is taken, even after an
     // error: a sender waits until its message is). Empty for process 0's own inputs.
-    std::string receive_error;
+    // (after the inputs added as they were mapped; an error there is the first)
+    std::string receive_error = fold_error;
     auto receive = [&](size_t first) {
       const size_t last = std::min(n, first + window);
       std::vector<std::string> texts(last > first ? last - first : 0);
       for (size_t i = first; i < last; ++i) {
-        if (deal.owner[i] == 0) continue;
+        if (deal.owner[i] == 0) {  // (its own: held as JSON, or whole in parts)
+          auto t = json.find(i);
+          if (t != json.end()) {
+            texts[i - first] = std::move(t->second);
+            json.erase(t);
+          }
+          continue;
+        }
         const std::string m = comm.receive_from(deal.owner[i]);
         if (!receive_error.empty()) continue;
         try {
@@ -1130,7 +1185,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
           [&] {
             for (size_t k = next++; k < texts.size(); k = next++) {
               const size_t i = first + k;
-              if (deal.owner[i] == 0) continue;
+              if (deal.owner[i] == 0 && texts[k].empty()) continue;  // (whole in parts)
               try {
                 parsed[k] = summaries_from_json(texts[k], deal.names[i]);
               } catch (...) {
@@ -1144,7 +1199,9 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         if (errors[k]) std::rethrow_exception(errors[k]);
         const size_t i = first + k;
         std::vector<RankSummary> v;
-        if (deal.owner[i] == 0) {
+        if (deal.owner[i] == 0 && !parsed[k].empty()) {
+          v = std::move(parsed[k]);
+        } else if (deal.owner[i] == 0) {
           auto it = parts.find(i);
           if (it != parts.end()) {
             v = std::move(it->second);
@@ -1153,23 +1210,13 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         } else {
           v = std::move(parsed[k]);
         }
-        base[i] = ranks;
-        ranks += v.size();
-        for (RankSummary& r : v) {
-          r.input = deal.inputs[i].path;
-          processes.push_back(r.process);
-          if (reducer) {
-            reducer->add(std::move(r));
-          } else {
-            all.push_back(std::move(r));
-          }
-        }
+        add_input(i, v);
       }
     };
     // The next window is received while one is parsed and reduced (a message moves only while
     // its sender and process 0 both call MPI).
-    std::vector<std::string> texts = receive(0);
-    for (size_t first = 0; first < n; first += window) {
+    std::vector<std::string> texts = receive(next_input);
+    for (size_t first = next_input; first < n; first += window) {
       std::string reduce_error;
       std::vector<std::string> now = std::move(texts);
       const bool go = receive_error.empty();  // (after an error, the messages are only taken)
