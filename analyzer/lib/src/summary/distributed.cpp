@@ -1198,17 +1198,13 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       for (size_t k = 0; k < texts.size(); ++k) {
         if (errors[k]) std::rethrow_exception(errors[k]);
         const size_t i = first + k;
-        std::vector<RankSummary> v;
-        if (deal.owner[i] == 0 && !parsed[k].empty()) {
-          v = std::move(parsed[k]);
-        } else if (deal.owner[i] == 0) {
+        std::vector<RankSummary> v = std::move(parsed[k]);
+        if (deal.owner[i] == 0 && v.empty()) {  // (its own, held whole)
           auto it = parts.find(i);
           if (it != parts.end()) {
             v = std::move(it->second);
             parts.erase(it);
           }
-        } else {
-          v = std::move(parsed[k]);
         }
         add_input(i, v);
       }
