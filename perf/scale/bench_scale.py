@@ -94,6 +94,7 @@ def main():
     print(f"c3scope-mpi at scale on {cores} cores (processes beyond that are oversubscribed)")
     print(f"{'ranks':>6} {'procs':>5} {'wall s':>8} {'x 1 proc':>8} {'peak MB p0':>11} "
           f"{'others MB':>9} {'reduce s':>9} {'reduce %':>8} {'reduce MB':>9}")
+    peaks = {}  # (ranks, processes) -> (process 0's peak MB, the others' largest)
     try:
         for ranks in [int(x) for x in args.ranks.split(",")]:
             d = os.path.join(work, f"job{ranks}")
@@ -123,6 +124,26 @@ def main():
                       f"{others:>9.0f} {st['reduce_s']:>9.2f} {100 * st['reduce_s'] / wall:>8.1f} "
                       f"{st['reduce_kb'] / 1024:>9.0f}")
                 sys.stdout.flush()
+                peaks[(ranks, np_)] = (p0, others)
+        # Issue 27's memory target: each process's peak within 1.25x from the smallest job to the
+        # largest, at the same processes and at the same ranks per process.
+        sizes = sorted({r for r, _ in peaks})
+        if len(sizes) >= 2:
+            small, large = sizes[0], sizes[-1]
+
+            def ratio(a, b, k):
+                return f"{peaks[a][k] / peaks[b][k]:.2f}x" if peaks[b][k] > 0 else "-"
+            for np_ in sorted({p for _, p in peaks}):
+                if (small, np_) in peaks and (large, np_) in peaks:
+                    print(f"peak {large} against {small} ranks on {np_} process(es): process 0 "
+                          f"{ratio((large, np_), (small, np_), 0)}, others "
+                          f"{ratio((large, np_), (small, np_), 1)}")
+            for p1 in sorted({p for _, p in peaks}):
+                p2 = p1 * large // small
+                if large % small == 0 and (small, p1) in peaks and (large, p2) in peaks:
+                    print(f"peak {large} ranks on {p2} against {small} on {p1} (ranks per process "
+                          f"the same): process 0 {ratio((large, p2), (small, p1), 0)}, largest "
+                          f"process {max(peaks[(large, p2)]) / max(peaks[(small, p1)]):.2f}x")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -14,6 +14,8 @@
 #include <set>
 #include <thread>
 
+#include "c3/common/text_limits.h"
+
 namespace c3::analyzer {
 namespace {
 
@@ -168,6 +170,48 @@ TEST(Distributed, CommunicationWaitIsFoundWhereTheCollectivesAreOwned) {
     const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(to_json(*r.report), serial) << n << " processes";
+  }
+}
+
+TEST(Distributed, CommunicatorsWithLongOrNonAsciiNamesMatchOnEveryProcess) {
+  // Communicator names that take the summary-file path before the records leave (past a third
+  // of the name cap, or not ASCII; here at the loader's cap and with an é): each collective is
+  // still matched by one name on every process, so the report is the same at 1-4 processes and
+  // matches as many collectives as the serial one (whose names, kept whole in memory, may differ
+  // where a summary file would change them: docs/scale.md "Limits").
+  const std::vector<Input> traces = resolve_inputs({golden("kineto_twelve_ranks")});
+  ASSERT_EQ(traces.size(), 12u);
+  const std::string dir = testing::TempDir() + "/distributed_names";
+  std::filesystem::create_directories(dir);
+  const std::string from = "\"Process Group Name\":\"0\"";
+  const std::string to = "\"Process Group Name\":\"\\u00e9" + std::string(5000, 'g') + "\"";
+  for (size_t k = 0; k < 4; ++k) {
+    std::ifstream in(traces[k].path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t n = 0;
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+      text.replace(at, from.size(), to);
+      at += to.size();
+      ++n;
+    }
+    ASSERT_GT(n, 0u) << traces[k].path;
+    std::ofstream(dir + "/rank" + std::to_string(k) + ".json") << text;
+  }
+  const std::vector<Input> inputs = resolve_inputs({dir});
+  ASSERT_EQ(inputs.size(), 4u);
+  const Report serial = run_pipeline(inputs, PipelineOptions{});
+  ASSERT_FALSE(serial.cross.collectives.empty());
+  ASSERT_EQ(serial.cross.collectives[0].comm_id.rfind("pg:\xc3\xa9ggg", 0), 0u);
+  ASSERT_GT(serial.cross.collectives[0].comm_id.size(), common::kNameLimit / 3);
+  std::string one;
+  for (int n = 1; n <= 4; ++n) {
+    const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.report->cross.collectives.size(), serial.cross.collectives.size()) << n;
+    EXPECT_EQ(r.report->cross.unmatched, serial.cross.unmatched) << n;
+    const std::string text = to_json(*r.report);
+    if (n == 1) one = text;
+    EXPECT_TRUE(text == one) << n << " processes: not the report of 1";  // (not printed: long)
   }
 }
 
