@@ -15,36 +15,47 @@
 #include <thread>
 
 #include "c3/common/text_limits.h"
+#include "time_limits.h"
 
 namespace c3::analyzer {
 namespace {
 
 // Mailboxes between `n` threads: one FIFO per (from, to), and one more for point-to-point
-// messages (MpiComm's have a tag of their own).
+// messages (MpiComm's have a tag of their own). A point-to-point send returns once its message
+// is taken, as MpiComm's does for a long message, so that a receiver that stops taking them
+// hangs the test here as it would hang a job.
 struct Post {
   explicit Post(int processes)
-      : n(processes), boxes(static_cast<size_t>(2 * processes * processes)) {}
+      : n(processes),
+        boxes(static_cast<size_t>(2 * processes * processes)),
+        sent(boxes.size(), 0),
+        taken(boxes.size(), 0) {}
   int n;
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::deque<std::string>> boxes;
+  std::vector<uint64_t> sent, taken;  // messages per box
   size_t box(int from, int to, bool point) const {
     return (point ? static_cast<size_t>(n * n) : 0) +
            static_cast<size_t>(from) * static_cast<size_t>(n) + static_cast<size_t>(to);
   }
   void send(int from, int to, std::string b, bool point = false) {
-    {
-      const std::lock_guard<std::mutex> lock(mu);
-      boxes[box(from, to, point)].push_back(std::move(b));
-    }
+    const size_t k = box(from, to, point);
+    std::unique_lock<std::mutex> lock(mu);
+    boxes[k].push_back(std::move(b));
+    const uint64_t mine = ++sent[k];
     cv.notify_all();
+    if (point) cv.wait(lock, [&] { return taken[k] >= mine; });
   }
   std::string receive(int from, int to, bool point = false) {
+    const size_t k = box(from, to, point);
     std::unique_lock<std::mutex> lock(mu);
-    auto& q = boxes[box(from, to, point)];
+    auto& q = boxes[k];
     cv.wait(lock, [&] { return !q.empty(); });
     std::string b = std::move(q.front());
     q.pop_front();
+    ++taken[k];
+    cv.notify_all();
     return b;
   }
 };
@@ -212,6 +223,33 @@ TEST(Distributed, CommunicatorsWithLongOrNonAsciiNamesMatchOnEveryProcess) {
     const std::string text = to_json(*r.report);
     if (n == 1) one = text;
     EXPECT_TRUE(text == one) << n << " processes: not the report of 1";  // (not printed: long)
+  }
+}
+
+TEST(Distributed, AnErrorWhileProcess0AddsItsOwnInputStillTakesEveryMessage) {
+  // A summary file of 8,193 ranks whose kernel counts, each at the per-rank bound, pass int64
+  // when summed: the largest input, dealt to process 0, which adds it to the reduce during the
+  // map and fails there; a trace after it, dealt to process 1, whose summaries process 0 must
+  // still take (a send returns once its message is taken: without, the job hangs). Every process
+  // gives the serial error.
+  RankSummary one;
+  one.kernels = kAmountLimit;
+  const std::string path = testing::TempDir() + "/distributed_overflow.summary.json";
+  std::ofstream(path) << summaries_to_json(std::vector<RankSummary>(8193, one), AnalyzeOptions{});
+  std::vector<Input> inputs = resolve_inputs({path});
+  const std::vector<Input> traces = resolve_inputs({golden("kineto_twelve_ranks")});
+  inputs.push_back(traces[0]);
+  std::string serial;
+  try {
+    run_pipeline(inputs, PipelineOptions{});
+  } catch (const std::exception& e) {
+    serial = e.what();
+  }
+  ASSERT_NE(serial.find("passes int64"), std::string::npos) << serial;
+  for (int n = 1; n <= 3; ++n) {
+    const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
+    EXPECT_FALSE(r.ok) << n;
+    EXPECT_EQ(r.error, serial) << n << " processes";
   }
 }
 

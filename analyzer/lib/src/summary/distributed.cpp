@@ -285,7 +285,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
   std::vector<std::string> gaps_in = comm.exchange(std::move(gap_bytes));
   // The gaps at the owner's collectives, by communicator, and the last arrivals they need.
   std::map<std::string, std::vector<OwnedGap>> gaps;
-  std::map<std::pair<std::string, int64_t>, LastArrivals> lasts;
+  std::map<std::string, std::map<int64_t, LastArrivals>> lasts;  // (communicator, seq)
   // The owner's communicators, each with every rank's calls, grouped by sequence number.
   std::deque<std::vector<std::string>> op_tables;
   std::map<std::string, std::vector<OwnedCall>> calls;
@@ -323,7 +323,8 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
         const uint64_t input = u.u64();  // (read in order: arguments are not)
         const uint64_t p = rank_at(base, input, u.u64(), ranks);
         std::string name = u.str();
-        std::vector<OwnedGap>& v = gaps[name];
+        std::map<int64_t, LastArrivals>& last_of = lasts[name];
+        std::vector<OwnedGap>& v = gaps[std::move(name)];
         const uint64_t count = u.u64();
         for (uint64_t j = 0; j < count; ++j) {
           OwnedGap x{};
@@ -338,7 +339,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
           x.g.from = u.var();
           x.g.to = u.var();
           x.rank = static_cast<int>(p);
-          lasts.try_emplace({name, x.g.seq});
+          last_of.try_emplace(x.g.seq);
           v.push_back(x);
         }
       }
@@ -381,6 +382,9 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
     std::vector<RankWait> waits(ranks);
     std::vector<GroupCall> g;
     for (const auto& [name, v] : calls) {
+      // (the gaps' collectives of this communicator, whose last arrivals they need)
+      auto gl = lasts.find(name);
+      std::map<int64_t, LastArrivals>* last_of = gl == lasts.end() ? nullptr : &gl->second;
       for (size_t a = 0; a < v.size();) {
         size_t z = a;
         g.clear();
@@ -391,9 +395,9 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
                       offset[static_cast<size_t>(v[z].process)]);
         }
         match_collective(name, v[a].seq, g, offset, tolerance, part, waits);
-        if (last.who != SIZE_MAX && !lasts.empty()) {
-          auto it = lasts.find({name, v[a].seq});
-          if (it != lasts.end()) it->second = last;
+        if (last.who != SIZE_MAX && last_of != nullptr) {
+          auto it = last_of->find(v[a].seq);
+          if (it != last_of->end()) it->second = last;
         }
         a = z;
       }
@@ -404,7 +408,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
     for (const auto& [name, v] : gaps) {
       for (const OwnedGap& x : v) {
         const auto p = static_cast<size_t>(x.rank);
-        const int64_t w = gap_wait(x.g, lasts.at({name, x.g.seq}), p, offset[p]);
+        const int64_t w = gap_wait(x.g, lasts.at(name).at(x.g.seq), p, offset[p]);
         if (w <= 0) continue;
         int64_t& sum =
             wait[{x.rank, static_cast<int>(x.g.scope), x.g.device, x.g.stream, x.g.step}];
@@ -1016,17 +1020,27 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       s[k].comm_gaps = {};  // (comm_gaps_known stays)
       pack_paths(paths, i, k, s[k]);
     }
-    // Process 0 adds an input that comes next in input order at once; the others' inputs and
-    // its own that must wait are held as summary JSON (a third of their bytes in memory).
+    // Process 0's own inputs go the way the others' go to it, through summary JSON (which caps
+    // and replaces some names), so that an input reads the same whichever process maps it and
+    // whatever order the map's workers finish in: one that comes next in input order is read
+    // back and added at once, one that must wait is held as JSON (a third of its bytes in
+    // memory).
     bool next = false;
     if (add_early) {
       const std::lock_guard<std::mutex> lock(mu);
-      next = i == next_input;  // (stays so: only this call adds input i)
+      next = fold_error.empty() && i == next_input;  // (stays so: only this call adds input i)
     }
-    std::string text;
-    if (me != 0 || (add_early && !next)) {
+    std::string text, unread;
+    if (me != 0 || add_early) {
       text = summaries_to_json(s, o.analyze);
       s = {};
+    }
+    if (next) {
+      try {
+        s = summaries_from_json(text, deal.names[i]);
+      } catch (const std::exception& e) {
+        unread = e.what();
+      }
     }
     const std::lock_guard<std::mutex> lock(mu);
     paths_out.has_steps = paths_out.has_steps || paths.has_steps;
@@ -1039,7 +1053,13 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     }
     if (paths_out.has_steps) paths_out.whole = std::vector<std::string>(records.size());
     if (me != 0 || (add_early && !next)) json[i] = std::move(text);
-    if (!add_early || !next) return;
+    if (!next) return;
+    // (after an error nothing more is added: the reduce takes the other processes' messages only,
+    // from next_input on, and reports it)
+    if (!unread.empty()) {
+      fold_error = unread;
+      return;
+    }
     try {
       add_input(i, s);
       ++next_input;
@@ -1049,11 +1069,11 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         if (t == json.end()) break;  // not mapped yet
         std::vector<RankSummary> v = summaries_from_json(t->second, deal.names[next_input]);
         json.erase(t);
-        add_input(next_input++, v);
+        add_input(next_input, v);
+        ++next_input;
       }
     } catch (const std::exception& e) {
       fold_error = e.what();
-      next_input = n;  // (nothing more is added)
     }
   };
   o.mapped = [&](size_t k, std::vector<RankSummary>& s) { take(my_traces[k], s); };
@@ -1224,7 +1244,12 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
           reduce_error = e.what();
         }
       });
-      texts = receive(first + window);
+      try {
+        texts = receive(first + window);
+      } catch (...) {  // (no memory: the worker is joined before the error leaves)
+        worker.join();
+        throw;
+      }
       worker.join();
       if (!go) continue;
       if (!reduce_error.empty()) {  // (before any error of the next window's inputs)

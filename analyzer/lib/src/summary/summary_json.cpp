@@ -474,13 +474,16 @@ ojson rank_out(const RankSummary& s) {
     w["run_start_ns"] = s.run_start;
     w["run_end_ns"] = s.run_end;
     w["run_path"] = path_out(s.run_path);
-    // Schema 5: [scope, device, stream, step, comm, seq, from_ns, to_ns] per gap.
-    ojson gaps = ojson::array();
-    for (const CommGap& g : s.comm_gaps) {
-      gaps.push_back(ojson::array(
-          {static_cast<int>(g.scope), g.device, g.stream, g.step, g.comm, g.seq, g.from, g.to}));
+    // Schema 5: [scope, device, stream, step, comm, seq, from_ns, to_ns] per gap; the key only
+    // where the gaps were kept (a summary of schema 4 read and written again has none).
+    if (s.comm_gaps_known) {
+      ojson gaps = ojson::array();
+      for (const CommGap& g : s.comm_gaps) {
+        gaps.push_back(ojson::array(
+            {static_cast<int>(g.scope), g.device, g.stream, g.step, g.comm, g.seq, g.from, g.to}));
+      }
+      w["comm_gaps"] = std::move(gaps);
     }
-    w["comm_gaps"] = std::move(gaps);
     ojson seqs = ojson::array();
     for (const KernelSequence& q : s.sequences.top) {
       seqs.push_back(
