@@ -319,9 +319,16 @@ TEST(Summary, SchemaFiveKeepsCommGapsAndFourReadsWithout) {
   nlohmann::json j = nlohmann::json::parse(text);
   j["schema"] = "c3scope-summary/4";
   for (auto& r : j["ranks"]) r["why"].erase("comm_gaps");
-  const Report four = reduce(summaries_from_json(j.dump(), "four.json"), {"r0", "r1"}, o);
+  const std::vector<RankSummary> read_four = summaries_from_json(j.dump(), "four.json");
+  const Report four = reduce(read_four, {"r0", "r1"}, o);
   EXPECT_FALSE(four.comm_wait_known);
   for (const StreamIdle& x : four.streams) EXPECT_EQ(x.causes.comm_wait, 0);
+  // Written again (c3scope-mpi sends summaries as summary JSON), it still has no gaps known.
+  const std::vector<RankSummary> again =
+      summaries_from_json(summaries_to_json(read_four, o), "again.json");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_FALSE(again[0].comm_gaps_known);
+  EXPECT_FALSE(reduce(again, {"r0", "r1"}, o).comm_wait_known);
   // A gap naming a communicator or step the summary lacks is refused.
   for (const char* bad : {"[0, 0, 8, -1, 5, 0, 90, 130]", "[3, 0, 8, 99, 0, 0, 90, 130]",
                           "[2, 0, 8, -1, 0, 0, 130, 90]", "[9, 0, 8, -1, 0, 0, 90, 130]"}) {
