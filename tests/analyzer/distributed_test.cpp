@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "c3/analyzer/summary/wire.h"
 #include "c3/common/text_limits.h"
 #include "time_limits.h"
 
@@ -212,8 +213,8 @@ TEST(Distributed, CommunicatorsWithLongOrNonAsciiNamesMatchOnEveryProcess) {
   ASSERT_EQ(inputs.size(), 4u);
   const Report serial = run_pipeline(inputs, PipelineOptions{});
   ASSERT_FALSE(serial.cross.collectives.empty());
-  ASSERT_EQ(serial.cross.collectives[0].comm_id.rfind("pg:\xc3\xa9ggg", 0), 0u);
-  ASSERT_GT(serial.cross.collectives[0].comm_id.size(), common::kNameLimit / 3);
+  ASSERT_EQ(serial.cross.comm_of(serial.cross.collectives[0]).rfind("pg:\xc3\xa9ggg", 0), 0u);
+  ASSERT_GT(serial.cross.comm_of(serial.cross.collectives[0]).size(), common::kNameLimit / 3);
   std::string one;
   for (int n = 1; n <= 4; ++n) {
     const DistributedResult r = run_on(n, inputs, PipelineOptions{}, {});
@@ -412,6 +413,40 @@ TEST(Distributed, PointToPointMessagesArriveInOrder) {
   ThreadComm comm(post, 0);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(comm.receive_from(2), std::to_string(i));
   sender.join();
+}
+
+// What a process holds until process 0 takes it comes back byte for byte: summary JSON deflated
+// to a fraction of its size, bytes that do not shrink stored; cut bytes are an error, not a crash.
+TEST(Distributed, HeldSummariesComeBackAsTheyWere) {
+  std::string json = "{\"ranks\": [";
+  for (int i = 0; i < 4000; ++i) {
+    json += "{\"kernel\": \"gemm_" + std::to_string(i % 37) +
+            "\", \"busy_ns\": " + std::to_string(int64_t{1000003} * i) + "},";
+  }
+  json += "{}]}\n";
+  const std::string h = held_summary(json);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h[0], 'D');
+  EXPECT_LT(h.size(), json.size() / 4) << h.size() << " of " << json.size();
+  EXPECT_TRUE(summary_of_held(h) == json);
+
+  std::string noise(100000, '\0');
+  uint64_t x = 88172645463325252ULL;
+  for (char& c : noise) {  // xorshift64: bytes that do not deflate
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x & 0xff);
+  }
+  const std::string stored = held_summary(noise);
+  EXPECT_EQ(stored[0], 'S');
+  EXPECT_TRUE(summary_of_held(stored) == noise);
+  EXPECT_EQ(held_summary(""), "");
+  EXPECT_EQ(summary_of_held(""), "");
+
+  EXPECT_THROW(summary_of_held(h.substr(0, h.size() - 16)), std::runtime_error);
+  EXPECT_THROW(summary_of_held(h.substr(0, 5)), std::runtime_error);
+  EXPECT_THROW(summary_of_held("X" + h.substr(1)), std::runtime_error);
 }
 
 TEST(Distributed, InputsAreDealtLargestFirstToTheLeastLoaded) {

@@ -320,17 +320,28 @@ std::vector<int> rank_order(const std::vector<Process>& processes) {
   return order;
 }
 
+int32_t MatchNames::op(CrossRank& out, const std::string& name) {
+  const auto [it, added] = ops.try_emplace(name, static_cast<int32_t>(out.ops.size()));
+  if (added) out.ops.push_back(name);
+  return it->second;
+}
+
+int32_t MatchNames::comm(CrossRank& out, const std::string& name) {
+  if (out.comms.empty() || out.comms.back() != name) out.comms.push_back(name);
+  return static_cast<int32_t>(out.comms.size() - 1);
+}
+
 void match_collective(const std::string& comm, int64_t seq, const std::vector<GroupCall>& g,
                       const std::vector<int64_t>& offset, const std::vector<int64_t>& tolerance,
-                      CrossRank& out, std::vector<RankWait>& waits) {
+                      CrossRank& out, MatchNames& names, std::vector<RankWait>& waits) {
   // One entry per process (a process driving several GPUs records one call per GPU).
   std::vector<std::pair<int, int64_t>> start;  // (process, latest start), process order
-  std::string op;                              // of the first call with GPU work
+  const std::string* op = nullptr;             // of the first call with GPU work
   bool have_op = false;
   for (const GroupCall& c : g) {
     if (c.gpu_start < 0) continue;
     if (!have_op) {
-      if (c.op != nullptr) op = *c.op;
+      op = c.op;
       have_op = true;
     }
     const int p = c.process;
@@ -347,10 +358,11 @@ void match_collective(const std::string& comm, int64_t seq, const std::vector<Gr
     return;
   }
   MatchedCollective m;
-  m.comm_id = comm;
+  m.comm = names.comm(out, comm);
   m.seq = seq;
-  m.op = std::move(op);
-  m.ranks = static_cast<int>(start.size());
+  // (an op named "" reads as one not named, as before the names were indices)
+  m.op = op == nullptr || op->empty() ? -1 : names.op(out, *op);
+  m.ranks = static_cast<int32_t>(start.size());
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   int last = -1;
   for (const auto& [p, s] : start) {
@@ -385,7 +397,7 @@ void match_collective(const std::string& comm, int64_t seq, const std::vector<Gr
   } else {
     ++out.tied;
   }
-  out.collectives.push_back(std::move(m));
+  out.collectives.push_back(m);
 }
 
 void order_waits(CrossRank& out, const std::vector<Process>& processes,
@@ -422,6 +434,7 @@ CrossRank cross_rank(const std::vector<Process>& processes,
   for (size_t p = 0; p < calls.size(); ++p) tolerance[p] = arrival_tolerance_ns(*calls[p]);
   for (size_t p = 0; p < processes.size(); ++p) offset[p] = processes[p].offset_ns;
   std::vector<GroupCall> group;
+  MatchNames names;
   const Comms comms = comms_of(calls);
   for_each_group(calls, comms, [&](const std::string& comm, int64_t seq, const Group& g) {
     group.clear();
@@ -432,7 +445,7 @@ CrossRank cross_rank(const std::vector<Process>& processes,
                                   : nullptr;
       group.push_back({p, op, c->gpu_start, c->gpu_end});
     }
-    match_collective(comm, seq, group, offset, tolerance, out, waits);
+    match_collective(comm, seq, group, offset, tolerance, out, names, waits);
   });
   order_waits(out, processes, waits);
   return out;

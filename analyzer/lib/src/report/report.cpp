@@ -1234,9 +1234,9 @@ void write_json(const Report& r, const std::function<void(std::string_view)>& si
   xr["collectives"] = kListMark;
   lists[{"cross_rank", "collectives"}] = [&r](ListText& skews) {
     for (const auto& m : r.cross.collectives) {
-      skews.add({{"comm_id", m.comm_id},
+      skews.add({{"comm_id", r.cross.comm_of(m)},
                  {"seq", m.seq},
-                 {"op", m.op},
+                 {"op", r.cross.op_of(m)},
                  {"ranks", m.ranks},
                  {"arrival_skew_ns", m.skew_ns},
                  {"straggler", m.straggler >= 0 ? process_json(r, m.straggler)["label"]

@@ -1,5 +1,6 @@
 #include "c3/analyzer/summary/distributed.h"
 
+#include <isa-l/igzip_lib.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -14,11 +15,13 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <queue>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -28,6 +31,60 @@
 #include "c3/common/workers.h"
 
 namespace c3::analyzer {
+
+// A summary's JSON while it waits for process 0 to take it (the other processes hold their whole
+// share until then, process 0 those of its own that wait for other inputs): deflated with ISA-L
+// at its fastest level, a fraction of its bytes (summaries are repetitive JSON: gzip -1 makes one
+// of the 256-rank job's an eighth). "D" or "S" (stored: it did not shrink), the
+// length, the bytes; "" stays "".
+std::string held_summary(std::string text) {
+  if (text.empty() || text.size() > UINT32_MAX) return text.empty() ? text : "S" + text;
+  std::string out(1 + 8 + text.size() / 2 + 4096, '\0');
+  auto z = std::make_unique<isal_zstream>();
+  isal_deflate_stateless_init(z.get());
+  z->next_in = reinterpret_cast<uint8_t*>(text.data());
+  z->avail_in = static_cast<uint32_t>(text.size());
+  z->next_out = reinterpret_cast<uint8_t*>(out.data() + 9);
+  z->avail_out = static_cast<uint32_t>(out.size() - 9);
+  z->level = 0;
+  z->end_of_stream = 1;
+  z->flush = NO_FLUSH;
+  z->gzip_flag = IGZIP_DEFLATE;
+  if (isal_deflate_stateless(z.get()) != COMP_OK) return "S" + text;
+  out.resize(out.size() - z->avail_out);
+  out[0] = 'D';
+  const uint64_t n = text.size();
+  for (int b = 0; b < 8; ++b)
+    out[1 + static_cast<size_t>(b)] = static_cast<char>((n >> (8 * b)) & 0xff);
+  out.shrink_to_fit();
+  return out;
+}
+
+std::string summary_of_held(const std::string& h) {
+  auto garbled = [] {
+    return std::runtime_error("a summary held for process 0 is garbled (c3scope's own bytes)");
+  };
+  if (h.empty()) return h;
+  if (h[0] == 'S') return h.substr(1);
+  uint64_t n = 0;
+  if (h[0] != 'D' || h.size() < 9) throw garbled();
+  for (int b = 0; b < 8; ++b)
+    n |= static_cast<uint64_t>(static_cast<unsigned char>(h[1 + static_cast<size_t>(b)]))
+         << (8 * b);
+  if (n > UINT32_MAX || h.size() - 9 > UINT32_MAX) throw garbled();
+  std::string text(n, '\0');
+  auto z = std::make_unique<inflate_state>();
+  isal_inflate_init(z.get());
+  z->next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(h.data() + 9));
+  z->avail_in = static_cast<uint32_t>(h.size() - 9);
+  z->next_out = reinterpret_cast<uint8_t*>(text.data());
+  z->avail_out = static_cast<uint32_t>(n);
+  z->crc_flag = ISAL_DEFLATE;
+  if (isal_inflate_stateless(z.get()) != ISAL_DECOMP_OK || z->avail_out != 0 || z->avail_in != 0)
+    throw garbled();
+  return text;
+}
+
 namespace {
 
 // A field of /proc/self/status in kB (VmRSS, VmHWM); 0 where there is none.
@@ -193,6 +250,19 @@ uint64_t rank_at(const std::vector<uint64_t>& base, uint64_t input, uint64_t ind
   return base[input] + index;
 }
 
+[[noreturn]] void garbled() {
+  throw std::runtime_error("a message between c3scope's processes is garbled");
+}
+
+// a - b and a + d, wrapping past int64 (differences of times that come from other people's
+// traces, sent and added back as they were).
+int64_t wrapped_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapped_add(int64_t a, int64_t d) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(d));
+}
+
 // A rank's collective records packed for their communicators' owners (out: one buffer per
 // process) as soon as its input is mapped: one block per run of sequence numbers of one
 // communicator (the input and the rank's place, the arrival tolerance, the communicator, the
@@ -216,9 +286,15 @@ void pack_records(std::vector<std::string>& out, size_t input, size_t index,
     to.u64(input).u64(index).var(tolerance).str(c.comms[ci]).u64(c.ops.size());
     for (const std::string& op : c.ops) to.str(op);
     to.u64(end - k);
+    // (sequence numbers and starts as differences from the record before, ends from the start:
+    // a few bytes each where the times themselves take nine)
+    int64_t seq = 0, start = 0;
     for (; k < end; ++k) {
       const CollectiveRecord& x = r[k];
-      to.var(x.seq).var(x.op).var(x.gpu_start).var(x.gpu_end);
+      to.var(wrapped_sub(x.seq, seq)).var(x.op).var(wrapped_sub(x.gpu_start, start));
+      to.var(wrapped_sub(x.gpu_end, x.gpu_start));
+      seq = x.seq;
+      start = x.gpu_start;
     }
     out[owner_of(c.comms[ci], first.seq, size)] += to.take();
   }
@@ -253,6 +329,98 @@ uint64_t bits(int64_t v) {
 }
 int64_t signed_of(uint64_t v) {
   return static_cast<int64_t>(v);
+}
+
+// One owner's matched collectives as process 0 reads them, one at a time, from the end of the
+// owner's message (spread_cross_rank): its names, then each collective.
+class OwnerCollectives {
+ public:
+  explicit OwnerCollectives(Unpack u) : u_(u) {
+    ops_.resize(count());
+    for (std::string_view& op : ops_) op = u_.view();
+    comms_.resize(count());
+    for (std::string_view& c : comms_) c = u_.view();
+    left_ = count();
+  }
+  size_t left() const { return left_; }
+  const std::vector<std::string_view>& ops() const { return ops_; }
+  // Reads the next collective; false after the last.
+  bool next() {
+    if (left_ == 0) {
+      if (!u_.done()) garbled();
+      return false;
+    }
+    --left_;
+    const int64_t step = u_.var();
+    const int64_t c = first_ ? step : m_.comm + step;
+    if (step < 0 || c < 0 || static_cast<uint64_t>(c) >= comms_.size()) garbled();
+    const int64_t seq = u_.var();
+    m_.seq = !first_ && c == m_.comm ? wrapped_add(m_.seq, seq) : seq;
+    m_.comm = static_cast<int32_t>(c);
+    const int64_t op = u_.var();
+    if (op < -1 || (op >= 0 && static_cast<uint64_t>(op) >= ops_.size())) garbled();
+    m_.op = static_cast<int32_t>(op);
+    m_.ranks = static_cast<int32_t>(u_.var());
+    m_.skew_ns = u_.var();
+    m_.straggler = static_cast<int32_t>(u_.var());
+    first_ = false;
+    return true;
+  }
+  // The collective read last; its comm and op are this owner's indices.
+  const MatchedCollective& current() const { return m_; }
+  std::string_view comm() const { return comms_[static_cast<size_t>(m_.comm)]; }
+
+ private:
+  size_t count() {  // (each name or collective takes at least a byte)
+    const int64_t n = u_.var();
+    if (n < 0 || static_cast<uint64_t>(n) > u_.left()) garbled();
+    return static_cast<size_t>(n);
+  }
+  Unpack u_;
+  std::vector<std::string_view> ops_, comms_;
+  size_t left_ = 0;
+  bool first_ = true;
+  MatchedCollective m_;
+};
+
+// The owners' matched collectives into `out` in cross_rank's order, by communicator name, then
+// sequence number: each owner's come in that order, and no two owners have the same one, so a
+// merge gives the order a sort would without a second copy of them (a job of 256 ranks matches
+// 261,000).
+void merge_collectives(std::vector<OwnerCollectives>& owners, CrossRank& out) {
+  size_t total = 0;
+  MatchNames names;
+  std::vector<std::vector<int32_t>> op_index(owners.size());
+  for (size_t k = 0; k < owners.size(); ++k) {
+    total += owners[k].left();
+    for (const std::string_view op : owners[k].ops())
+      op_index[k].push_back(names.op(out, std::string(op)));
+  }
+  out.collectives.reserve(out.collectives.size() + total);
+  // (the owner later in process order last, as in a stable sort of the owners' lists one after
+  // the other)
+  auto after = [&owners](size_t a, size_t b) {
+    const std::string_view x = owners[a].comm(), y = owners[b].comm();
+    if (x != y) return x > y;
+    if (owners[a].current().seq != owners[b].current().seq)
+      return owners[a].current().seq > owners[b].current().seq;
+    return a > b;
+  };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(after)> next(after);
+  for (size_t k = 0; k < owners.size(); ++k) {
+    if (owners[k].next()) next.push(k);
+  }
+  while (!next.empty()) {
+    const size_t k = next.top();
+    next.pop();
+    MatchedCollective m = owners[k].current();
+    const std::string_view name = owners[k].comm();
+    if (out.comms.empty() || out.comms.back() != name) out.comms.emplace_back(name);
+    m.comm = static_cast<int32_t>(out.comms.size() - 1);
+    m.op = m.op < 0 ? -1 : op_index[k][static_cast<size_t>(m.op)];
+    out.collectives.push_back(m);
+    if (owners[k].next()) next.push(k);
+  }
 }
 
 // A call as its communicator's owner keeps it.
@@ -302,14 +470,15 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
         std::vector<std::string>& ops = op_tables.emplace_back(u.u64() & 0xffffffffULL);
         for (std::string& op : ops) op = u.str();
         const uint64_t count = u.u64();
+        int64_t seq = 0, start = 0;
         for (uint64_t j = 0; j < count; ++j) {
           OwnedCall c{};
-          c.seq = u.var();
+          c.seq = seq = wrapped_add(seq, u.var());
           const int64_t op = u.var();
           c.op = op >= 0 && static_cast<uint64_t>(op) < ops.size() ? &ops[static_cast<size_t>(op)]
                                                                    : nullptr;
-          c.start = u.var();
-          c.end = u.var();
+          c.start = start = wrapped_add(start, u.var());
+          c.end = wrapped_add(c.start, u.var());
           c.process = static_cast<int>(p);
           v.push_back(c);
           ++owned;
@@ -379,6 +548,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
   Pack matched;
   comm.run([&] {
     CrossRank part;
+    MatchNames names;
     std::vector<RankWait> waits(ranks);
     std::vector<GroupCall> g;
     for (const auto& [name, v] : calls) {
@@ -394,7 +564,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
           add_arrival(last, static_cast<size_t>(v[z].process), v[z].start,
                       offset[static_cast<size_t>(v[z].process)]);
         }
-        match_collective(name, v[a].seq, g, offset, tolerance, part, waits);
+        match_collective(name, v[a].seq, g, offset, tolerance, part, names, waits);
         if (last.who != SIZE_MAX && last_of != nullptr) {
           auto it = last_of->find(v[a].seq);
           if (it != last_of->end()) it->second = last;
@@ -417,79 +587,82 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
     }
     for (const auto& [k, w] : wait) {
       const auto& [rank, scope, device, stream, step] = k;
-      matched.u64(1).u64(static_cast<uint64_t>(rank)).u64(static_cast<uint64_t>(scope));
-      matched.var(device).var(stream).var(step).u64(bits(w));
+      matched.var(1).var(rank).var(scope).var(device).var(stream).var(step).var(w);
     }
     gaps.clear();
     lasts.clear();
-    for (const MatchedCollective& m : part.collectives) {
-      matched.u64(2).str(m.comm_id).u64(bits(m.seq)).str(m.op).u64(static_cast<uint64_t>(m.ranks));
-      matched.u64(bits(m.skew_ns)).u64(bits(m.straggler));
-    }
     for (const RankWait& w : waits) {
       if (w.matched == 0) continue;
-      matched.u64(3).u64(static_cast<uint64_t>(w.process)).u64(bits(w.matched));
-      matched.u64(bits(w.wait_ns)).u64(bits(w.straggler_count));
+      matched.var(3).var(w.process).var(w.matched).var(w.wait_ns).var(w.straggler_count);
     }
-    matched.u64(4).u64(bits(part.unmatched)).u64(bits(part.tied));
+    matched.var(4).var(part.unmatched).var(part.tied);
+    // Last, the matched collectives (read by process 0 as it merges the owners' in order): the
+    // names, then each collective's fields as differences from the one before where they grow.
+    matched.var(2).var(static_cast<int64_t>(part.ops.size()));
+    for (const std::string& op : part.ops) matched.str(op);
+    matched.var(static_cast<int64_t>(part.comms.size()));
+    for (const std::string& c : part.comms) matched.str(c);
+    matched.var(static_cast<int64_t>(part.collectives.size()));
+    const MatchedCollective* before = nullptr;
+    for (const MatchedCollective& m : part.collectives) {
+      const bool same = before != nullptr && before->comm == m.comm;
+      matched.var(before == nullptr ? m.comm : m.comm - before->comm);
+      matched.var(same ? wrapped_sub(m.seq, before->seq) : m.seq);
+      matched.var(m.op).var(m.ranks).var(m.skew_ns).var(m.straggler);
+      before = &m;
+    }
     calls.clear();
   });
   const std::vector<std::string> results = comm.gather(matched.take(), 0);
   if (comm.rank() != 0) return parts;
   comm.run([&] {
     std::vector<RankWait> waits(ranks);
+    std::vector<OwnerCollectives> owners;
     for (const std::string& b : results) {
       Unpack u(b);
       while (!u.done()) {
-        switch (u.u64()) {
+        const int64_t tag = u.var();
+        if (tag == 2) {  // the matched collectives: last
+          owners.emplace_back(u);
+          break;
+        }
+        switch (tag) {
           case 1: {
             GapWait w;
-            const uint64_t q = u.u64();
+            const auto q = static_cast<uint64_t>(u.var());
             if (q >= ranks) throw std::runtime_error("a process sent the waits of no rank");
             w.rank = static_cast<int32_t>(q);
-            w.scope = static_cast<CommGap::Scope>(u.u64());
+            const auto scope = static_cast<uint64_t>(u.var());
+            if (scope > static_cast<uint64_t>(CommGap::Scope::step))
+              throw std::runtime_error("a gap of an unknown scope");
+            w.scope = static_cast<CommGap::Scope>(scope);
             w.device = static_cast<int16_t>(u.var());
             w.stream = static_cast<int32_t>(u.var());
             w.step = static_cast<int32_t>(u.var());
-            w.wait = signed_of(u.u64());
+            w.wait = u.var();
             parts.waits.push_back(w);
             break;
           }
-          case 2: {
-            MatchedCollective m;
-            m.comm_id = u.str();
-            m.seq = signed_of(u.u64());
-            m.op = u.str();
-            m.ranks = static_cast<int>(u.u64());
-            m.skew_ns = signed_of(u.u64());
-            m.straggler = static_cast<int>(signed_of(u.u64()));
-            parts.cross.collectives.push_back(std::move(m));
-            break;
-          }
           case 3: {
-            const uint64_t q = u.u64();
+            const auto q = static_cast<uint64_t>(u.var());
             if (q >= ranks) throw std::runtime_error("a process sent the waits of no rank");
             RankWait& w = waits[q];
             w.process = static_cast<int>(q);
-            w.matched += signed_of(u.u64());
-            if (__builtin_add_overflow(w.wait_ns, signed_of(u.u64()), &w.wait_ns))
-              w.wait_ns = INT64_MAX;
-            w.straggler_count += signed_of(u.u64());
+            w.matched += u.var();
+            if (__builtin_add_overflow(w.wait_ns, u.var(), &w.wait_ns)) w.wait_ns = INT64_MAX;
+            w.straggler_count += u.var();
             break;
           }
-          default:
-            parts.cross.unmatched += signed_of(u.u64());
-            parts.cross.tied += signed_of(u.u64());
+          case 4:
+            parts.cross.unmatched += u.var();
+            parts.cross.tied += u.var();
             break;
+          default:
+            throw std::runtime_error("a message between c3scope's processes is garbled");
         }
       }
     }
-    // cross_rank's order: by communicator name, then sequence number (each communicator's
-    // collectives came from one process, in that order).
-    std::stable_sort(parts.cross.collectives.begin(), parts.cross.collectives.end(),
-                     [](const MatchedCollective& a, const MatchedCollective& b) {
-                       return a.comm_id != b.comm_id ? a.comm_id < b.comm_id : a.seq < b.seq;
-                     });
+    merge_collectives(owners, parts.cross);
     order_waits(parts.cross, processes, waits);
   });
   return parts;
@@ -1042,6 +1215,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
         unread = e.what();
       }
     }
+    // (deflated outside the lock: the map's workers do it side by side)
+    if (me != 0 || (add_early && !next)) text = held_summary(std::move(text));
     const std::lock_guard<std::mutex> lock(mu);
     paths_out.has_steps = paths_out.has_steps || paths.has_steps;
     for (size_t q = 0; q < records.size(); ++q) {
@@ -1067,7 +1242,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       while (next_input < n && deal.owner[next_input] == 0) {
         auto t = json.find(next_input);
         if (t == json.end()) break;  // not mapped yet
-        std::vector<RankSummary> v = summaries_from_json(t->second, deal.names[next_input]);
+        std::vector<RankSummary> v =
+            summaries_from_json(summary_of_held(t->second), deal.names[next_input]);
         json.erase(t);
         add_input(next_input, v);
         ++next_input;
@@ -1207,7 +1383,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
               const size_t i = first + k;
               if (deal.owner[i] == 0 && texts[k].empty()) continue;  // (whole in parts)
               try {
-                parsed[k] = summaries_from_json(texts[k], deal.names[i]);
+                parsed[k] = summaries_from_json(summary_of_held(texts[k]), deal.names[i]);
               } catch (...) {
                 errors[k] = std::current_exception();
               }

@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "c3/analyzer/open/trace.h"
@@ -72,15 +74,17 @@ std::vector<ClockOffset> align_from_ends(std::vector<Process>& processes,
                                          const std::vector<DomainEnd>& ends,
                                          const std::vector<size_t>& group);
 
+// A matched collective: 32 bytes, its names kept once per report (CrossRank::comms, ::ops), as
+// a job of thousands of ranks matches millions of them (docs/scale.md "Memory").
 struct MatchedCollective {
-  std::string comm_id;
-  int64_t seq = 0;
-  std::string op;
-  int ranks = 0;        // processes that recorded it
-  int64_t skew_ns = 0;  // latest start - earliest start (aligned)
+  int32_t comm = 0;   // CrossRank::comms[comm]
+  int32_t op = -1;    // CrossRank::ops[op]; -1: no call said (op_of gives "")
+  int32_t ranks = 0;  // processes that recorded it
   // The process that arrived last; -1 when the latest arrivals tie (arrival_tolerance_ns): no
   // rank was late.
-  int straggler = -1;
+  int32_t straggler = -1;
+  int64_t seq = 0;
+  int64_t skew_ns = 0;  // latest start - earliest start (aligned)
 };
 struct RankWait {
   int process = 0;
@@ -89,11 +93,28 @@ struct RankWait {
   int64_t straggler_count = 0;
 };
 struct CrossRank {
+  // In (communicator name, sequence number) order; their communicators' names in that order, each
+  // once, and their ops' names in the order first seen.
   std::vector<MatchedCollective> collectives;
+  std::vector<std::string> comms, ops;
   // Sorted: most often the straggler first, then the least wait, then rank order (rank_order).
   std::vector<RankWait> ranks;
   int64_t unmatched = 0;  // collectives seen by one process only
   int64_t tied = 0;       // matched collectives without a straggler (the latest arrivals tie)
+
+  const std::string& comm_of(const MatchedCollective& m) const {
+    return comms[static_cast<size_t>(m.comm)];
+  }
+  std::string_view op_of(const MatchedCollective& m) const {
+    return m.op < 0 ? std::string_view() : std::string_view(ops[static_cast<size_t>(m.op)]);
+  }
+};
+// Where match_collective keeps the names it has given an index (CrossRank::comms, ::ops).
+struct MatchNames {
+  std::unordered_map<std::string, int32_t> ops;
+  int32_t op(CrossRank& out, const std::string& name);
+  // Collectives come in communicator order: a name other than the last one is a new one.
+  int32_t comm(CrossRank& out, const std::string& name);
 };
 // How far apart two arrivals of a process may be and still tie: 1000 ns when every collective
 // start time it recorded is a whole microsecond (a PyTorch profiler trace without fractional
@@ -125,7 +146,7 @@ struct GroupCall {
 // `waits` (one per process). Collectives given in (communicator, seq) order give cross_rank's.
 void match_collective(const std::string& comm, int64_t seq, const std::vector<GroupCall>& g,
                       const std::vector<int64_t>& offset, const std::vector<int64_t>& tolerance,
-                      CrossRank& out, std::vector<RankWait>& waits);
+                      CrossRank& out, MatchNames& names, std::vector<RankWait>& waits);
 // CrossRank::ranks from the per-process waits: cross_rank's order.
 void order_waits(CrossRank& out, const std::vector<Process>& processes,
                  const std::vector<RankWait>& waits);

@@ -83,6 +83,7 @@ class Unpack {
     return static_cast<int64_t>((z >> 1) ^ (0 - (z & 1)));
   }
   bool done() const { return at_ == b_.size(); }
+  size_t left() const { return b_.size() - at_; }
 
  private:
   void need(uint64_t n) const {
@@ -92,6 +93,12 @@ class Unpack {
   std::string_view b_;
   size_t at_ = 0;
 };
+
+// A summary's JSON as a process holds it until process 0 takes it: deflated (ISA-L, its fastest
+// level) where that makes it smaller, else stored; "" stays "". summary_of_held gives the JSON
+// back and throws std::runtime_error on bytes held_summary did not make.
+std::string held_summary(std::string text);
+std::string summary_of_held(const std::string& h);
 
 // Collectives of one communicator dealt to one owner together: runs of this many sequence
 // numbers (a data-parallel communicator of every rank has most of a job's records; its runs
