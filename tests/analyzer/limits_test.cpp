@@ -52,6 +52,27 @@ TEST(LinkTable, AHostileIdDoesNotGrowTheVector) {
   EXPECT_EQ(t.find(2, 3), 0u);  // another process
 }
 
+// A long run's ids start far above 0 (an importer says where: RowSink::correlations_from): the
+// vector starts there, so they need no hash; an id below the start still works, through the hash.
+TEST(LinkTable, IdsFromAHintedStartAreIndexedWithoutTheHash) {
+  LinkTable t;
+  t.starts_at(5'000'000);
+  for (int64_t c = 0; c < 300'000; ++c)
+    t.slot(1, 5'000'000 + c, true) = static_cast<uint32_t>(c % 7 + 1);
+  EXPECT_GE(t.dense_size(), size_t{300'000});
+  EXPECT_LE(t.dense_size(), size_t{2} << 20);  // from the start, not from 0
+  t.slot(1, 12, true) = 5;                     // below it: the hash
+  EXPECT_EQ(t.find(1, 12), 5u);
+  EXPECT_EQ(t.find(1, 5'000'000 + 299'999), 299'999u % 7 + 1);
+  EXPECT_EQ(t.find(1, 5'000'000 + 300'000), 0u);
+  EXPECT_EQ(t.find(1, 4'999'999), 0u);
+  EXPECT_EQ(t.find(2, 5'000'001), 0u);  // another process
+  // A hint after the first id changes nothing (ids already placed stay where they are).
+  t.starts_at(100);
+  EXPECT_EQ(t.find(1, 12), 5u);
+  EXPECT_EQ(t.find(1, 5'000'001), 2u);
+}
+
 TEST(LoaderLimits, ImpossibleRowsAreSkippedAndCounted) {
   const Trace t = build([](TraceBuilder& b) {
     const int32_t k = b.name("k");

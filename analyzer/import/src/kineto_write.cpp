@@ -264,6 +264,15 @@ void write(Parsed& p, const std::string& path, const Options& options, Stats& st
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     kernel_name_ids[i] = p.names.db_id(p.kernel_names[i], out);
   }
+  // (a sink may index the GPU rows' launches from the lowest id: RowSink::correlations_from)
+  int64_t lowest = INT64_MAX;
+  auto low = [&lowest](const GpuEvent& g) {
+    if (g.correlation_id && *g.correlation_id >= 0) lowest = std::min(lowest, *g.correlation_id);
+  };
+  for (const KernelEvent& k : p.kernels) low(k);
+  for (const GpuEvent& c : p.memcpys) low(c);
+  for (const GpuEvent& m : p.memsets) low(m);
+  if (lowest != INT64_MAX) out.correlations_from(lowest);
   write_collectives(p, process, st, out);
   write_syncs(p, process, out);
   write_kernels(p, process, kernel_name_ids, out);

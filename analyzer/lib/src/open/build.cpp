@@ -65,8 +65,8 @@ uint32_t& LinkTable::sparse_slot(int64_t process, int64_t correlation) {
 
 uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
   ++entries_;
-  if (main && correlation >= 0) {
-    const auto i = static_cast<uint64_t>(correlation);
+  if (main && correlation >= dense_base_) {
+    const auto i = static_cast<uint64_t>(correlation - dense_base_);
     const uint64_t bound = std::max(kDenseFloor, 16 * entries_);
     if (i < dense_.size() || i < bound) {
       if (maybe_sparse(correlation)) {  // an id that went to the hash before the vector reached it
@@ -81,14 +81,21 @@ uint32_t& LinkTable::slot(int64_t process, int64_t correlation, bool main) {
     }
     main_process_ = process;
     main_in_sparse_ = true;
+  } else if (main && correlation >= 0) {  // below the vector's start (a hint that was wrong)
+    main_process_ = process;
+    main_in_sparse_ = true;
   }
   return sparse_slot(process, correlation);
 }
 
+void LinkTable::starts_at(int64_t lowest) {
+  if (entries_ == 0 && lowest > 0) dense_base_ = lowest;
+}
+
 uint32_t LinkTable::find(int64_t process, int64_t correlation) const {
-  if (process == main_process_ && correlation >= 0 &&
-      static_cast<size_t>(correlation) < dense_.size()) {
-    const uint32_t v = dense_[static_cast<size_t>(correlation)];
+  if (process == main_process_ && correlation >= dense_base_ &&
+      static_cast<uint64_t>(correlation - dense_base_) < dense_.size()) {
+    const uint32_t v = dense_[static_cast<size_t>(correlation - dense_base_)];
     if (v != 0 || !maybe_sparse(correlation)) return v;
   }
   const size_t at = sparse_find(process, correlation);

@@ -65,6 +65,10 @@ class LinkTable {
  public:
   uint32_t& slot(int64_t process, int64_t correlation, bool main);
   uint32_t find(int64_t process, int64_t correlation) const;
+  // Before the first slot(): the main process's ids start at `lowest` (an importer's hint: a long
+  // run's PyTorch profiler trace numbers its calls from far above 0, and a vector from 0 would
+  // send each id past 2^20 to the hash). An id below it still goes to the hash.
+  void starts_at(int64_t lowest);
   size_t dense_size() const { return dense_.size(); }
   // Replaces each nonzero value v with f(v).
   template <class F>
@@ -97,7 +101,8 @@ class LinkTable {
   uint64_t entries_ = 0;         // slot() calls: what the vector's length may grow with
   bool main_in_sparse_ = false;  // some of the main process's ids are in the hash
   int64_t sparse_lo_ = INT64_MAX, sparse_hi_ = INT64_MIN;  // the hash's ids lie in [lo, hi]
-  std::vector<uint32_t> dense_;
+  std::vector<uint32_t> dense_;                            // ids from dense_base_ on
+  int64_t dense_base_ = 0;
   std::vector<Entry> sparse_;
   size_t sparse_used_ = 0;
 };
@@ -150,6 +155,11 @@ class TraceBuilder {
 
   void device(int64_t process_db, Device d);
   void reserve_collectives(size_t n);
+  // Before the GPU rows: the lowest correlation id they and their calls use (LinkTable::starts_at).
+  void correlations_from(int64_t lowest) {
+    launched_.starts_at(lowest);
+    linked_.starts_at(lowest);
+  }
   // c.process is set here; `external_id` links the call to its GPU work.
   void collective(int64_t process_db, Collective c, int64_t external_id);
   // An external correlation of kind custom0 (the other kinds link nothing).
@@ -339,6 +349,7 @@ class TraceSink final : public tracedb::RowSink {
   int64_t insert(const tracedb::CudaEventRow& row) override;
   int64_t intern(std::string_view value) override { return b_.name(value); }
   void set_meta(std::string_view key, std::string_view value) override { b_.meta(key, value); }
+  void correlations_from(int64_t lowest) override { b_.correlations_from(lowest); }
 
  private:
   TraceBuilder& b_;
