@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -249,7 +250,13 @@ int analyze_vs_zcat(const char* self, int64_t activities) {
     // The read alone, in this process: what analyze's map pays before it builds the trace.
     const auto t0 = Clock::now();
     CountingSink sink;
-    c3::importer::import_kineto(gz, sink);
+    try {
+      c3::importer::import_kineto(gz, sink);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "c3_perf_kineto: reading %s: %s\n", gz.c_str(), e.what());
+      std::remove(gz.c_str());
+      return 1;
+    }
     read.push_back(seconds_since(t0));
     if (zcat.back() < 0 || analyze.back() < 0) {
       std::fprintf(stderr, "c3_perf_kineto: zcat or c3scope analyze failed on %s\n", gz.c_str());

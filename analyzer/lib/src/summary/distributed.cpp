@@ -335,7 +335,8 @@ int64_t signed_of(uint64_t v) {
 // owner's message (spread_cross_rank): its names, then each collective.
 class OwnerCollectives {
  public:
-  explicit OwnerCollectives(Unpack u) : u_(u) {
+  // `ranks`: the job's (a straggler is one of them, a collective's ranks at most all).
+  OwnerCollectives(Unpack u, size_t ranks) : u_(u), ranks_(ranks) {
     ops_.resize(count());
     for (std::string_view& op : ops_) op = u_.view();
     comms_.resize(count());
@@ -352,17 +353,22 @@ class OwnerCollectives {
     }
     --left_;
     const int64_t step = u_.var();
-    const int64_t c = first_ ? step : m_.comm + step;
-    if (step < 0 || c < 0 || static_cast<uint64_t>(c) >= comms_.size()) garbled();
+    const uint64_t from = first_ ? 0 : static_cast<uint64_t>(m_.comm);
+    if (step < 0 || static_cast<uint64_t>(step) >= comms_.size() - from) garbled();
+    const auto c = static_cast<int64_t>(from + static_cast<uint64_t>(step));
     const int64_t seq = u_.var();
     m_.seq = !first_ && c == m_.comm ? wrapped_add(m_.seq, seq) : seq;
     m_.comm = static_cast<int32_t>(c);
     const int64_t op = u_.var();
     if (op < -1 || (op >= 0 && static_cast<uint64_t>(op) >= ops_.size())) garbled();
     m_.op = static_cast<int32_t>(op);
-    m_.ranks = static_cast<int32_t>(u_.var());
+    const int64_t n = u_.var();
+    if (n < 0 || static_cast<uint64_t>(n) > ranks_) garbled();
+    m_.ranks = static_cast<int32_t>(n);
     m_.skew_ns = u_.var();
-    m_.straggler = static_cast<int32_t>(u_.var());
+    const int64_t straggler = u_.var();
+    if (straggler < -1 || (straggler >= 0 && static_cast<uint64_t>(straggler) >= ranks_)) garbled();
+    m_.straggler = static_cast<int32_t>(straggler);
     first_ = false;
     return true;
   }
@@ -377,6 +383,7 @@ class OwnerCollectives {
     return static_cast<size_t>(n);
   }
   Unpack u_;
+  size_t ranks_;
   std::vector<std::string_view> ops_, comms_;
   size_t left_ = 0;
   bool first_ = true;
@@ -623,7 +630,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
       while (!u.done()) {
         const int64_t tag = u.var();
         if (tag == 2) {  // the matched collectives: last
-          owners.emplace_back(u);
+          owners.emplace_back(u, ranks);
           break;
         }
         switch (tag) {
@@ -1149,7 +1156,8 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
   std::vector<std::string> records_out(static_cast<size_t>(comm.size()));
   std::vector<std::string> gaps_out(records_out.size());
   PathsOut paths_out(comm.size());
-  // input -> its summaries' JSON (process 0: those of its own that wait for other inputs)
+  // input -> its summaries' JSON, deflated (held_summary; process 0: those of its own that wait
+  // for other inputs)
   std::map<size_t, std::string> json;
   std::mutex mu;
   // Process 0's reduce (Reducer: a rank at a time, in input order), the ranks added so far and
@@ -1196,8 +1204,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     // Process 0's own inputs go the way the others' go to it, through summary JSON (which caps
     // and replaces some names), so that an input reads the same whichever process maps it and
     // whatever order the map's workers finish in: one that comes next in input order is read
-    // back and added at once, one that must wait is held as JSON (a third of its bytes in
-    // memory).
+    // back and added at once, one that must wait is held as deflated JSON (held_summary).
     bool next = false;
     if (add_early) {
       const std::lock_guard<std::mutex> lock(mu);
@@ -1349,7 +1356,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
       const size_t last = std::min(n, first + window);
       std::vector<std::string> texts(last > first ? last - first : 0);
       for (size_t i = first; i < last; ++i) {
-        if (deal.owner[i] == 0) {  // (its own: held as JSON, or whole in parts)
+        if (deal.owner[i] == 0) {  // (its own: held as deflated JSON, or whole in parts)
           auto t = json.find(i);
           if (t != json.end()) {
             texts[i - first] = std::move(t->second);

@@ -31,8 +31,9 @@ class RowSink {
   // The id of a string (the string table's), the same for the same string.
   virtual int64_t intern(std::string_view value) = 0;
   virtual void set_meta(std::string_view /*key*/, std::string_view /*value*/) {}
-  // A hint, before the rows: the lowest correlation id of the rows to come (-1: not known). A
-  // sink may use it to index them; rows below it must still work.
+  // A hint, before the rows: the lowest correlation id of the GPU rows to come (their launches'
+  // ids; API calls may have lower ones). A sink may index the rows from it; a row below it must
+  // still work.
   virtual void correlations_from(int64_t /*lowest*/) {}
 };
 

@@ -94,7 +94,7 @@ struct RankWait {
 };
 struct CrossRank {
   // In (communicator name, sequence number) order; their communicators' names in that order, each
-  // once, and their ops' names in the order first seen.
+  // once, and their ops' names, each once, in no set order.
   std::vector<MatchedCollective> collectives;
   std::vector<std::string> comms, ops;
   // Sorted: most often the straggler first, then the least wait, then rank order (rank_order).

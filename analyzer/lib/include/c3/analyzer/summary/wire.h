@@ -11,9 +11,9 @@
 
 namespace c3::analyzer {
 
-// The bytes the processes send each other: integers as 8 bytes (little-endian), strings with
-// their length first. Only c3scope's own processes write them; a short read is still an error,
-// not a crash.
+// The bytes the processes send each other: integers as 8 bytes (little-endian, u64) or in as
+// few bytes as they need (var), strings with their length first. Only c3scope's own processes write
+// them; a short read is still an error, not a crash.
 class Pack {
  public:
   Pack& u64(uint64_t v) {
@@ -95,8 +95,9 @@ class Unpack {
 };
 
 // A summary's JSON as a process holds it until process 0 takes it: deflated (ISA-L, its fastest
-// level) where that makes it smaller, else stored; "" stays "". summary_of_held gives the JSON
-// back and throws std::runtime_error on bytes held_summary did not make.
+// level), or stored when the deflated bytes would not fit in half its size and 4 KiB (JSON that
+// barely shrinks); "" stays "". summary_of_held gives the JSON back and throws
+// std::runtime_error on bytes held_summary did not make.
 std::string held_summary(std::string text);
 std::string summary_of_held(const std::string& h);
 
