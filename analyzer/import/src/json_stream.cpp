@@ -287,6 +287,15 @@ void JsonStream::read_ahead() {
   constexpr size_t kAhead = 4;
   for (;;) {
     std::string chunk;
+    {
+      // A chunk fill() has copied, when there is one: no new memory to allocate, fault in and
+      // clear per megabyte inflated.
+      const std::lock_guard<std::mutex> lock(mu_);
+      if (!spare_.empty()) {
+        chunk = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
     size_t have = 0;
     bool end = false;
     std::string damage;
@@ -375,6 +384,13 @@ bool JsonStream::fill() {
   room_.notify_one();
   buf_.reserve(buf_.size() + chunk.size() + kPadding);  // the bytes after any element stay readable
   buf_.append(chunk);
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    try {
+      if (spare_.size() < 2) spare_.push_back(std::move(chunk));  // for read_ahead to fill again
+    } catch (...) {  // no memory to keep it: it is freed, and read_ahead makes a new one
+    }
+  }
   return true;
 }
 

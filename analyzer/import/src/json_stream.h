@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace c3::importer {
 
@@ -83,6 +84,7 @@ class JsonStream {
   std::mutex mu_;
   std::condition_variable ready_, room_;
   std::deque<std::string> chunks_;
+  std::vector<std::string> spare_;  // chunks fill() copied, for the reading thread to reuse
   bool input_done_ = false, stop_ = false;
   std::string input_error_;  // under mu_
   int64_t input_error_at_ = 0;

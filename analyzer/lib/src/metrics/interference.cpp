@@ -241,6 +241,7 @@ std::vector<Contention> contention(const Trace& t) {
       int32_t name;
     };
     std::vector<Edge> edges;
+    edges.reserve(2 * (e - b));
     for (size_t i = b; i < e; ++i) {
       if (a.kind[i] != Kind::kernel || a.end[i] <= a.start[i]) continue;
       if (!dev) {
@@ -261,13 +262,20 @@ std::vector<Contention> contention(const Trace& t) {
       return x.t < y.t || (x.t == y.t && x.demand < y.demand);  // ends before starts
     });
     double load = 0;
-    std::unordered_map<int32_t, int> running;
+    // The names running now (a few at a time: a short list, not a map of every name seen) and how
+    // many of each.
+    std::vector<std::pair<int32_t, int>> running;
     std::unordered_map<int32_t, int64_t> involved;
     for (size_t k = 0; k < edges.size();) {
       const int64_t now = edges[k].t;
       while (k < edges.size() && edges[k].t == now) {
         load += edges[k].demand;
-        running[edges[k].name] += edges[k].demand > 0 ? 1 : -1;
+        const int32_t name = edges[k].name;
+        auto r = std::find_if(running.begin(), running.end(),
+                              [name](const auto& x) { return x.first == name; });
+        if (r == running.end()) r = running.insert(running.end(), {name, 0});
+        r->second += edges[k].demand > 0 ? 1 : -1;
+        if (r->second == 0) running.erase(r);
         ++k;
       }
       if (k < edges.size() && load > 1.0 + 1e-9) {
@@ -282,8 +290,10 @@ std::vector<Contention> contention(const Trace& t) {
     inv.reserve(involved.size());
     for (const auto& [name, ns] : involved)
       inv.emplace_back(name >= 0 ? t.names[static_cast<size_t>(name)] : "?", ns);
-    std::sort(inv.begin(), inv.end(),
-              [](const auto& x, const auto& y) { return x.second > y.second; });
+    // Longest first; equal times by name (not by the order a hash map keeps).
+    std::sort(inv.begin(), inv.end(), [](const auto& x, const auto& y) {
+      return x.second != y.second ? x.second > y.second : x.first < y.first;
+    });
     if (inv.size() > 10) inv.resize(10);
     c.oversubscribed_kernels = std::move(inv);
     // Same-direction copies that overlap: the time at least two run together.
