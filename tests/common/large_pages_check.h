@@ -28,7 +28,8 @@ inline bool advised_huge(const void* p) {
     if (dash != std::string::npos && space != std::string::npos && dash < space &&
         line.find(':') > space) {
       const uintptr_t from = std::strtoull(line.substr(0, dash).c_str(), nullptr, 16);
-      const uintptr_t to = std::strtoull(line.substr(dash + 1, space - dash - 1).c_str(), nullptr, 16);
+      const uintptr_t to =
+          std::strtoull(line.substr(dash + 1, space - dash - 1).c_str(), nullptr, 16);
       inside = from <= at && at < to;
     } else if (inside && line.rfind("VmFlags:", 0) == 0) {
       std::istringstream flags(line.substr(8));

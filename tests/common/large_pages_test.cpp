@@ -23,8 +23,8 @@ TEST(LargePages, OnlyWholeAlignedHugePagesAreAdvised) {
   void* map = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   const auto base = reinterpret_cast<uintptr_t>(map);
-  char* page = static_cast<char*>(map) +
-               (((base + kLargePage - 1) & ~(uintptr_t{kLargePage} - 1)) - base);
+  char* page =
+      static_cast<char*>(map) + (((base + kLargePage - 1) & ~(uintptr_t{kLargePage} - 1)) - base);
   // Less than a huge page, or a huge page's worth that no aligned page lies inside: no advice.
   EXPECT_FALSE(advise_large_pages(page, kLargePage - 4096));
   EXPECT_FALSE(advise_large_pages(page + 4096, kLargePage));
