@@ -77,26 +77,37 @@ int64_t sat_add(int64_t a, int64_t b) {
 // replayed end of an earlier collective) + the chain's length less what the change removes;
 // each rank's end of a collective = the last replayed arrival + its own communication time.
 int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
+  // Every rank's arrivals (its side, its arrivals index, the chain), grouped by collective: each
+  // side's are sorted, so this is a merge by key. A collective's are a run of `all`, not a vector
+  // of its own (a whole run holds tens of thousands).
+  struct Arrival {
+    Key key;
+    size_t side = 0, index = 0;
+    const PathChain* chain = nullptr;
+  };
   struct Coll {
     int64_t last_arrival = INT64_MIN;  // recorded, aligned
-    std::vector<std::pair<size_t, const PathChain*>> ranks;
+    size_t begin = 0, end = 0;         // its arrivals in `all`
     Key key;
   };
-  // Every rank's arrivals, grouped by collective (each side's are sorted: a merge by key).
-  std::vector<std::tuple<Key, size_t, const PathChain*>> all;
+  std::vector<Arrival> all;
+  size_t total = 0;
+  for (const RankSide& side : sides) total += side.arrivals.size();
+  all.reserve(total);
   for (size_t s = 0; s < sides.size(); ++s) {
-    for (const auto& [key, ch] : sides[s].arrivals) all.emplace_back(key, s, ch);
+    for (size_t k = 0; k < sides[s].arrivals.size(); ++k)
+      all.push_back({sides[s].arrivals[k].first, s, k, sides[s].arrivals[k].second});
   }
-  std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
-    return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y)
-                                            : std::get<1>(x) < std::get<1>(y);
+  std::sort(all.begin(), all.end(), [](const Arrival& x, const Arrival& y) {
+    return x.key != y.key ? x.key < y.key : x.side < y.side;
   });
   std::vector<Coll> colls;
-  for (const auto& [key, s, ch] : all) {
-    if (colls.empty() || colls.back().key != key) colls.push_back({INT64_MIN, {}, key});
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Arrival& a = all[i];
+    if (colls.empty() || colls.back().key != a.key) colls.push_back({INT64_MIN, i, i, a.key});
     Coll& c = colls.back();
-    c.last_arrival = std::max(c.last_arrival, sat_add(ch->to_ns, sides[s].r->offset_ns));
-    c.ranks.emplace_back(s, ch);
+    c.last_arrival = std::max(c.last_arrival, sat_add(a.chain->to_ns, sides[a.side].r->offset_ns));
+    c.end = i + 1;
   }
   std::vector<std::pair<int64_t, const Coll*>> order;
   order.reserve(colls.size());
@@ -123,29 +134,32 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
   };
   const bool hidden = w != nullptr && w->kind == WhatIf::Kind::part &&
                       w->part == PathPart::communication && w->keep == 0;
+  std::vector<int64_t> arrive;  // the collective's replayed arrivals, in its order in `all`
   for (const auto& [at, cp] : order) {
     const Coll& c = *cp;
-    std::vector<int64_t> arrive(c.ranks.size());
+    const size_t n = c.end - c.begin;
+    arrive.assign(n, 0);
     int64_t last = INT64_MIN, recorded_last = INT64_MIN;
-    for (size_t k = 0; k < c.ranks.size(); ++k) {
-      const auto [s, ch] = c.ranks[k];
-      arrive[k] = sat_add(from_of(s, *ch), length(*ch));
-      recorded_last = std::max(recorded_last, sat_add(ch->to_ns, sides[s].r->offset_ns));
+    for (size_t k = 0; k < n; ++k) {
+      const Arrival& a = all[c.begin + k];
+      arrive[k] = sat_add(from_of(a.side, *a.chain), length(*a.chain));
+      recorded_last = std::max(recorded_last, sat_add(a.chain->to_ns, sides[a.side].r->offset_ns));
     }
     // A rank on time: never later than the latest of the others.
     if (w != nullptr && w->kind == WhatIf::Kind::rank_on_time) {
-      for (size_t k = 0; k < c.ranks.size(); ++k) {
-        if (sides[c.ranks[k].first].r->rank != w->rank) continue;
+      for (size_t k = 0; k < n; ++k) {
+        if (sides[all[c.begin + k].side].r->rank != w->rank) continue;
         int64_t others = INT64_MIN;
-        for (size_t j = 0; j < c.ranks.size(); ++j) {
+        for (size_t j = 0; j < n; ++j) {
           if (j != k) others = std::max(others, arrive[j]);
         }
         if (others != INT64_MIN) arrive[k] = std::min(arrive[k], others);
       }
     }
     for (int64_t v : arrive) last = std::max(last, v);
-    for (size_t k = 0; k < c.ranks.size(); ++k) {
-      const auto [s, ch] = c.ranks[k];
+    for (size_t k = 0; k < n; ++k) {
+      const size_t s = all[c.begin + k].side;
+      const PathChain* ch = all[c.begin + k].chain;
       const int64_t off = sides[s].r->offset_ns;
       // Its own communication: from the later of its arrival and the recorded last arrival to
       // its recorded end.
@@ -166,11 +180,8 @@ int64_t replay(const std::vector<RankSide>& sides, const WhatIf* w, size_t wi) {
           comm = std::llround(static_cast<double>(own) * w->keep);
         }
       }
-      const int64_t idx = sides[s].find(c.key);
-      if (idx >= 0) {
-        ended[s][static_cast<size_t>(idx)] =
-            hidden ? arrive[k] : sat_add(std::max(last, arrive[k]), comm);
-      }
+      ended[s][all[c.begin + k].index] =
+          hidden ? arrive[k] : sat_add(std::max(last, arrive[k]), comm);
     }
   }
   int64_t longest = 0;
