@@ -8,6 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "c3/importer/importer.h"
 #include "c3/tracedb/reader.h"
@@ -327,4 +330,28 @@ TEST_F(ImportTest, EscapedTextsSurviveTheTokenizingThread) {
     }
     EXPECT_EQ(i, kEvents);
   }
+}
+
+// NCCL kernels written out of time order (another stream's, a profiler's buffer order) become
+// collectives numbered in the order of their kernels' starts, kernels that start together in the
+// file's order (issue 27: the collectives are sorted by index, not merge-sorted with their names).
+TEST_F(ImportTest, CollectivesAreNumberedInTheOrderTheirKernelsStart) {
+  auto nccl = [](int ts, int nelems, int corr) {
+    return R"j({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",
+      "pid": 0, "tid": 8, "ts": )j" +
+           std::to_string(ts) +
+           R"j(, "dur": 10, "args": {"device": 0, "stream": 8, "correlation": )j" +
+           std::to_string(corr) + R"j(, "Collective name": "allreduce", "In msg nelems": )j" +
+           std::to_string(nelems) +
+           R"j(, "Group size": 4, "dtype": "Float", "Process Group Name": "0"}})j";
+  };
+  const std::string doc = "{\"traceEvents\": [" + nccl(3000, 30, 1) + ", " + nccl(1000, 10, 2) +
+                          ", " + nccl(2000, 20, 3) + ", " + nccl(1000, 11, 4) + "]}";
+  importer::import_files({write("order.json", doc)}, out("order.sqlite"));
+  auto r = tracedb::Reader::open(out("order.sqlite"));
+  auto q = r->query("SELECT seq, count FROM collective ORDER BY seq");
+  std::vector<std::pair<int64_t, int64_t>> got;
+  while (q.step()) got.emplace_back(q.i64(0), q.i64(1));
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 10}, {1, 11}, {2, 20}, {3, 30}};
+  EXPECT_EQ(got, want);
 }

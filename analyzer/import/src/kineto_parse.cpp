@@ -482,9 +482,21 @@ void Parser::finish() {
 // launching call still gives the call its host time.
 void Parser::link_collectives() {
   if (!p_.colls.empty()) link_collective_ids();
-  std::stable_sort(p_.colls.begin(), p_.colls.end(), [&](const auto& a, const auto& b) {
-    return p_.kernels[a.kernel].start_ns < p_.kernels[b.kernel].start_ns;
-  });
+  // In the order of their kernels' starts, ties as in the file (a stable sort). A file written
+  // in time order needs nothing; otherwise (start, place) pairs are sorted and the collectives
+  // (with their strings) moved once, not at every step of a merge sort.
+  const auto start = [&](const CollectiveEvent& c) { return p_.kernels[c.kernel].start_ns; };
+  if (std::is_sorted(p_.colls.begin(), p_.colls.end(),
+                     [&](const auto& a, const auto& b) { return start(a) < start(b); })) {
+    return;
+  }
+  std::vector<std::pair<int64_t, size_t>> order(p_.colls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = {start(p_.colls[i]), i};
+  std::sort(order.begin(), order.end());
+  std::vector<CollectiveEvent> sorted;
+  sorted.reserve(p_.colls.size());
+  for (const auto& [at, i] : order) sorted.push_back(std::move(p_.colls[i]));
+  p_.colls = std::move(sorted);
 }
 
 void Parser::link_collective_ids() {
