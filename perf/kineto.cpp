@@ -13,8 +13,15 @@
 // and against the read alone in this process (inflate, parse, rows to a sink that keeps none);
 // prints the medians and the ratios (target for analyze: at most 1.25x).
 //
+// Then an Nsight Systems export of as many kernels, each with its launch call (the tables and
+// columns of tests/golden/nsys_export), and in interleaved rounds: a plain SQLite scan of those
+// rows (the baseline: reading the export at all), `c3scope analyze EXPORT` (its rows straight
+// into the trace) and the route analyze took before issue 27's direct path, `c3scope import
+// EXPORT -o DB` then `c3scope analyze DB`.
+//
 //   build/bin/c3_perf_kineto [--mb N] [--activities N]   (defaults 200, 200000)
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -283,6 +290,124 @@ int analyze_vs_zcat(const char* self, int64_t activities) {
   return 0;
 }
 
+// An Nsight Systems export at `path` with `kernels` GEMM and NCCL kernels on two streams of one
+// H100, each launched by a cudaLaunchKernel call; false when SQLite fails.
+bool write_nsys_export(const std::string& path, int64_t kernels) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return false;
+  }
+  const std::string n = std::to_string(kernels - 1);
+  const std::string sql =
+      "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+      "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);"
+      "INSERT INTO StringIds VALUES (1, 'gemm_kernel(float const*, float*)'), (2, 'gemm_kernel'),"
+      " (4, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)'),"
+      " (5, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'), (6, 'cudaLaunchKernel_v7000');"
+      "CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
+      "INSERT INTO PROCESSES VALUES (72057665206878208, 4242, './train');"
+      "CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT,"
+      " totalMemory INTEGER, memoryBandwidth INTEGER, smCount INTEGER, maxRegistersPerSm INTEGER,"
+      " maxShmemPerSm INTEGER, threadsPerWarp INTEGER, maxWarpsPerSm INTEGER,"
+      " maxBlocksPerSm INTEGER, computeMajor INTEGER, computeMinor INTEGER);"
+      "INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H100 80GB HBM3', 85031714816,"
+      " 3352320000000, 132, 65536, 233472, 32, 64, 32, 9, 0);"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+      " deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
+      " correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,"
+      " shortName INTEGER NOT NULL, mangledName INTEGER, registersPerThread INTEGER NOT NULL,"
+      " gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
+      " blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
+      " staticSharedMemory INTEGER NOT NULL, dynamicSharedMemory INTEGER NOT NULL,"
+      " gridId INTEGER NOT NULL);"
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+      n +
+      ") INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT 1000000 + i * 10000,"
+      " 1006000 + i * 10000 + (i % 7) * 300, 0, 1, CASE WHEN i % 5 = 0 THEN 13 ELSE 7 END, 100 + i,"
+      " 72057665206878208, CASE WHEN i % 5 = 0 THEN 4 ELSE 1 END, CASE WHEN i % 5 = 0 THEN 5 ELSE"
+      " 2 END, NULL, 128, 132, 1, 1, 256, 1, 1, 0, 65536, 10 + i FROM n;"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"
+      " eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER,"
+      " nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);"
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+      n +
+      ") INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT 997000 + i * 10000, 998000 + i * 10000,"
+      " 1, 72057665206882450, 100 + i, 6, 0, NULL FROM n;";
+  char* err = nullptr;
+  const bool ok = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) == SQLITE_OK;
+  if (!ok) std::fprintf(stderr, "c3_perf_kineto: %s\n", err != nullptr ? err : "sqlite3_exec");
+  sqlite3_free(err);
+  return sqlite3_close(db) == SQLITE_OK && ok;
+}
+
+// Every column of the export's kernel and runtime rows read with SQLite, nothing kept: the floor
+// for reading the export. Returns the seconds, or -1.
+double scan_nsys_export(const std::string& path) {
+  const auto t0 = Clock::now();
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return -1;
+  }
+  int64_t sum = 0;
+  bool ok = true;
+  for (const char* q :
+       {"SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL", "SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+    sqlite3_stmt* s = nullptr;
+    ok = ok && sqlite3_prepare_v2(db, q, -1, &s, nullptr) == SQLITE_OK;
+    while (ok && sqlite3_step(s) == SQLITE_ROW) {
+      for (int c = 0; c < sqlite3_column_count(s); ++c) sum += sqlite3_column_int64(s, c);
+    }
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db);
+  return ok && sum != 0 ? seconds_since(t0) : -1;
+}
+
+// Issue 27: an Nsight export read straight into the trace, against a scan of its rows and
+// against the conversion route (import into a trace database, then analyze that).
+int nsys_direct(const std::string& c3scope, int64_t kernels) {
+  namespace fs = std::filesystem;
+  const std::string base = "/tmp/c3perf-nsys-" + std::to_string(::getpid());
+  const std::string in = base + ".sqlite", db = base + "-import.sqlite";
+  if (!write_nsys_export(in, kernels)) {
+    std::fprintf(stderr, "c3_perf_kineto: cannot write %s\n", in.c_str());
+    std::remove(in.c_str());
+    return 1;
+  }
+  std::vector<double> scan, direct, converted;
+  constexpr int kRounds = 5;
+  for (int i = 0; i < kRounds; ++i) {
+    scan.push_back(scan_nsys_export(in));
+    direct.push_back(run_quiet({c3scope, "analyze", in}));
+    const double import = run_quiet({c3scope, "import", in, "-o", db, "--force"});
+    const double analyze = run_quiet({c3scope, "analyze", db});
+    converted.push_back(import < 0 || analyze < 0 ? -1 : import + analyze);
+    if (scan.back() < 0 || direct.back() < 0 || converted.back() < 0) {
+      std::fprintf(stderr, "c3_perf_kineto: reading or analyzing %s failed\n", in.c_str());
+      std::remove(in.c_str());
+      std::remove(db.c_str());
+      return 1;
+    }
+  }
+  std::error_code ec;
+  const double s = median(scan), d = median(direct), c = median(converted);
+  std::printf("Nsight Systems export of %lld kernels and their launch calls: %.1f MB\n",
+              static_cast<long long>(kernels), static_cast<double>(fs::file_size(in, ec)) / 1e6);
+  std::printf("baseline (SQLite scan of those rows, nothing kept): %.3f s (median of %d)\n", s,
+              kRounds);
+  std::printf("`c3scope analyze EXPORT` (rows straight into the trace): %.3f s, %.1fx the scan\n",
+              d, d / s);
+  std::printf(
+      "`c3scope import EXPORT -o DB` + `c3scope analyze DB` (the route before): %.3f s; the "
+      "direct read takes %.2fx its time\n",
+      c, d / c);
+  std::remove(in.c_str());
+  std::remove(db.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -351,5 +476,10 @@ int main(int argc, char** argv) {
       mib);
   std::remove(json.c_str());
   std::remove(db.c_str());
-  return analyze_vs_zcat(argv[0], activities);
+  if (const int rc = analyze_vs_zcat(argv[0], activities); rc != 0) return rc;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return nsys_direct(((ec ? fs::path(argv[0]) : exe).parent_path() / "c3scope").string(),
+                     activities);
 }

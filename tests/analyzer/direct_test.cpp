@@ -3,12 +3,15 @@
 // conversion into a c3scope trace and its load give: every activity, link, collective, range,
 // device and process, and the same count of what could not be used.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
 
 #include "c3/analyzer/open/open.h"
 #include "shared_traces.h"
@@ -273,4 +276,41 @@ TEST_F(DirectTest, RealTracesBothWays) {
     ++seen;
   }
   EXPECT_GT(seen, 0);
+}
+
+// Nsight Systems exports are read straight into the trace too (issue 27: no scratch database on
+// the map's path): the golden cases' hand-made exports (a GEMM, NCCL, copies, NVTX; rows with
+// impossible times, which are rejected and counted) and the real sample of ../shared/traces give
+// the trace their conversion gives, and nothing is converted.
+TEST_F(DirectTest, NsightExportsBothWays) {
+  std::vector<std::string> exports;
+  for (const char* golden : {"nsys_export", "nsys_impossible_times"}) {
+    std::ifstream f(std::string(C3_SOURCE_DIR) + "/tests/golden/" + golden + "/nsys.sql");
+    std::stringstream sql;
+    sql << f.rdbuf();
+    ASSERT_FALSE(sql.str().empty()) << golden;
+    const std::string db = (dir / (std::string(golden) + ".sqlite")).string();
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(h, sql.str().c_str(), nullptr, nullptr, &err);
+    const std::string why = err != nullptr ? err : "";
+    sqlite3_free(err);
+    sqlite3_close(h);
+    ASSERT_EQ(rc, SQLITE_OK) << why;
+    exports.push_back(db);
+  }
+  const fs::path real = traces() / "nsys" / "pipit_saxpy_nsys.sqlite";
+  if (fs::exists(real)) exports.push_back(real.string());
+  for (const std::string& in : exports) {
+    SCOPED_TRACE(in);
+    const auto direct = open(in, true);
+    const auto converted = open(in, false);
+    EXPECT_FALSE(direct.files.temp) << "nothing converted";
+    EXPECT_TRUE(converted.files.temp);
+    EXPECT_GT(direct.trace.activities.size(), 0u);
+    expect_same(direct.trace, converted.trace);
+    EXPECT_EQ(direct.trace.skipped, converted.trace.skipped);
+    EXPECT_EQ(direct.trace.first_skipped, converted.trace.first_skipped);
+  }
 }

@@ -256,8 +256,9 @@ constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDo
 
 class NsysImport {
  public:
-  NsysImport(const std::string& path, tracedb::Writer& out, const Progress& progress)
-      : path_(path), db_(path), writer_(out, &out), progress_(progress) {
+  NsysImport(const std::string& path, tracedb::RowSink& out, tracedb::Writer* stats,
+             const Progress& progress)
+      : path_(path), db_(path), writer_(out, stats), progress_(progress) {
     db_.on_bad = [this](const std::string& where) { st_.bad(where); };
   }
 
@@ -646,7 +647,12 @@ void NsysImport::write_nvtx() {
 }  // namespace
 
 Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress& progress) {
-  return NsysImport(path, out, progress).run();
+  return NsysImport(path, out, &out, progress).run();
+}
+
+Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Progress& progress,
+                  tracedb::Writer* stats) {
+  return NsysImport(path, out, stats, progress).run();
 }
 
 }  // namespace c3::importer

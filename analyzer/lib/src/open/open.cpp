@@ -368,9 +368,12 @@ OpenedTraces open_traces(const std::vector<std::string>& paths, const OpenOption
 
 OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o) {
   OpenedTraces r;
-  // Read once (the map): a PyTorch file's rows go straight into the trace, with no database in
-  // between (build.h); everything else that is not a c3scope trace is converted first.
-  auto direct = [&](const Input& in) { return o.read_once && in.format == InputFormat::kineto; };
+  // Read once (the map): a PyTorch file's or an Nsight export's rows go straight into the trace,
+  // with no database in between (build.h); otherwise they are converted into a c3scope trace
+  // first (the GUI and snapshots read details back from it).
+  auto direct = [&](const Input& in) {
+    return o.read_once && (in.format == InputFormat::kineto || in.format == InputFormat::nsys);
+  };
   std::vector<Input> via_files;
   for (const Input& in : inputs) {
     if (!direct(in)) via_files.push_back(in);
@@ -407,15 +410,20 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
     direct_paths.insert(inputs[i].path);
     sources.push_back({inputs[i].path, [&, i](TraceBuilder& b) {
                          TraceSink sink(b);
+                         const importer::Progress cancel = [&](int64_t, int64_t) {
+                           if (o.cancel && *o.cancel) throw Cancelled();
+                         };
+                         if (inputs[i].format == InputFormat::nsys) {
+                           direct_stats[i] =
+                               importer::import_nsys(inputs[i].path, sink, cancel, nullptr);
+                           return;
+                         }
                          importer::Options io;
                          io.hta_rounding = o.hta_rounding;
                          io.salvage = o.salvage;
                          io.api_calls = o.launch_calls;  // launch calls (why/)
-                         direct_stats[i] = importer::import_kineto(inputs[i].path, sink, io,
-                                                                   [&](int64_t, int64_t) {
-                                                                     if (o.cancel && *o.cancel)
-                                                                       throw Cancelled();
-                                                                   });
+                         direct_stats[i] =
+                             importer::import_kineto(inputs[i].path, sink, io, cancel);
                        }});
   }
   try {

@@ -110,6 +110,11 @@ void read_kineto_events(const std::string& path, const std::function<void(const 
 // Nsight Systems SQLite export (nsys export --type sqlite): one process per exported process.
 // Tables and columns missing in a given nsys version are skipped.
 Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress& progress = {});
+// The same rows into any sink (the analyzer's map reads an export straight into its trace, as it
+// reads a PyTorch file: no database in between); the per-file counters that a trace database
+// keeps in its stats table go to `stats` when it is not null.
+Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Progress& progress,
+                  tracedb::Writer* stats);
 
 // Why an interval cannot be a row ("" when it can): a negative time, an end before the start, or
 // a time past kMaxTimeNs. Every importer checks every timed row with it.

@@ -42,11 +42,10 @@ struct OpenOptions {
   const std::atomic<bool>* cancel = nullptr;  // polled; true: throw Cancelled
   bool defer_kernel_shapes = false;           // LoadOptions::defer_kernel_shapes
   bool launch_calls = true;                   // LoadOptions::launch_calls; imports' API calls
-  // The inputs are read once and dropped (the pipeline's map): PyTorch (Kineto) files go straight
-  // into the Trace with no database in between (no Process has a database then: process_db is
-  // empty for them), Nsight exports are converted without a journal or indexes
-  // (tracedb::WriterOptions::scratch), and neither keeps the CUDA API calls, which the analysis
-  // does not read. Off (the GUI, export, info): complete, indexed conversions.
+  // The inputs are read once and dropped (the pipeline's map): PyTorch (Kineto) files and Nsight
+  // Systems exports go straight into the Trace with no database in between (no Process has a
+  // database then: process_db is empty for them). Off (the GUI, export, info): complete, indexed
+  // conversions.
   bool read_once = false;
   // Snapshots (cache.h): a folder, or empty for none; trace sets smaller than cache_min_bytes
   // load fast enough without one. Converted (imported) inputs are never snapshotted.
