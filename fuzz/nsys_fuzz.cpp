@@ -1,6 +1,6 @@
 // The Nsight Systems importer (analyzer/import/src/nsys.cpp) as `c3scope analyze` runs it: the
-// input is an SQLite database (an nsys export), converted into a scratch c3scope trace, loaded
-// and analyzed (fuzz/common.h).
+// input is an SQLite database (an nsys export), read straight into the trace
+// (OpenOptions::read_once) and analyzed (fuzz/common.h).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -21,3 +21,12 @@ void* operator new(std::size_t n) {
   if (n >= c3::common::kLargePage) c3::common::advise_large_pages(p, n);
   return p;
 }
+
+// And operator delete, so that allocation and release are one pair of this program's (a checker
+// that interposes malloc sees malloc and free); libstdc++'s other forms call these.
+void operator delete(void* p) noexcept {
+  std::free(p);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+void operator delete(void* p, std::size_t /*size*/) noexcept {
+  std::free(p);  // NOLINT(cppcoreguidelines-no-malloc)
+}

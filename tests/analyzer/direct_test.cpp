@@ -46,10 +46,12 @@ class DirectTest : public ::testing::Test {
   }
 };
 
-analyzer::OpenedTraces open(const std::string& path, bool direct, bool hta_rounding = false) {
+analyzer::OpenedTraces open(const std::string& path, bool direct, bool hta_rounding = false,
+                            bool launch_calls = true) {
   analyzer::OpenOptions o;
   o.read_once = direct;
   o.hta_rounding = hta_rounding;
+  o.launch_calls = launch_calls;
   return analyzer::open_traces(std::vector<std::string>{path}, o);
 }
 
@@ -122,6 +124,43 @@ void expect_same(const analyzer::Trace& a, const analyzer::Trace& b) {
     EXPECT_EQ(g.start, h.start);
     EXPECT_EQ(g.end, h.end);
     EXPECT_EQ(g.depth, h.depth);
+  }
+  // Each GPU row's launch call (its times, name and thread), and what the calls gave: the host's
+  // synchronizations and the streams' event waits.
+  ASSERT_EQ(x.has_calls(), y.has_calls());
+  if (x.has_calls()) {
+    size_t calls_differing = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      auto name = [](const analyzer::Trace& t, size_t k) {
+        const int32_t n = t.activities.call_name[k];
+        return n >= 0 && static_cast<size_t>(n) < t.names.size() ? t.names[static_cast<size_t>(n)]
+                                                                 : std::string("-");
+      };
+      const bool same = x.call_start[i] == y.call_start[i] && x.call_end[i] == y.call_end[i] &&
+                        name(a, i) == name(b, i) &&
+                        (x.call_thread.empty() ? 0 : x.call_thread[i]) ==
+                            (y.call_thread.empty() ? 0 : y.call_thread[i]);
+      if (!same && calls_differing++ < 3) ADD_FAILURE() << "activity " << i << "'s call differs";
+    }
+    EXPECT_EQ(calls_differing, 0u);
+  }
+  ASSERT_EQ(a.host_syncs.size(), b.host_syncs.size());
+  for (size_t i = 0; i < a.host_syncs.size(); ++i) {
+    EXPECT_EQ(a.host_syncs[i].process, b.host_syncs[i].process);
+    EXPECT_EQ(a.host_syncs[i].start, b.host_syncs[i].start);
+    EXPECT_EQ(a.host_syncs[i].end, b.host_syncs[i].end);
+    EXPECT_EQ(a.host_syncs[i].thread, b.host_syncs[i].thread);
+  }
+  ASSERT_EQ(a.stream_waits.size(), b.stream_waits.size());
+  for (size_t i = 0; i < a.stream_waits.size(); ++i) {
+    const auto &v = a.stream_waits[i], &w = b.stream_waits[i];
+    EXPECT_EQ(v.process, w.process);
+    EXPECT_EQ(v.from_device, w.from_device);
+    EXPECT_EQ(v.to_device, w.to_device);
+    EXPECT_EQ(v.from_stream, w.from_stream);
+    EXPECT_EQ(v.to_stream, w.to_stream);
+    EXPECT_EQ(v.from_start, w.from_start);
+    EXPECT_EQ(v.to_start, w.to_start);
   }
   EXPECT_EQ(a.launch_delays.size(), b.launch_delays.size());
   EXPECT_EQ(a.skipped, b.skipped);
@@ -312,5 +351,9 @@ TEST_F(DirectTest, NsightExportsBothWays) {
     expect_same(direct.trace, converted.trace);
     EXPECT_EQ(direct.trace.skipped, converted.trace.skipped);
     EXPECT_EQ(direct.trace.first_skipped, converted.trace.first_skipped);
+    // Without launch calls (OpenOptions::launch_calls), both ways keep none.
+    const auto bare = open(in, true, false, false);
+    EXPECT_FALSE(bare.trace.activities.has_calls());
+    expect_same(bare.trace, open(in, false, false, false).trace);
   }
 }

@@ -7,10 +7,6 @@
 #include <sys/mman.h>
 
 #include <cstdint>
-#include <fstream>
-#include <memory>
-#include <sstream>
-#include <string>
 
 #include "large_pages_check.h"
 
@@ -29,7 +25,7 @@ TEST(LargePages, OnlyWholeAlignedHugePagesAreAdvised) {
   EXPECT_FALSE(advise_large_pages(page, kLargePage - 4096));
   EXPECT_FALSE(advise_large_pages(page + 4096, kLargePage));
   EXPECT_FALSE(test::advised_huge(page + 4096));
-  // Two aligned pages inside [page + 4096, page + 4 MiB): the second and third huge pages only.
+  // [page + 4096, page + 4096 + 6 MiB) holds two whole aligned huge pages, the second and third.
   EXPECT_TRUE(advise_large_pages(page + 4096, 3 * kLargePage));
   EXPECT_FALSE(test::advised_huge(page));
   EXPECT_TRUE(test::advised_huge(page + kLargePage));

@@ -99,8 +99,8 @@ TEST(Writer, CreatesSchemaMetaAndRows) {
   EXPECT_EQ(idx.i64(0), 1);
 }
 
-// A scratch conversion (the pipeline's temporary imports): the same rows, readable, but no
-// indexes and no journal files beside it.
+// A scratch conversion (importer::Options::scratch: a file that lives only while it is read):
+// the same rows, readable, but no indexes and no journal files beside it.
 TEST(Writer, ScratchFilesHaveTheRowsWithoutIndexesOrJournal) {
   TempDir dir;
   WriterOptions o;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -42,7 +43,7 @@ class Db {
       throw std::invalid_argument(e.what());
     }
   }
-  ~Db() { sqlite3_close(db_); }
+  ~Db() { sqlite3_close_v2(db_); }  // (closes once any statement left open is finalized)
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
@@ -73,10 +74,14 @@ class Db {
   // with an integer column that holds text is skipped; with `count_bad`, counted (on_bad).
   template <class F>
   void each(const std::string& sql, F&& fn, bool count_bad = true) {
-    sqlite3_stmt* s = nullptr;
-    if (const int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr); rc != SQLITE_OK) {
-      fail(rc, sql);
-    }
+    sqlite3_stmt* raw = nullptr;
+    const int prepared = sqlite3_prepare_v2(db_, sql.c_str(), -1, &raw, nullptr);
+    // Finalized however the loop ends: `fn` may throw (a cancelled or stopped load, whose rows go
+    // straight into a trace and check for it as they go, or no memory), and an unfinalized
+    // statement keeps the connection from closing.
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> stmt(raw, sqlite3_finalize);
+    if (prepared != SQLITE_OK) fail(prepared, sql);
+    sqlite3_stmt* s = stmt.get();
     int rc;
     int64_t row = 0;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -91,8 +96,10 @@ class Db {
         }
       }
     }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) fail(rc, sql);
+    if (rc != SQLITE_DONE) {
+      stmt.reset();  // (finalized first, as the error is read: the message it leaves)
+      fail(rc, sql);
+    }
   }
 
  private:
@@ -257,8 +264,8 @@ constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60, kNvtxDo
 class NsysImport {
  public:
   NsysImport(const std::string& path, tracedb::RowSink& out, tracedb::Writer* stats,
-             const Progress& progress)
-      : path_(path), db_(path), writer_(out, stats), progress_(progress) {
+             const Progress& progress, bool api_calls = true)
+      : path_(path), db_(path), writer_(out, stats), progress_(progress), api_calls_(api_calls) {
     db_.on_bad = [this](const std::string& where) { st_.bad(where); };
   }
 
@@ -295,6 +302,7 @@ class NsysImport {
   Db db_;
   ImportWriter writer_;
   const Progress& progress_;
+  bool api_calls_ = true;  // the runtime calls written (else only counted)
   Stats st_;
   Columns kernel_cols_, memcpy_cols_, memset_cols_, runtime_cols_, nvtx_cols_;
   std::unordered_map<int64_t, std::string> strings_;  // StringIds
@@ -576,6 +584,10 @@ void NsysImport::write_api_calls() {
   db_.each(sql, [&](sqlite3_stmt* s) {
     ++st_.events;
     if (!usable("api_call", "CUPTI_ACTIVITY_KIND_RUNTIME", i64(s, 0), i64(s, 1))) return;
+    if (!api_calls_) {  // counted as a trace database would hold it, not written
+      ++st_.api_calls;
+      return;
+    }
     tracedb::ApiCallRow a;
     a.start_ns = i64(s, 0);
     a.end_ns = i64(s, 1);
@@ -650,9 +662,9 @@ Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress&
   return NsysImport(path, out, &out, progress).run();
 }
 
-Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Progress& progress,
-                  tracedb::Writer* stats) {
-  return NsysImport(path, out, stats, progress).run();
+Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Options& options,
+                  const Progress& progress, tracedb::Writer* stats) {
+  return NsysImport(path, out, stats, progress, options.api_calls).run();
 }
 
 }  // namespace c3::importer

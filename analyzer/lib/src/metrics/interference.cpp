@@ -241,7 +241,7 @@ std::vector<Contention> contention(const Trace& t) {
       int32_t name;
     };
     std::vector<Edge> edges;
-    edges.reserve(2 * (e - b));
+    if (dev != nullptr) edges.reserve(2 * (e - b));  // (at most a start and an end per row)
     for (size_t i = b; i < e; ++i) {
       if (a.kind[i] != Kind::kernel || a.end[i] <= a.start[i]) continue;
       if (!dev) {

@@ -331,7 +331,6 @@ TraceFiles convert_inputs(const std::vector<Input>& inputs, const OpenOptions& o
     importer::Options io;
     io.hta_rounding = o.hta_rounding;
     io.salvage = o.salvage;
-    io.scratch = o.read_once;
     io.api_calls = o.launch_calls;  // launch calls: idle causes, launch statistics, queues
     const std::string name = fs::path(in.path).filename().string();
     const double base = static_cast<double>(converted) / static_cast<double>(to_convert);
@@ -413,17 +412,16 @@ OpenedTraces open_traces(const std::vector<Input>& inputs, const OpenOptions& o)
                          const importer::Progress cancel = [&](int64_t, int64_t) {
                            if (o.cancel && *o.cancel) throw Cancelled();
                          };
-                         if (inputs[i].format == InputFormat::nsys) {
-                           direct_stats[i] =
-                               importer::import_nsys(inputs[i].path, sink, cancel, nullptr);
-                           return;
-                         }
                          importer::Options io;
                          io.hta_rounding = o.hta_rounding;
                          io.salvage = o.salvage;
                          io.api_calls = o.launch_calls;  // launch calls (why/)
+                         // (as the load of a converted file, which reads no calls without them)
+                         b.expect_calls(o.launch_calls);
                          direct_stats[i] =
-                             importer::import_kineto(inputs[i].path, sink, io, cancel);
+                             inputs[i].format == InputFormat::nsys
+                                 ? importer::import_nsys(inputs[i].path, sink, io, cancel, nullptr)
+                                 : importer::import_kineto(inputs[i].path, sink, io, cancel);
                        }});
   }
   try {

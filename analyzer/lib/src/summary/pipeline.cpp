@@ -150,8 +150,9 @@ void adopt(PipelineOptions& o, const SummaryOptions& made, const std::string& pa
   o.analyze.what_ifs = made.what_ifs;
 }
 
-// The summaries of one input: read from a summary file, or mapped from its trace (converted
-// when it is a PyTorch or Nsight file, then loaded alone and freed before the next).
+// The summaries of one input: read from a summary file, or mapped from its trace (a PyTorch or
+// Nsight file read straight into memory, OpenOptions::read_once), loaded alone and freed before
+// the next.
 std::vector<RankSummary> map_input(const Input& in, size_t index, const PipelineOptions& o,
                                    std::string* csv, SummaryOptions* made) {
   std::vector<RankSummary> s;

@@ -40,7 +40,7 @@ struct WriterOptions {
   std::string source = "collector";  // meta.source: 'collector' or 'importer:<format>'
   std::string source_file;           // meta.source_file for importers
   std::string c3scope_version = kC3scopeVersion;
-  // A scratch file (a conversion that lives only while it is read, analyzer/open.h): no journal
+  // A scratch file (a conversion that lives only while it is read): no journal
   // and no indexes, which a file nobody else reads, and that a crash would delete anyway, does
   // not need. Everything else is the same.
   bool scratch = false;

@@ -67,11 +67,12 @@ struct Options {
   // activity's start up and end down to whole microseconds, as Holistic Trace Analysis does
   // (its published numbers include this rounding). Off: timestamps are kept to the nanosecond.
   bool hta_rounding = false;
-  // The output is a scratch conversion (tracedb::WriterOptions::scratch): analyzer/open.h's.
+  // The output is a scratch conversion (tracedb::WriterOptions::scratch: no journal, no indexes).
   bool scratch = false;
-  // CUDA runtime/driver calls as api_call rows (Kineto). The analysis reads none (collectives
-  // get their host start from them while importing either way); the GUI's details and the
-  // Perfetto export do.
+  // CUDA runtime/driver calls as api_call rows (Kineto; Nsight exports into a sink other than a
+  // trace database). Collectives get their host start from them while importing either way; the
+  // analysis's launch statistics, queues and idle causes read them, as do the GUI's details and
+  // the Perfetto export.
   bool api_calls = true;
   // A damaged or truncated gzip stream: keep the events before the damage (counted in stats,
   // with how much was kept) instead of failing. Off: the import fails and writes nothing.
@@ -112,9 +113,10 @@ void read_kineto_events(const std::string& path, const std::function<void(const 
 Stats import_nsys(const std::string& path, tracedb::Writer& out, const Progress& progress = {});
 // The same rows into any sink (the analyzer's map reads an export straight into its trace, as it
 // reads a PyTorch file: no database in between); the per-file counters that a trace database
-// keeps in its stats table go to `stats` when it is not null.
-Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Progress& progress,
-                  tracedb::Writer* stats);
+// keeps in its stats table go to `stats` when it is not null. Of `options`, api_calls: without
+// it the runtime calls are read and counted (Stats) but not written.
+Stats import_nsys(const std::string& path, tracedb::RowSink& out, const Options& options,
+                  const Progress& progress, tracedb::Writer* stats);
 
 // Why an interval cannot be a row ("" when it can): a negative time, an end before the start, or
 // a time past kMaxTimeNs. Every importer checks every timed row with it.
