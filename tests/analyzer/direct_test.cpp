@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "c3/analyzer/open/open.h"
 #include "shared_traces.h"
@@ -144,24 +145,19 @@ void expect_same(const analyzer::Trace& a, const analyzer::Trace& b) {
     }
     EXPECT_EQ(calls_differing, 0u);
   }
+  auto sync = [](const analyzer::HostSync& h) {
+    return std::make_tuple(h.process, h.start, h.end, h.thread);
+  };
   ASSERT_EQ(a.host_syncs.size(), b.host_syncs.size());
-  for (size_t i = 0; i < a.host_syncs.size(); ++i) {
-    EXPECT_EQ(a.host_syncs[i].process, b.host_syncs[i].process);
-    EXPECT_EQ(a.host_syncs[i].start, b.host_syncs[i].start);
-    EXPECT_EQ(a.host_syncs[i].end, b.host_syncs[i].end);
-    EXPECT_EQ(a.host_syncs[i].thread, b.host_syncs[i].thread);
-  }
+  for (size_t i = 0; i < a.host_syncs.size(); ++i)
+    EXPECT_EQ(sync(a.host_syncs[i]), sync(b.host_syncs[i])) << "host sync " << i;
+  auto wait = [](const analyzer::StreamWait& w) {
+    return std::make_tuple(w.process, w.from_device, w.to_device, w.from_stream, w.to_stream,
+                           w.from_start, w.to_start);
+  };
   ASSERT_EQ(a.stream_waits.size(), b.stream_waits.size());
-  for (size_t i = 0; i < a.stream_waits.size(); ++i) {
-    const auto &v = a.stream_waits[i], &w = b.stream_waits[i];
-    EXPECT_EQ(v.process, w.process);
-    EXPECT_EQ(v.from_device, w.from_device);
-    EXPECT_EQ(v.to_device, w.to_device);
-    EXPECT_EQ(v.from_stream, w.from_stream);
-    EXPECT_EQ(v.to_stream, w.to_stream);
-    EXPECT_EQ(v.from_start, w.from_start);
-    EXPECT_EQ(v.to_start, w.to_start);
-  }
+  for (size_t i = 0; i < a.stream_waits.size(); ++i)
+    EXPECT_EQ(wait(a.stream_waits[i]), wait(b.stream_waits[i])) << "stream wait " << i;
   EXPECT_EQ(a.launch_delays.size(), b.launch_delays.size());
   EXPECT_EQ(a.skipped, b.skipped);
 }
