@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "c3/analyzer/metrics/classify.h"
 
 using namespace c3::analyzer;
@@ -236,4 +239,24 @@ TEST(CrossRank, WallClockAnchorsWhenNoCollectiveIsShared) {
   const auto far = align_clocks(t);
   EXPECT_EQ(far[1].offset_ns, 0);
   EXPECT_NE(far[1].how.find("not aligned"), std::string::npos) << far[1].how;
+}
+
+// Kernels oversubscribed for the same time are listed by name (issue 27: not in the order a
+// hash map of name ids keeps), whatever their ids.
+TEST(Contention, KernelsOfEqualOversubscribedTimeAreListedByName) {
+  Trace t = base();
+  t.names = {"zeta", "delta", "alpha", "mu"};
+  // Four kernels demanding 0.75 of the SMs each, all running together from 0 to 100 ns.
+  for (int32_t name = 0; name < 4; ++name) kernel(t, name, 0, 100, 600, 256, 0, 7 + name);
+  t.activities.sort();
+  classify(t, Rules::defaults());
+  const auto c = contention(t);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].oversubscribed_ns, 100);
+  std::vector<std::string> names;
+  for (const auto& [name, ns] : c[0].oversubscribed_kernels) {
+    EXPECT_EQ(ns, 100) << name;
+    names.push_back(name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "delta", "mu", "zeta"}));
 }
