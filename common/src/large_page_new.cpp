@@ -2,8 +2,8 @@
 // library's (malloc, and the new-handler until it gives memory or there is none), and an
 // allocation of a huge page or more asks for huge pages (c3/common/large_pages.h). Linked into
 // those executables only, and not into sanitizer builds, whose runtimes replace operator new
-// themselves. libstdc++'s array and nothrow forms call this one; every operator delete stays the
-// library's (free).
+// themselves. libstdc++'s array and nothrow forms call this one, and its other forms of operator
+// delete call the two below (free).
 #include <cstdlib>
 #include <new>
 
