@@ -1,10 +1,12 @@
 // The Kineto importer's first stage: one element of traceEvents (its JSON text) -> an Event, the
-// fields the importer reads as they were written, in one pass (simdjson On-Demand: no tree is
-// built). No I/O, nothing interpreted: kineto_parse.h decides what an event becomes.
+// fields the importer reads as they were written, in one pass (a fast path of its own for plain
+// events, kineto_fast.cpp; simdjson On-Demand for the rest: no tree is built). No I/O, nothing
+// interpreted: kineto_parse.h decides what an event becomes.
 #pragma once
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -90,9 +92,50 @@ void for_each_text(Event& e, F f) {
     f(v->s);
 }
 
-// Reads the event in `in` (with simdjson's padding after it) into *e. Returns why the event
-// cannot be used, or nullptr.
+// Whether two events read alike: the same fields present, the same numbers (bit for bit) and
+// texts (the tests and the differential fuzz harness compare the two ways of reading).
+inline bool same_value(const Value& a, const Value& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case Value::Type::none:
+      return true;
+    case Value::Type::i64:
+      return a.i == b.i;
+    case Value::Type::u64:
+      return a.u == b.u;
+    case Value::Type::f64:  // (bit for bit: -0.0 is not 0.0; NaN never comes from JSON)
+      return a.d == b.d && std::signbit(a.d) == std::signbit(b.d);
+    case Value::Type::str:
+      return a.s == b.s;
+  }
+  return false;
+}
+inline bool same_event(const Event& a, const Event& b) {
+  const Args &x = a.args, &y = b.args;
+  return a.ph == b.ph && a.cat == b.cat && a.name == b.name && same_value(a.ts, b.ts) &&
+         same_value(a.dur, b.dur) && same_value(a.pid, b.pid) && same_value(a.tid, b.tid) &&
+         a.has_args == b.has_args && same_value(x.device, y.device) &&
+         same_value(x.stream, y.stream) && same_value(x.correlation, y.correlation) &&
+         same_value(x.registers, y.registers) && same_value(x.shared_memory, y.shared_memory) &&
+         same_value(x.in_nelems, y.in_nelems) && same_value(x.group_size, y.group_size) &&
+         same_value(x.bytes, y.bytes) && same_value(x.cbid, y.cbid) &&
+         same_value(x.wait_on_stream, y.wait_on_stream) &&
+         same_value(x.wait_on_record, y.wait_on_record) && x.collective_name == y.collective_name &&
+         x.dtype == y.dtype && x.group_name == y.group_name &&
+         std::equal(x.grid, x.grid + 3, y.grid) && std::equal(x.block, x.block + 3, y.block);
+}
+
+// Reads the event in `in` (with simdjson's padding after it) into *e, a fresh Event. Returns why
+// the event cannot be used, or nullptr. The fast path first, simdjson when it gives up.
 const char* read_event(simdjson::ondemand::parser& parser, const simdjson::padded_string_view& in,
                        Event* e);
+// The two ways read_event reads (exposed for the tests and the differential fuzz harness):
+// simdjson On-Demand, which reads any event; and a single pass of its own (kineto_fast.cpp)
+// that reads plain events (printable ASCII, no escapes, ordinary numbers) and returns false,
+// leaving *e partly written, on anything else. Where the fast path returns true, *e is what
+// read_event_json gives.
+const char* read_event_json(simdjson::ondemand::parser& parser,
+                            const simdjson::padded_string_view& in, Event* e);
+bool read_event_fast(const simdjson::padded_string_view& in, Event* e);
 
 }  // namespace c3::importer::kineto
