@@ -4,7 +4,9 @@
 // thousand names millions of times).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,15 +22,43 @@ class StringIds {
     for (size_t i = 0; i < names_.size(); ++i) ids_.emplace(names_[i], static_cast<int32_t>(i));
   }
   int32_t id(std::string_view s) {
+    // The few names a stretch of a trace repeats are found in a small table first, by their
+    // length and first and last bytes, and checked whole: hashing a 100-byte kernel name for the
+    // map cost more than the rest of an event's lookup.
+    Recent& r = recent_[slot(s)];
+    if (r.id >= 0 && static_cast<size_t>(r.id) < names_.size()) {
+      const std::string& known = names_[static_cast<size_t>(r.id)];
+      if (known.size() == s.size() && std::memcmp(known.data(), s.data(), s.size()) == 0) {
+        return r.id;
+      }
+    }
     auto it = ids_.find(s);
-    if (it != ids_.end()) return it->second;
+    if (it != ids_.end()) {
+      r.id = it->second;
+      return it->second;
+    }
     const auto id = static_cast<int32_t>(names_.size());
     names_.emplace_back(s);
     ids_.emplace(names_.back(), id);
+    r.id = id;
     return id;
   }
 
  private:
+  struct Recent {
+    int32_t id = -1;
+  };
+  static size_t slot(std::string_view s) {
+    uint64_t head = 0, tail = 0;
+    const size_t n = s.size() < 8 ? s.size() : 8;
+    if (n > 0) {
+      std::memcpy(&head, s.data(), n);
+      std::memcpy(&tail, s.data() + s.size() - n, n);
+    }
+    const uint64_t x = (head ^ (tail * 0x9E3779B97F4A7C15ULL) ^ s.size()) * 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(x >> 58);  // 64 slots
+  }
+  std::array<Recent, 64> recent_{};
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
