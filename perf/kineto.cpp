@@ -11,7 +11,8 @@
 // 4.5 MB gzip), and in interleaved rounds `zcat FILE > /dev/null` (the baseline: decompressing
 // it) against `c3scope analyze FILE > /dev/null` end to end (the c3scope beside this program)
 // and against the read alone in this process (inflate, parse, rows to a sink that keeps none);
-// prints the medians and the ratios (target for analyze: at most 1.25x).
+// prints the medians and the ratios (target for analyze: at most 1.25x). Before them, the
+// tokenizer alone on that trace's events: its fast path against simdjson On-Demand.
 //
 // Then an Nsight Systems export of as many kernels, each with its launch call (the tables and
 // columns of tests/golden/nsys_export), and in interleaved rounds: a plain SQLite scan of those
@@ -43,6 +44,7 @@
 #include "c3/importer/importer.h"
 #include "c3/tracedb/sink.h"
 #include "json_stream.h"
+#include "kineto_tokenize.h"
 #include "measure.h"
 
 namespace {
@@ -234,6 +236,67 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The tokenizer alone (kineto_tokenize.h), on one thread: each event of `path` read by
+// simdjson On-Demand (the baseline, read_event_json) and by the fast path (read_event_fast), in
+// interleaved rounds; prints the time per event of each, the ratio and the events the fast path
+// took (the rest go to simdjson). False when the file cannot be read.
+bool tokenizer(const std::string& path) {
+  namespace k = c3::importer::kineto;
+  using c3::importer::JsonStream;
+  std::string bytes;  // the events back to back, as the importer's batches hold them
+  std::vector<std::pair<size_t, size_t>> items;
+  std::string err;
+  try {
+    JsonStream js(path);
+    js.run(
+        "traceEvents", [](std::string_view, std::string_view) {},
+        [&](std::string_view text, int64_t) {
+          items.emplace_back(bytes.size(), text.size());
+          bytes.append(text);
+        },
+        &err);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  if (!err.empty() || items.empty()) {
+    std::fprintf(stderr, "c3_perf_kineto: reading %s: %s\n", path.c_str(), err.c_str());
+    return false;
+  }
+  bytes.append(JsonStream::kPadding, ' ');
+  simdjson::ondemand::parser parser;
+  std::vector<double> json_s, fast_s;
+  size_t taken = 0;
+  double check = 0;  // (what was read, kept so that the reads are not optimized away)
+  constexpr int kRounds = 5;
+  for (int round = 0; round < kRounds; ++round) {
+    for (const bool fast : {false, true}) {
+      const auto t0 = Clock::now();
+      size_t ok = 0;
+      for (const auto& [offset, size] : items) {
+        const simdjson::padded_string_view in(bytes.data() + offset, size,
+                                              size + JsonStream::kPadding);
+        k::Event e;
+        if (fast ? k::read_event_fast(in, &e) : k::read_event_json(parser, in, &e) == nullptr) {
+          ++ok;
+        }
+        check += e.ts.d + static_cast<double>(e.name.size());
+      }
+      (fast ? fast_s : json_s).push_back(seconds_since(t0));
+      if (fast) taken = ok;
+    }
+  }
+  const auto n = static_cast<double>(items.size());
+  const double j = median(json_s) / n * 1e9, f = median(fast_s) / n * 1e9;
+  std::printf(
+      "tokenizer, one thread, %zu events (%.0f bytes each): simdjson On-Demand %.0f ns/event, "
+      "fast path %.0f ns/event (it took %.1f%% of the events; medians of %d)\n",
+      items.size(), static_cast<double>(bytes.size()) / n, j, f,
+      100.0 * static_cast<double>(taken) / n, kRounds);
+  asm volatile("" : : "g"(check) : "memory");
+  std::printf("ratio: the fast path takes %.2fx simdjson's time per event\n", f / j);
+  return true;
+}
+
 // Issue 27: `c3scope analyze FILE.json.gz` against `zcat FILE`, interleaved rounds.
 int analyze_vs_zcat(const char* self, int64_t activities) {
   namespace fs = std::filesystem;
@@ -247,6 +310,10 @@ int analyze_vs_zcat(const char* self, int64_t activities) {
   const std::string gz = "/tmp/c3perf-kineto-" + std::to_string(::getpid()) + ".json.gz";
   if (!write_gz_trace(gz, activities)) {
     std::fprintf(stderr, "c3_perf_kineto: cannot write %s\n", gz.c_str());
+    return 1;
+  }
+  if (!tokenizer(gz)) {
+    std::remove(gz.c_str());
     return 1;
   }
   std::vector<double> zcat, analyze, read;
