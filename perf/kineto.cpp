@@ -279,7 +279,7 @@ bool tokenizer(const std::string& path) {
         if (fast ? k::read_event_fast(in, &e) : k::read_event_json(parser, in, &e) == nullptr) {
           ++ok;
         }
-        check += e.ts.d + static_cast<double>(e.name.size());
+        check += static_cast<double>(e.ts.type) + static_cast<double>(e.name.size());
       }
       (fast ? fast_s : json_s).push_back(seconds_since(t0));
       if (fast) taken = ok;

