@@ -259,7 +259,7 @@ int export_spread(analyzer::Comm& comm, const std::vector<std::string>& paths,
         }
         exporter::TraceProcesses& t = traces[i];
         t.rows = static_cast<int64_t>(u.u64());
-        t.pids.resize(u.u64());
+        t.pids.resize(u.count(16));  // (a garbled count: refused, not allocated)
         for (auto& [row, pid] : t.pids) {
           row = static_cast<int64_t>(u.u64());
           pid = static_cast<int64_t>(u.u64());

@@ -71,7 +71,9 @@ std::string summary_of_held(const std::string& h) {
   for (int b = 0; b < 8; ++b)
     n |= static_cast<uint64_t>(static_cast<unsigned char>(h[1 + static_cast<size_t>(b)]))
          << (8 * b);
-  if (n > UINT32_MAX || h.size() - 9 > UINT32_MAX) throw garbled();
+  // (deflate makes at most 1,032 bytes of one: a garbled length must not ask for gigabytes)
+  if (n > UINT32_MAX || h.size() - 9 > UINT32_MAX || n > (h.size() - 9) * 1032 + 64)
+    throw garbled();
   std::string text(n, '\0');
   auto z = std::make_unique<inflate_state>();
   isal_inflate_init(z.get());
@@ -474,7 +476,7 @@ CrossRankParts spread_cross_rank(Comm& comm, std::vector<std::string> bytes,
         const uint64_t p = rank_at(base, input, u.u64(), ranks);
         tolerance[p] = u.var();
         std::vector<OwnedCall>& v = calls[u.str()];
-        std::vector<std::string>& ops = op_tables.emplace_back(u.u64() & 0xffffffffULL);
+        std::vector<std::string>& ops = op_tables.emplace_back(u.count(8));
         for (std::string& op : ops) op = u.str();
         const uint64_t count = u.u64();
         int64_t seq = 0, start = 0;
@@ -713,9 +715,9 @@ void pack_chains(Pack& p, const RankPath& path) {
 RankPath unpack_chains(std::string_view b) {
   Unpack u(b);
   RankPath path;
-  path.names.resize(u.u64() & 0xffffffffULL);
+  path.names.resize(u.count(8));
   for (std::string& name : path.names) name = u.str();
-  path.chains.resize(u.u64() & 0xffffffffULL);
+  path.chains.resize(u.count(1));
   for (PathChain& c : path.chains) {
     c.to_comm = static_cast<int32_t>(u.var());
     c.to_seq = u.var();
@@ -733,7 +735,7 @@ RankPath unpack_chains(std::string_view b) {
     if (name < -1 || name >= static_cast<int64_t>(path.names.size()))
       throw std::runtime_error("a message between c3scope's processes names no kernel");
     c.last_name = static_cast<int32_t>(name);
-    c.removed.resize(u.u64() & 0xffffffffULL);
+    c.removed.resize(u.count(1));
     for (int64_t& v : c.removed) v = u.var();
   }
   return path;
@@ -820,7 +822,7 @@ StepPath unpack_step_path(Unpack& u) {
   x.end_process = static_cast<int>(u.var());
   x.hops = static_cast<int>(u.var());
   x.peer_wait_ns = u.var();
-  x.late.resize(u.u64() & 0xffffffffULL);
+  x.late.resize(u.count(8));
   for (LateArrival& l : x.late) {
     l.comm = u.str();
     l.seq = u.var();
@@ -832,7 +834,7 @@ StepPath unpack_step_path(Unpack& u) {
     l.cause_name = u.str();
     unpack_parts(u, l.before);
   }
-  x.route.resize(u.u64() & 0xffffffffULL);
+  x.route.resize(u.count(8));
   for (PathLeg& g : x.route) {
     g.process = static_cast<int>(u.var());
     g.from_ns = u.var();
@@ -841,7 +843,7 @@ StepPath unpack_step_path(Unpack& u) {
     g.comm = u.str();
     g.seq = u.var();
   }
-  x.what_if_ns.resize(u.u64() & 0xffffffffULL);
+  x.what_if_ns.resize(u.count(1));
   for (int64_t& v : x.what_if_ns) v = u.var();
   x.replayed_ns = u.var();
   return x;
@@ -880,9 +882,9 @@ std::vector<StepPath> spread_paths(Comm& comm, PathsOut& out, const std::vector<
         const uint64_t at = rank_at(base, input, u.u64(), offset.size());
         const int64_t rank = u.var();
         RankCollectives& t = tables.emplace_back();
-        t.comms.resize(u.u64() & 0xffffffffULL);
+        t.comms.resize(u.count(8));
         for (std::string& c : t.comms) c = u.str();
-        t.ops.resize(u.u64() & 0xffffffffULL);
+        t.ops.resize(u.count(8));
         for (std::string& op : t.ops) op = u.str();
         const uint64_t n = u.u64();
         for (uint64_t k = 0; k < n; ++k) {
@@ -955,7 +957,7 @@ std::vector<std::string> Comm::all_gather(std::string bytes) {
   for (const std::string& x : g) p.str(x);
   const std::string all = broadcast(p.take(), 0);
   Unpack u(all);
-  std::vector<std::string> out(u.u64());
+  std::vector<std::string> out(u.count(8));  // (each string: its 8-byte length at least)
   for (std::string& x : out) x = u.str();
   return out;
 }
@@ -1469,7 +1471,7 @@ DistributedResult run_distributed(Comm& comm, const Deal& deal, const PipelineOp
     if (!res.ok) return res;
     if (spread && me != 0) {
       for (uint64_t& b : base) b = u.u64();
-      domain.resize(u.u64());
+      domain.resize(u.count(8));
       domains = static_cast<int>(u.u64());
       for (int& d : domain) d = static_cast<int>(u.u64());
     }

@@ -82,6 +82,14 @@ class Unpack {
     }
     return static_cast<int64_t>((z >> 1) ^ (0 - (z & 1)));
   }
+  // A count of items that take at least `each` bytes apiece in what is left: checked against
+  // those bytes, so that a garbled count never makes a caller reserve or loop past them.
+  uint64_t count(size_t each) {
+    const uint64_t n = u64();
+    if (n > left() / (each == 0 ? 1 : each))
+      throw std::runtime_error("a message between c3scope's processes is garbled");
+    return n;
+  }
   bool done() const { return at_ == b_.size(); }
   size_t left() const { return b_.size() - at_; }
 
