@@ -236,17 +236,6 @@ class Reader {
   const char* end_;
 };
 
-// The first occurrence of a key wins, as in a lookup by key (read_event's rule).
-struct Seen {
-  uint32_t bits = 0;
-  bool first(int k) {
-    const uint32_t b = 1u << k;
-    if ((bits & b) != 0) return false;
-    bits |= b;
-    return true;
-  }
-};
-
 // Grid or block dimensions: the first three integers of an array, 1 for any missing.
 bool dims(Reader& r, int64_t* out) {
   if (r.peek() != '[') return r.skip(1);

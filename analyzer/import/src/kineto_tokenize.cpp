@@ -124,17 +124,6 @@ bool read_key(simdjson::ondemand::field& field, std::string_view* key) {
   return true;
 }
 
-// The first occurrence of a key wins, as in a lookup by key.
-struct Seen {
-  uint32_t bits = 0;
-  bool first(int k) {
-    const uint32_t b = 1u << k;
-    if ((bits & b) != 0) return false;
-    bits |= b;
-    return true;
-  }
-};
-
 bool read_args(simdjson::ondemand::value v, Args* a) {
   simdjson::ondemand::object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) return false;

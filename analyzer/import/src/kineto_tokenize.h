@@ -22,6 +22,17 @@ bool is(std::string_view k, const char (&lit)[N]) {
   return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
 }
 
+// The first occurrence of a key wins, as in a lookup by key (both ways of reading an event).
+struct Seen {
+  uint32_t bits = 0;
+  bool first(int k) {
+    const uint32_t b = 1u << k;
+    if ((bits & b) != 0) return false;
+    bits |= b;
+    return true;
+  }
+};
+
 // A scalar of an event as it was written: a number (integer or not), or a string (some traces
 // quote numbers).
 struct Value {  // NOLINT(cppcoreguidelines-pro-type-member-init): the union through i
