@@ -60,6 +60,9 @@ Reading read(const std::string& text) {
 }
 
 TEST(KinetoFast, PlainEventsAreReadAsSimdjsonReadsThem) {
+  const std::string whitespace = std::string("{\n\t\"ph\" :\r\n \"X\" ,\"cat\":\"kernel\",") +
+                                 "\"ok\":true,\"no\":false,\"nil\":null," +
+                                 "\"o\":{\"a\":[1,{\"b\":[]}]},\"args\":{}}  \n";
   const std::vector<std::string> events = {
       // A kernel, its launch, a CPU op with nested args, a flow event: as Kineto writes them.
       R"J({"ph": "X", "cat": "kernel", "name": "void at::native::(anonymous namespace)::k<float>(float const*, float*)", "pid": 0, "tid": 7, "ts": 1700000000034808.750, "dur": 12.5, "args": {"External id": 3, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 1000001, "registers per thread": 128, "shared memory": 49152, "blocks per SM": 0.5, "warps per SM": 4, "grid": [132, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 6}})J",
@@ -73,9 +76,7 @@ TEST(KinetoFast, PlainEventsAreReadAsSimdjsonReadsThem) {
       R"J({"ts": 1.5E3, "dur": 2e-2, "pid": 0.0, "tid": -0.0, "args": {"device": 1E+2, "bytes": 0.1, "cbid": 123456789.123456789123456789}})J",
       R"J({"ts": 0.000000000000000000000000000001, "dur": 17976931348623157e292, "args": {"stream": 2.2250738585072014e-308}})J",
       // Values the reader passes over, keys it does not know, whitespace of every kind.
-      "{\n\t\"ph\" :\r\n \"X\" "
-      ",\"cat\":\"kernel\",\"ok\":true,\"no\":false,\"nil\":null,\"o\":{\"a\":[1,{\"b\":[]}]},"
-      "\"args\":{}}  \n",
+      whitespace,
       R"J({})J",
       R"J(  {"name": 123, "ph": ["X"], "cat": {"k": "v"}, "ts": "12.5", "dur": null, "args": 5})J",
       // The first of each key wins, in the event and in its args.
