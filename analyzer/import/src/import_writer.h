@@ -35,6 +35,7 @@ class ImportWriter {
   int64_t intern(std::string_view value) { return out_.intern(value); }
   void set_meta(std::string_view key, std::string_view value) { out_.set_meta(key, value); }
   void correlations_from(int64_t lowest) { out_.correlations_from(lowest); }
+  void rows_ahead(int64_t gpu_rows, int64_t collectives) { out_.rows_ahead(gpu_rows, collectives); }
   // A whole-file counter in the stats table (only when writing a trace file).
   void set_stat(std::string_view name, int64_t value);
 

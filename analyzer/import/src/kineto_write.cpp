@@ -57,9 +57,16 @@ int64_t write_process(const Parsed& p, const std::string& path, const Stats& st,
 // From deviceProperties, or one row per device seen, with what is known.
 void write_devices(Parsed& p, int64_t process, ImportWriter& out) {
   std::map<int64_t, bool> seen;
-  for (const auto& k : p.kernels) seen[k.device_id] = true;
-  for (const auto& m : p.memcpys) seen[m.device_id] = true;
-  for (const auto& m : p.memsets) seen[m.device_id] = true;
+  // (Runs of one device are the rule: the map is asked only when the device changes.)
+  int64_t last = INT64_MIN;
+  auto see = [&](const GpuEvent& g) {
+    if (g.device_id == last) return;
+    last = g.device_id;
+    seen[last] = true;
+  };
+  for (const auto& k : p.kernels) see(k);
+  for (const auto& m : p.memcpys) see(m);
+  for (const auto& m : p.memsets) see(m);
   for (auto& d : p.devices) {
     if (!seen.count(d.device_id)) continue;  // Kineto lists every GPU of the node
     d.process_id = process;
@@ -72,15 +79,17 @@ void write_devices(Parsed& p, int64_t process, ImportWriter& out) {
 // One row per (device, stream) that GPU work ran on.
 void write_streams(const Parsed& p, int64_t process, ImportWriter& out) {
   std::map<std::pair<int64_t, int64_t>, bool> streams;
-  for (const auto& k : p.kernels) {
-    if (k.stream_id) streams[{k.device_id, *k.stream_id}] = true;
-  }
-  for (const auto& m : p.memcpys) {
-    if (m.stream_id) streams[{m.device_id, *m.stream_id}] = true;
-  }
-  for (const auto& m : p.memsets) {
-    if (m.stream_id) streams[{m.device_id, *m.stream_id}] = true;
-  }
+  std::pair<int64_t, int64_t> last{INT64_MIN, INT64_MIN};
+  auto see = [&](const GpuEvent& g) {
+    if (!g.stream_id) return;
+    const std::pair<int64_t, int64_t> key{g.device_id, *g.stream_id};
+    if (key == last) return;  // (the map is asked only when the stream changes)
+    last = key;
+    streams[key] = true;
+  };
+  for (const auto& k : p.kernels) see(k);
+  for (const auto& m : p.memcpys) see(m);
+  for (const auto& m : p.memsets) see(m);
   for (const auto& [key, unused] : streams) {
     tracedb::StreamRow s;
     s.process_id = process;
@@ -106,21 +115,41 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
       if (it != launch_at.end() && !it->second) it->second = a.start_ns;
     }
   }
-  std::map<std::string, int64_t> seq;
+  // Per group: its comm_id and the next sequence number.
+  struct Group {
+    std::string comm_id;
+    int64_t seq = 0;
+  };
+  std::map<std::string, Group, std::less<>> groups;
+  Group* last = nullptr;
+  const std::string* last_name = nullptr;
   int64_t ext = 1;
+  tracedb::CollectiveRow row;
+  tracedb::ExternalCorrelationRow x;
+  x.process_id = process;
+  x.external_kind = "custom0";
   for (const auto& c : p.colls) {
     const auto& k = p.kernels[c.kernel];
-    tracedb::CollectiveRow row;
     row.process_id = process;
     row.thread_id = 0;
     row.device_id = k.device_id;
     row.stream_id = k.stream_id;
     row.stream_handle = k.stream_id.value_or(0);
-    const std::string group =
-        c.group.empty() ? "stream " + std::to_string(k.stream_id.value_or(-1)) : c.group;
-    row.comm_id = "pg:" + group;
+    std::string stream_group;
+    if (c.group.empty()) stream_group = "stream " + std::to_string(k.stream_id.value_or(-1));
+    const std::string_view group = c.group.empty() ? stream_group : c.group;
+    if (last == nullptr || group != *last_name) {
+      auto it = groups.find(group);
+      if (it == groups.end()) {
+        it = groups.emplace(std::string(group), Group{"pg:" + std::string(group), 0}).first;
+      }
+      last = &it->second;
+      last_name = &it->first;
+    }
+    row.comm_id = last->comm_id;
     row.comm_handle = 0;
     row.rank = p.rank;
+    row.nranks.reset();
     if (c.group_size > 0) row.nranks = c.group_size;
     row.op = c.op;
     row.datatype = c.dtype.empty() ? "unknown" : c.dtype;
@@ -129,7 +158,7 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
     if (c.in_nelems < 0 || __builtin_mul_overflow(c.in_nelems, dtype_size(c.dtype), &row.bytes)) {
       row.bytes = 0;
     }
-    row.seq = seq[group]++;
+    row.seq = last->seq++;
     row.external_id = ext;
     auto it = c.launch ? launch_at.find(*c.launch) : launch_at.end();
     row.host_start_ns = it != launch_at.end() && it->second ? *it->second : k.start_ns;
@@ -137,9 +166,6 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
     row.result = 0;
     out.insert(row);
     if (k.correlation_id) {
-      tracedb::ExternalCorrelationRow x;
-      x.process_id = process;
-      x.external_kind = "custom0";
       x.external_id = ext;
       x.correlation_id = *k.correlation_id;
       out.insert(x);
@@ -273,6 +299,8 @@ void write(Parsed& p, const std::string& path, const Options& options, Stats& st
   for (const GpuEvent& c : p.memcpys) low(c);
   for (const GpuEvent& m : p.memsets) low(m);
   if (lowest != INT64_MAX) out.correlations_from(lowest);
+  out.rows_ahead(static_cast<int64_t>(p.kernels.size() + p.memcpys.size() + p.memsets.size()),
+                 static_cast<int64_t>(p.colls.size()));
   write_collectives(p, process, st, out);
   write_syncs(p, process, out);
   write_kernels(p, process, kernel_name_ids, out);

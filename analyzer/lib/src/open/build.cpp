@@ -266,9 +266,13 @@ void TraceBuilder::device(int64_t process_db, Device d) {
 }
 
 void TraceBuilder::reserve_collectives(size_t n) {
-  t_.collectives.reserve(n);
-  next_call_.reserve(n);
-  last_call_.reserve(n);
+  t_.collectives.reserve(t_.collectives.size() + n);
+  next_call_.reserve(next_call_.size() + n);
+  last_call_.reserve(last_call_.size() + n);
+}
+
+void TraceBuilder::reserve_rows(size_t n) {
+  t_.activities.reserve(t_.activities.size() + n);
 }
 
 void TraceBuilder::collective(int64_t process_db, Collective c, int64_t external_id) {
@@ -611,6 +615,13 @@ int64_t TraceSink::insert(const tracedb::ProcessRow& row) {
 int64_t TraceSink::insert(const tracedb::DeviceRow& row) {
   b_.device(row.process_id, device_of(row));
   return 0;
+}
+
+void TraceSink::rows_ahead(int64_t gpu_rows, int64_t collectives) {
+  // (A hint from the file: a hostile one asks for no more than a load would hold.)
+  constexpr int64_t kMost = int64_t{1} << 28;
+  b_.reserve_rows(static_cast<size_t>(std::clamp<int64_t>(gpu_rows, 0, kMost)));
+  b_.reserve_collectives(static_cast<size_t>(std::clamp<int64_t>(collectives, 0, kMost)));
 }
 
 int64_t TraceSink::insert(const tracedb::CollectiveRow& row) {

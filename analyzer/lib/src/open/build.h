@@ -155,6 +155,8 @@ class TraceBuilder {
 
   void device(int64_t process_db, Device d);
   void reserve_collectives(size_t n);
+  // Room for about n more GPU rows (a hint: Activities::reserve).
+  void reserve_rows(size_t n);
   // Before the GPU rows: the lowest correlation id they and their calls use (LinkTable::starts_at).
   void correlations_from(int64_t lowest) {
     launched_.starts_at(lowest);
@@ -350,6 +352,7 @@ class TraceSink final : public tracedb::RowSink {
   int64_t intern(std::string_view value) override { return b_.name(value); }
   void set_meta(std::string_view key, std::string_view value) override { b_.meta(key, value); }
   void correlations_from(int64_t lowest) override { b_.correlations_from(lowest); }
+  void rows_ahead(int64_t gpu_rows, int64_t collectives) override;
 
  private:
   TraceBuilder& b_;

@@ -35,6 +35,9 @@ class RowSink {
   // ids; API calls may have lower ones). A sink may index the rows from it; a row below it must
   // still work.
   virtual void correlations_from(int64_t /*lowest*/) {}
+  // A hint, before the rows: about how many GPU rows (kernels, copies, sets) and collectives are
+  // to come. A sink may reserve room for them; more or fewer may still come.
+  virtual void rows_ahead(int64_t /*gpu_rows*/, int64_t /*collectives*/) {}
 };
 
 }  // namespace c3::tracedb
