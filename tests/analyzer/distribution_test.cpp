@@ -36,12 +36,51 @@ TEST(Distribution, SketchIsBoundedAndAccurate) {
     all.push_back(v);
   }
   EXPECT_FALSE(d.exact());
-  EXPECT_LT(d.bytes(), 64u * 1024) << "bounded by the value range, not by the count";
+  // (While adding, a counting array of at most 16 KiB besides the bins; settle() drops it.)
+  EXPECT_LT(d.bytes(), 80u * 1024) << "bounded by the value range, not by the count";
   std::sort(all.begin(), all.end());
+  const Distribution added = d;
+  d.settle();
+  EXPECT_LT(d.bytes(), 64u * 1024) << "bounded by the value range, not by the count";
+  EXPECT_EQ(d.bins(), added.bins());
   for (double q : {0.01, 0.25, 0.5, 0.9, 0.99}) {
     const double truth = all[static_cast<size_t>(q * static_cast<double>(all.size() - 1))];
     EXPECT_NEAR(d.quantile(q) / truth, 1.0, Distribution::kRelativeError * 1.01) << q;
+    EXPECT_EQ(added.quantile(q), d.quantile(q)) << q;
   }
+}
+
+// A sketch counts the keys near the others in an array and keys far from them (beyond what the
+// array spans) in its bins: both kinds together give the same bins, quantiles and merges as
+// values added one key at a time, however they were split between the two.
+TEST(Distribution, FarKeysAndNearKeysCountTogether) {
+  Distribution d, reference;
+  std::map<int32_t, int64_t> counts;
+  const double gamma = (1 + Distribution::kRelativeError) / (1 - Distribution::kRelativeError);
+  auto key = [&](double v) {
+    return static_cast<int32_t>(std::ceil(std::log(v) / std::log(gamma)));
+  };
+  std::mt19937_64 rng(11);
+  // Values from 1e-12 to 1e15 (keys about 8,700 apart: wider than the array), plus runs near 1e3.
+  std::uniform_real_distribution<double> exponent(-12, 15), near(2.9, 3.1);
+  for (int i = 0; i < 30000; ++i) {
+    const double v = std::pow(10.0, i % 3 == 0 ? exponent(rng) : near(rng));
+    d.add(v);
+    ++counts[key(v)];
+  }
+  ASSERT_FALSE(d.exact());
+  const std::vector<std::pair<int32_t, int64_t>> expected(counts.begin(), counts.end());
+  const auto bins = d.bins();
+  EXPECT_EQ(bins, expected);
+  Distribution settled = d;
+  settled.settle();
+  EXPECT_EQ(settled.bins(), bins);
+  for (double q : {0.0, 0.1, 0.5, 0.66, 0.9, 1.0}) EXPECT_EQ(settled.quantile(q), d.quantile(q));
+  // Merging an unsettled sketch adds its array's counts too.
+  Distribution m = Distribution::from_bins({}, 0);
+  m.merge(d);
+  EXPECT_EQ(m.bins(), bins);
+  EXPECT_EQ(m.count(), d.count());
 }
 
 // A sketch's bin of v is ceil(log(v) / log(gamma)), whatever way add() computes it (a table of

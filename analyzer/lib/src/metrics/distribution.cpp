@@ -151,7 +151,7 @@ void Distribution::widen() {
   if (wide_) return;
   values_.reserve(ints_.size() + 1);
   for (uint32_t v : ints_) values_.push_back(static_cast<double>(v));
-  ints_ = {};
+  std::vector<uint32_t>().swap(ints_);  // (not = {}: that keeps the capacity)
   wide_ = true;
 }
 
@@ -182,7 +182,9 @@ void Distribution::add(double v) {
     return;
   }
   const int32_t k = key_of(v);
-  // Values come in runs of one bin (a kernel's durations): the last bin used is tried first.
+  if (count_dense(k)) return;
+  // (Keys too far from the others for dense_.) Values come in runs of one bin (a kernel's
+  // durations): the last bin used is tried first.
   if (hot_ < bins_.size() && bins_[hot_].first == k) {
     ++bins_[hot_].second;
     return;
@@ -196,6 +198,69 @@ void Distribution::add(double v) {
   hot_ = static_cast<size_t>(it - bins_.begin());
 }
 
+bool Distribution::count_dense(int32_t k) {
+  const int64_t size = static_cast<int64_t>(dense_.size());
+  const int64_t at = int64_t{k} - dense_lo_;
+  if (at >= 0 && at < size) {
+    ++dense_[static_cast<size_t>(at)];
+    return true;
+  }
+  if (size == 0) {  // the first: 64 keys around it (values a factor of 1.9 apart)
+    dense_.assign(64, 0);
+    dense_lo_ = int64_t{k} - 32;
+    ++dense_[32];
+    return true;
+  }
+  // Grown to cover k (at least doubled, so each key is moved a bounded number of times), when
+  // the keys from the lowest to the highest still fit in kDenseKeys.
+  const int64_t lo = std::min(dense_lo_, int64_t{k}),
+                hi = std::max(dense_lo_ + size, int64_t{k} + 1);
+  if (hi - lo > kDenseKeys) return false;
+  const int64_t grown = std::min(kDenseKeys, std::max(hi - lo, 2 * size));
+  // The room grown goes to k's side.
+  const int64_t new_lo = k < dense_lo_ ? std::max(hi - grown, int64_t{INT32_MIN}) : lo;
+  std::vector<int64_t> d(static_cast<size_t>(grown), 0);
+  std::copy(dense_.begin(), dense_.end(), d.begin() + (dense_lo_ - new_lo));
+  dense_.swap(d);
+  dense_lo_ = new_lo;
+  ++dense_[static_cast<size_t>(int64_t{k} - dense_lo_)];
+  return true;
+}
+
+template <class F>
+void Distribution::for_each_bin(F&& f) const {
+  size_t i = 0;
+  const int64_t size = static_cast<int64_t>(dense_.size());
+  for (int64_t j = 0; j < size; ++j) {
+    const int64_t c = dense_[static_cast<size_t>(j)];
+    if (c == 0) continue;
+    const auto key = static_cast<int32_t>(dense_lo_ + j);
+    for (; i < bins_.size() && bins_[i].first < key; ++i) f(bins_[i].first, bins_[i].second);
+    if (i < bins_.size() && bins_[i].first == key) {
+      f(key, bins_[i++].second + c);  // (both at most n_: no overflow)
+    } else {
+      f(key, c);
+    }
+  }
+  for (; i < bins_.size(); ++i) f(bins_[i].first, bins_[i].second);
+}
+
+std::vector<std::pair<int32_t, int64_t>> Distribution::bins() const {
+  if (dense_.empty()) return bins_;
+  std::vector<std::pair<int32_t, int64_t>> out;
+  out.reserve(bins_.size() + dense_.size());
+  for_each_bin([&](int32_t k, int64_t c) { out.emplace_back(k, c); });
+  return out;
+}
+
+void Distribution::settle() {
+  if (dense_.empty()) return;
+  bins_ = bins();
+  bins_.shrink_to_fit();
+  std::vector<int64_t>().swap(dense_);
+  hot_ = 0;
+}
+
 void Distribution::to_sketch() {
   std::map<int32_t, int64_t> m;
   for_each_exact([&](double v) {
@@ -206,8 +271,8 @@ void Distribution::to_sketch() {
     }
   });
   bins_.assign(m.begin(), m.end());
-  values_ = {};
-  ints_ = {};
+  std::vector<double>().swap(values_);  // (not = {}: that keeps the capacity)
+  std::vector<uint32_t>().swap(ints_);
   sketch_ = true;
   sorted_ = true;
 }
@@ -226,9 +291,10 @@ void Distribution::merge(const Distribution& o) {
     return;
   }
   if (!sketch_) to_sketch();
+  settle();
   std::map<int32_t, int64_t> m(bins_.begin(), bins_.end());
   if (o.sketch_) {
-    for (const auto& [k, c] : o.bins_) checked_add(m[k], c);
+    o.for_each_bin([&](int32_t k, int64_t c) { checked_add(m[k], c); });
     checked_add(zeros_, o.zeros_);
   } else {
     o.for_each_exact([&](double v) {
@@ -261,11 +327,15 @@ double Distribution::at_rank(int64_t k) const {
   }
   if (k < zeros_) return 0;
   int64_t seen = zeros_;
-  for (const auto& [key, c] : bins_) {
+  bool found = false;
+  int32_t at = 0;
+  for_each_bin([&](int32_t key, int64_t c) {
+    if (found) return;
+    at = key;
     seen += c;
-    if (k < seen) return value_of(key);
-  }
-  return value_of(bins_.back().first);
+    found = k < seen;
+  });
+  return value_of(at);
 }
 
 double Distribution::median() const {

@@ -628,6 +628,18 @@ std::vector<RankSummary> summarize(const Trace& t, const SummaryOptions& o, cons
       b.process = 0;
       s.bench.push_back(std::move(b));
     }
+    // The sketches' counting arrays give way to their bins: a summary is held until the reduce.
+    for (CollectiveStat& c : s.collectives) {
+      for (Distribution* d : {&c.algbw, &c.busbw, &c.duration}) d->settle();
+    }
+    for (KernelStat& k : s.kernel_stats) k.duration.settle();
+    for (InterferenceStat& x : s.interference) {
+      x.alone.settle();
+      x.overlapped.settle();
+    }
+    for (LaunchStat& x : s.launches) {
+      for (Distribution* d : {&x.cpu, &x.gpu, &x.delay}) d->settle();
+    }
   }
   return out;
 }

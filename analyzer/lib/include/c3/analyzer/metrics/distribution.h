@@ -41,7 +41,7 @@ class Distribution {
   // The stored form (summary files): exact values, or histogram bins (key, count) with the
   // count of zeros. from_parts validates and throws std::invalid_argument on a bad form.
   std::vector<double> values() const;
-  const std::vector<std::pair<int32_t, int64_t>>& bins() const { return bins_; }
+  std::vector<std::pair<int32_t, int64_t>> bins() const;
   int64_t zeros() const { return zeros_; }
   static Distribution from_values(const std::vector<double>& values);
   static Distribution from_bins(std::vector<std::pair<int32_t, int64_t>> bins, int64_t zeros);
@@ -50,14 +50,22 @@ class Distribution {
   size_t bytes() const {
     return sizeof(*this) + ints_.capacity() * sizeof(uint32_t) +
            values_.capacity() * sizeof(double) +
-           bins_.capacity() * sizeof(std::pair<int32_t, int64_t>);
+           bins_.capacity() * sizeof(std::pair<int32_t, int64_t>) +
+           dense_.capacity() * sizeof(int64_t);
   }
+  // Done adding for now: a sketch's counts move from the array add() counts in (up to 16 KiB)
+  // to its bins, which hold only the keys seen. Changes no value; add() may still follow.
+  void settle();
 
  private:
   void to_sketch();
   void sort() const;
   void widen();  // ints_ -> values_
   size_t exact_size() const { return wide_ ? values_.size() : ints_.size(); }
+  bool count_dense(int32_t k);  // ++ the count of key k in dense_, when it can hold k
+  // f(key, count) for each bin, in rising key order: bins_ and dense_ together.
+  template <class F>
+  void for_each_bin(F&& f) const;
   template <class F>
   void for_each_exact(F&& f) const {
     if (wide_) {
@@ -78,6 +86,12 @@ class Distribution {
   std::vector<std::pair<int32_t, int64_t>> bins_;  // once a sketch: sorted by key
   int64_t zeros_ = 0;                              // once a sketch: values <= 0
   size_t hot_ = 0;                                 // the bin add() used last
+  // Once a sketch, what add() counted since settle(): the counts of the keys dense_lo_,
+  // dense_lo_ + 1, ... on top of bins_ (a key is one array index away, not a search of bins_;
+  // kDenseKeys keys span values a factor of 8e8 apart, wider than durations spread).
+  static constexpr int64_t kDenseKeys = 2048;
+  std::vector<int64_t> dense_;
+  int64_t dense_lo_ = 0;
 };
 
 // The median of `v`, exactly, in linear time (selection, not a sort): the middle value, or the
