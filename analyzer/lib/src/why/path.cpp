@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "c3/analyzer/metrics/metrics.h"
@@ -127,15 +128,22 @@ class RankGraph {
       if (c >= 0 && a_.cls[i] == Class::communication) {
         const Collective& col = t.collectives[static_cast<size_t>(c)];
         if (!col.comm_id.empty() && col.seq >= 0) {
-          auto [f, added] = first_row_.try_emplace(c, static_cast<int64_t>(i));
-          if (!added && a_.start[i] < a_.start[static_cast<size_t>(f->second)]) {
-            f->second = static_cast<int64_t>(i);
-          }
+          first_row_.emplace_back(c, static_cast<int64_t>(i));
           if (is_boundary_.empty()) is_boundary_.assign(t.collectives.size(), 0);
           is_boundary_[static_cast<size_t>(c)] = 1;
         }
       }
     }
+    // Each collective's first row: the earliest start (ties: the first in row order).
+    std::sort(first_row_.begin(), first_row_.end(), [&](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first < y.first;
+      const int64_t sx = a_.start[static_cast<size_t>(x.second)];
+      const int64_t sy = a_.start[static_cast<size_t>(y.second)];
+      return sx != sy ? sx < sy : x.second < y.second;
+    });
+    first_row_.erase(std::unique(first_row_.begin(), first_row_.end(),
+                                 [](const auto& x, const auto& y) { return x.first == y.first; }),
+                     first_row_.end());
     // GPU rows by end and host calls by end: grouped by stream first, where both usually come
     // sorted already (a stream runs its work in launch order), then the streams' runs merged:
     // O(n log streams) rather than a sort of every row.
@@ -212,7 +220,8 @@ class RankGraph {
   size_t end() const { return end_; }
   size_t calls() const { return calls_.size(); }
   const std::vector<DeviceRows>& devices() const { return devices_; }
-  const std::map<int32_t, int64_t>& collectives() const { return first_row_; }
+  // The collectives with rows here (Trace::collectives index, its first row), by index.
+  const std::vector<std::pair<int32_t, int64_t>>& collectives() const { return first_row_; }
   int64_t prev_on_stream(int64_t i) const { return prev_[static_cast<size_t>(i) - begin_]; }
   // A collective row (one whose end is a boundary): its Trace::collectives index, else -1.
   int32_t boundary(int64_t i) const {
@@ -351,8 +360,8 @@ class RankGraph {
   std::vector<std::pair<uint32_t, uint32_t>> thread_pos_;  // call -> (thread, index in it)
   std::vector<int64_t> call_index_;  // row - begin_ -> its launch call's index in calls_, or -1
   std::vector<int64_t> wait_from_;   // row - begin_ -> the row it waited for, or -1 (or empty)
-  std::map<int32_t, int64_t> first_row_;  // Trace::collectives index -> its first row
-  std::vector<uint8_t> is_boundary_;      // Trace::collectives index -> in first_row_ (or empty)
+  std::vector<std::pair<int32_t, int64_t>> first_row_;  // (Trace::collectives index, first row)
+  std::vector<uint8_t> is_boundary_;  // Trace::collectives index -> in first_row_ (or empty)
 };
 
 // Matching the what-ifs that the map can judge (parts and kernel signatures) against segments.
@@ -693,10 +702,23 @@ std::string last_name(const Trace& t, const Walk& w,
 // through collectives would find the same path: at a collective's end it goes on from the
 // collective's start, where that collective's chain starts.)
 void local_path(RankPath& rp, const Interval& win) {
-  std::map<std::pair<int32_t, int64_t>, const PathChain*> arrival;
+  // (comm, seq) -> the first chain that ends at it, sorted for a binary search.
+  std::vector<std::tuple<int32_t, int64_t, const PathChain*>> arrival;
   for (const PathChain& ch : rp.chains) {
-    if (ch.to_comm >= 0) arrival.emplace(std::make_pair(ch.to_comm, ch.to_seq), &ch);
+    if (ch.to_comm >= 0) arrival.emplace_back(ch.to_comm, ch.to_seq, &ch);
   }
+  std::stable_sort(arrival.begin(), arrival.end(), [](const auto& x, const auto& y) {
+    return std::tie(std::get<0>(x), std::get<1>(x)) < std::tie(std::get<0>(y), std::get<1>(y));
+  });
+  auto find_arrival = [&](int32_t comm, int64_t seq) -> const PathChain* {
+    auto it = std::lower_bound(arrival.begin(), arrival.end(), std::make_pair(comm, seq),
+                               [](const auto& x, const std::pair<int32_t, int64_t>& k) {
+                                 return std::tie(std::get<0>(x), std::get<1>(x)) <
+                                        std::tie(k.first, k.second);
+                               });
+    if (it == arrival.end() || std::get<0>(*it) != comm || std::get<1>(*it) != seq) return nullptr;
+    return std::get<2>(*it);
+  };
   const PathChain* cur = &rp.chains.back();
   auto& comm = rp.local[static_cast<size_t>(PathPart::communication)];
   for (size_t guard = 0; cur != nullptr && guard <= rp.chains.size(); ++guard) {
@@ -704,8 +726,8 @@ void local_path(RankPath& rp, const Interval& win) {
     if (cur->from_ns <= win.start) break;
     const PathChain* before = nullptr;
     if (cur->from_comm >= 0) {
-      auto it = arrival.find({cur->from_comm, cur->from_seq});
-      if (it != arrival.end() && it->second->to_ns <= cur->from_ns) before = it->second;
+      const PathChain* a = find_arrival(cur->from_comm, cur->from_seq);
+      if (a != nullptr && a->to_ns <= cur->from_ns) before = a;
     }
     // Without the chain that led to it, the collective began before the window (or is not
     // named): the rest of the window is its time.
@@ -734,11 +756,19 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
     *seq = col.seq;
   };
   // Collectives by their first row's start, to find each window's.
-  std::vector<std::pair<int64_t, int32_t>> arrivals;
+  struct Arrival {
+    int64_t start;
+    int32_t c;
+    int64_t row;
+  };
+  std::vector<Arrival> arrivals;
+  arrivals.reserve(g.collectives().size());
   for (const auto& [c, row] : g.collectives()) {
-    arrivals.emplace_back(t.activities.start[static_cast<size_t>(row)], c);
+    arrivals.push_back({t.activities.start[static_cast<size_t>(row)], c, row});
   }
-  std::sort(arrivals.begin(), arrivals.end());
+  std::sort(arrivals.begin(), arrivals.end(), [](const Arrival& x, const Arrival& y) {
+    return x.start != y.start ? x.start < y.start : x.c < y.c;
+  });
   std::unordered_map<int32_t, std::string> normalized;
   Memos memo(g.calls());
   std::unordered_map<std::string, int32_t> seen;
@@ -761,24 +791,23 @@ std::vector<RankPath> rank_paths(const Trace& t, int process, const std::vector<
       ch.removed.resize(o.what_ifs.size(), 0);
     };
     memo.clear();
-    auto lo =
-        std::lower_bound(arrivals.begin(), arrivals.end(), std::make_pair(win.start, INT32_MIN));
-    for (auto it = lo; it != arrivals.end() && it->first < win.end; ++it) {
+    auto lo = std::lower_bound(arrivals.begin(), arrivals.end(), win.start,
+                               [](const Arrival& x, int64_t at) { return x.start < at; });
+    for (auto it = lo; it != arrivals.end() && it->start < win.end; ++it) {
       Walk w(g, win.start, true);
       w.whatif = o.what_ifs.empty() ? nullptr : &matcher;
       w.memo = &memo;
-      const int64_t row = g.collectives().at(it->second);
       PathChain ch;
-      name_of(it->second, &ch.to_comm, &ch.to_seq);
+      name_of(it->c, &ch.to_comm, &ch.to_seq);
       if (ch.to_comm < 0) continue;
-      const Collective& col = t.collectives[static_cast<size_t>(it->second)];
+      const Collective& col = t.collectives[static_cast<size_t>(it->c)];
       const auto op = op_index.find(col.op);
       ch.to_op = op == op_index.end() ? -1 : op->second;
-      ch.to_end_ns = std::max(col.gpu_end, it->first);
+      ch.to_end_ns = std::max(col.gpu_end, it->start);
       ch.to_bytes = std::max<int64_t>(col.bytes, 0);
       ch.to_nranks = std::max(col.nranks, 0);
-      w.run(Walk::Node::op_start, row, it->first);
-      finish(w, ch, it->first);
+      w.run(Walk::Node::op_start, it->row, it->start);
+      finish(w, ch, it->start);
       rp.chains.push_back(std::move(ch));
     }
     Walk w(g, win.start, true);
