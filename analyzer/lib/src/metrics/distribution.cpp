@@ -235,21 +235,28 @@ void Distribution::for_each_bin(F&& f) const {
     const int64_t c = dense_[static_cast<size_t>(j)];
     if (c == 0) continue;
     const auto key = static_cast<int32_t>(dense_lo_ + j);
-    for (; i < bins_.size() && bins_[i].first < key; ++i) f(bins_[i].first, bins_[i].second);
+    for (; i < bins_.size() && bins_[i].first < key; ++i) {
+      if (!f(bins_[i].first, bins_[i].second)) return;
+    }
     if (i < bins_.size() && bins_[i].first == key) {
-      f(key, bins_[i++].second + c);  // (both at most n_: no overflow)
-    } else {
-      f(key, c);
+      if (!f(key, bins_[i++].second + c)) return;  // (both at most n_: no overflow)
+    } else if (!f(key, c)) {
+      return;
     }
   }
-  for (; i < bins_.size(); ++i) f(bins_[i].first, bins_[i].second);
+  for (; i < bins_.size(); ++i) {
+    if (!f(bins_[i].first, bins_[i].second)) return;
+  }
 }
 
 std::vector<std::pair<int32_t, int64_t>> Distribution::bins() const {
   if (dense_.empty()) return bins_;
   std::vector<std::pair<int32_t, int64_t>> out;
   out.reserve(bins_.size() + dense_.size());
-  for_each_bin([&](int32_t k, int64_t c) { out.emplace_back(k, c); });
+  for_each_bin([&](int32_t k, int64_t c) {
+    out.emplace_back(k, c);
+    return true;
+  });
   return out;
 }
 
@@ -294,7 +301,10 @@ void Distribution::merge(const Distribution& o) {
   settle();
   std::map<int32_t, int64_t> m(bins_.begin(), bins_.end());
   if (o.sketch_) {
-    o.for_each_bin([&](int32_t k, int64_t c) { checked_add(m[k], c); });
+    o.for_each_bin([&](int32_t k, int64_t c) {
+      checked_add(m[k], c);
+      return true;
+    });
     checked_add(zeros_, o.zeros_);
   } else {
     o.for_each_exact([&](double v) {
@@ -327,13 +337,11 @@ double Distribution::at_rank(int64_t k) const {
   }
   if (k < zeros_) return 0;
   int64_t seen = zeros_;
-  bool found = false;
   int32_t at = 0;
   for_each_bin([&](int32_t key, int64_t c) {
-    if (found) return;
     at = key;
     seen += c;
-    found = k < seen;
+    return k >= seen;  // on to the next bin while the rank lies beyond this one
   });
   return value_of(at);
 }

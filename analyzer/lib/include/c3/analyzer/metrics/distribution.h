@@ -63,7 +63,8 @@ class Distribution {
   void widen();  // ints_ -> values_
   size_t exact_size() const { return wide_ ? values_.size() : ints_.size(); }
   bool count_dense(int32_t k);  // ++ the count of key k in dense_, when it can hold k
-  // f(key, count) for each bin, in rising key order: bins_ and dense_ together.
+  // f(key, count) for each bin, in rising key order (bins_ and dense_ together), until f returns
+  // false.
   template <class F>
   void for_each_bin(F&& f) const;
   template <class F>
