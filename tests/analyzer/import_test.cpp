@@ -355,3 +355,65 @@ TEST_F(ImportTest, CollectivesAreNumberedInTheOrderTheirKernelsStart) {
   const std::vector<std::pair<int64_t, int64_t>> want = {{0, 10}, {1, 11}, {2, 20}, {3, 30}};
   EXPECT_EQ(got, want);
 }
+
+// Each kernel's launch shape is kept once per distinct shape and each collective's op, dtype and
+// group once per name (kineto_parse.h): every row still gets its own, whether shapes come in
+// runs, alternate or come back after others, and two groups keep sequence numbers of their own.
+TEST_F(ImportTest, EachKernelKeepsItsOwnShapeAndEachCollectiveItsNames) {
+  auto kernel = [](int ts, int grid, int block, int regs, int shared) {
+    return R"j({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )j" +
+           std::to_string(ts) + R"j(, "dur": 5, "args": {"device": 0, "stream": 7, "grid": [)j" +
+           std::to_string(grid) + R"j(, 2, 3], "block": [)j" + std::to_string(block) +
+           R"j(, 1, 1], "registers per thread": )j" + std::to_string(regs) +
+           R"j(, "shared memory": )j" + std::to_string(shared) + "}}";
+  };
+  auto nccl = [](int ts, const char* op, const char* dtype, const char* group) {
+    return R"j({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(x)", "pid": 0, "tid": 8,
+      "ts": )j" +
+           std::to_string(ts) +
+           R"j(, "dur": 10, "args": {"device": 0, "stream": 8, "Collective name": ")j" + op +
+           R"j(", "In msg nelems": 8, "Group size": 2, "dtype": ")j" + dtype +
+           R"j(", "Process Group Name": ")j" + group + "\"}}";
+  };
+  // Shapes: a run of A, then B, A again, C (A with other registers), D (A with other shared
+  // memory), and A once more; grid values past 32 bits.
+  const std::vector<std::vector<int64_t>> shapes = {
+      {132, 256, 64, 0}, {132, 256, 64, 0},  {7, 128, 32, 1024}, {132, 256, 64, 0},
+      {132, 256, 65, 0}, {132, 256, 64, 16}, {132, 256, 64, 0}};
+  std::string events;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s = shapes[i];
+    events += kernel(100 + 10 * static_cast<int>(i), static_cast<int>(s[0]), static_cast<int>(s[1]),
+                     static_cast<int>(s[2]), static_cast<int>(s[3])) +
+              ", ";
+  }
+  events += nccl(1000, "allreduce", "Float", "tp") + ", " +
+            nccl(1100, "allgather", "BFloat16", "dp") + ", " +
+            nccl(1200, "allreduce", "Float", "tp") + ", " + nccl(1300, "broadcast", "", "");
+  const std::string doc = "{\"traceEvents\": [" + events + "]}";
+  importer::import_files({write("shapes.json", doc)}, out("shapes.sqlite"));
+  auto r = tracedb::Reader::open(out("shapes.sqlite"));
+  auto q = r->query(
+      "SELECT grid_x, grid_y, grid_z, block_x, registers_per_thread, dynamic_shared_bytes FROM "
+      "kernel WHERE start_ns < 1000000 ORDER BY start_ns");
+  std::vector<std::vector<int64_t>> got;
+  while (q.step()) {
+    EXPECT_EQ(q.i64(1), 2);
+    EXPECT_EQ(q.i64(2), 3);
+    got.push_back({q.i64(0), q.i64(3), q.i64(4), q.i64(5)});
+  }
+  EXPECT_EQ(got, shapes);
+  auto c =
+      r->query("SELECT comm_id, seq, op, datatype, bytes FROM collective ORDER BY host_start_ns");
+  std::vector<std::string> colls;
+  while (c.step()) {
+    colls.push_back(c.text(0) + " " + std::to_string(c.i64(1)) + " " + c.text(2) + " " + c.text(3) +
+                    " " + std::to_string(c.i64(4)));
+  }
+  // (The dtype as the trace spells it; its size gives the bytes of 8 elements: 4 an element
+  // where it is not named, as kineto_names.cpp takes Float and Int.)
+  const std::vector<std::string> want = {
+      "pg:tp 0 AllReduce Float 32", "pg:dp 0 AllGather BFloat16 16", "pg:tp 1 AllReduce Float 32",
+      "pg:stream 8 0 Broadcast unknown 32"};
+  EXPECT_EQ(colls, want);
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -360,30 +361,55 @@ bool Parser::times(const Event& e, const char* table, int64_t at, int64_t* start
 
 void Parser::kernel(const Event& e, const GpuEvent& g) {
   const Args& args = e.args;
-  KernelEvent k;
-  static_cast<GpuEvent&>(k) = g;
-  k.grid_x = args.grid[0];
-  k.grid_y = args.grid[1];
-  k.grid_z = args.grid[2];
-  k.block_x = args.block[0];
-  k.block_y = args.block[1];
-  k.block_z = args.block[2];
+  KernelEvent k = g;
+  LaunchShape shape;
+  shape.grid_x = args.grid[0];
+  shape.grid_y = args.grid[1];
+  shape.grid_z = args.grid[2];
+  shape.block_x = args.block[0];
+  shape.block_y = args.block[1];
+  shape.block_z = args.block[2];
   int64_t v = 0;
-  k.registers_per_thread = arg(e, args.registers, &v) ? v : 0;
-  k.dynamic_shared_bytes = arg(e, args.shared_memory, &v) ? v : 0;
+  shape.registers_per_thread = arg(e, args.registers, &v) ? v : 0;
+  shape.dynamic_shared_bytes = arg(e, args.shared_memory, &v) ? v : 0;
+  k.shape = shape_id(shape);
   if (e.name.substr(0, 4) == "nccl") {
     CollectiveEvent c;
     c.kernel = p_.kernels.size();
-    c.op = !args.collective_name.empty() ? nccl_op(args.collective_name) : op_from_kernel(e.name);
-    c.dtype = args.dtype;
-    c.group = args.group_name;
+    c.op = p_.names.id(!args.collective_name.empty() ? nccl_op(args.collective_name)
+                                                     : op_from_kernel(e.name));
+    c.dtype = p_.names.id(args.dtype);
+    c.group = p_.names.id(args.group_name);
     arg(e, args.in_nelems, &c.in_nelems);
     arg(e, args.group_size, &c.group_size);
-    p_.colls.push_back(std::move(c));
+    p_.colls.push_back(c);
   }
   p_.kernels.push_back(k);
   p_.kernel_names.push_back(p_.names.id(e.name));
   ++st_.kernels;
+}
+
+size_t Parser::ShapeHash::operator()(const LaunchShape& s) const {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (const int64_t x : {s.grid_x, s.grid_y, s.grid_z, s.block_x, s.block_y, s.block_z,
+                          s.registers_per_thread, s.dynamic_shared_bytes}) {
+    h = (h ^ static_cast<uint64_t>(x)) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return static_cast<size_t>(h);
+}
+
+int32_t Parser::shape_id(const LaunchShape& s) {
+  if (last_shape_ >= 0 && p_.shapes[static_cast<size_t>(last_shape_)] == s) return last_shape_;
+  auto [it, fresh] = shape_ids_.try_emplace(s, static_cast<int32_t>(p_.shapes.size()));
+  if (fresh) {
+    if (p_.shapes.size() >= static_cast<size_t>(INT32_MAX)) {
+      throw std::length_error("more than 2^31 distinct kernel launch shapes");
+    }
+    p_.shapes.push_back(s);
+  }
+  last_shape_ = it->second;
+  return last_shape_;
 }
 
 void Parser::api_call(const Event& e, int64_t tid, int64_t start, int64_t end) {
@@ -495,7 +521,7 @@ void Parser::link_collectives() {
   std::sort(order.begin(), order.end());
   std::vector<CollectiveEvent> sorted;
   sorted.reserve(p_.colls.size());
-  for (const auto& [at, i] : order) sorted.push_back(std::move(p_.colls[i]));
+  for (const auto& [at, i] : order) sorted.push_back(p_.colls[i]);
   p_.colls = std::move(sorted);
 }
 

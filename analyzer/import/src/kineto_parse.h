@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "c3/importer/importer.h"
@@ -48,10 +49,15 @@ struct GpuEvent {
   int64_t device_id = 0, start_ns = 0, end_ns = 0, bytes = 0;
   std::optional<int64_t> stream_id, correlation_id;
   int32_t name = -1;  // LocalNames id (copies: their kinds come from it)
+  int32_t shape = 0;  // kernels: Parsed::shapes index (in what would be padding: 72 bytes)
 };
-struct KernelEvent : GpuEvent {
+using KernelEvent = GpuEvent;
+// A kernel's launch shape, kept once per distinct shape (a trace launches a few hundred shapes
+// hundreds of thousands of times: 64 bytes a kernel otherwise).
+struct LaunchShape {
   int64_t grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, block_y = 1, block_z = 1;
   int64_t registers_per_thread = 0, dynamic_shared_bytes = 0;
+  bool operator==(const LaunchShape&) const = default;
 };
 struct ApiEvent {
   int64_t thread_id = 0, cbid = 0, correlation_id = 0, start_ns = 0, end_ns = 0;
@@ -66,8 +72,8 @@ struct SyncEvent {
 };
 // An NCCL kernel's call: one collective row.
 struct CollectiveEvent {
-  size_t kernel = 0;  // Parsed::kernels index
-  std::string op, dtype, group;
+  size_t kernel = 0;                        // Parsed::kernels index
+  int32_t op = -1, dtype = -1, group = -1;  // LocalNames ids (dtype, group: "" when not given)
   int64_t in_nelems = -1, group_size = 0;
   std::optional<int64_t> launch;  // the kernel's correlation id in the file (its launch)
 };
@@ -77,6 +83,7 @@ struct Parsed {
   LocalNames names;
   std::vector<KernelEvent> kernels;
   std::vector<int32_t> kernel_names;
+  std::vector<LaunchShape> shapes;  // KernelEvent::shape
   std::vector<GpuEvent> memcpys;
   std::vector<GpuEvent> memsets;
   std::vector<ApiEvent> api;
@@ -155,6 +162,13 @@ class Parser {
   // record_param_comms ops per collective name; whether any nccl:<op> annotation was seen.
   std::map<std::string, int64_t> param_comms_;
   bool nccl_annotations_ = false;
+  // Parsed::shapes' index of each shape (the last one found tried first: kernels come in runs).
+  struct ShapeHash {
+    size_t operator()(const LaunchShape& s) const;
+  };
+  std::unordered_map<LaunchShape, int32_t, ShapeHash> shape_ids_;
+  int32_t last_shape_ = -1;
+  int32_t shape_id(const LaunchShape& s);
 };
 
 }  // namespace c3::importer::kineto

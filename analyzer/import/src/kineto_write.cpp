@@ -58,11 +58,11 @@ int64_t write_process(const Parsed& p, const std::string& path, const Stats& st,
 void write_devices(Parsed& p, int64_t process, ImportWriter& out) {
   std::map<int64_t, bool> seen;
   // (Runs of one device are the rule: the map is asked only when the device changes.)
-  int64_t last = INT64_MIN;
+  std::optional<int64_t> last;
   auto see = [&](const GpuEvent& g) {
-    if (g.device_id == last) return;
+    if (last == g.device_id) return;
     last = g.device_id;
-    seen[last] = true;
+    seen[g.device_id] = true;
   };
   for (const auto& k : p.kernels) see(k);
   for (const auto& m : p.memcpys) see(m);
@@ -79,11 +79,11 @@ void write_devices(Parsed& p, int64_t process, ImportWriter& out) {
 // One row per (device, stream) that GPU work ran on.
 void write_streams(const Parsed& p, int64_t process, ImportWriter& out) {
   std::map<std::pair<int64_t, int64_t>, bool> streams;
-  std::pair<int64_t, int64_t> last{INT64_MIN, INT64_MIN};
+  std::optional<std::pair<int64_t, int64_t>> last;
   auto see = [&](const GpuEvent& g) {
     if (!g.stream_id) return;
     const std::pair<int64_t, int64_t> key{g.device_id, *g.stream_id};
-    if (key == last) return;  // (the map is asked only when the stream changes)
+    if (last == key) return;  // (the map is asked only when the stream changes)
     last = key;
     streams[key] = true;
   };
@@ -135,9 +135,10 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
     row.device_id = k.device_id;
     row.stream_id = k.stream_id;
     row.stream_handle = k.stream_id.value_or(0);
+    const std::string& named = p.names.name(c.group);
     std::string stream_group;
-    if (c.group.empty()) stream_group = "stream " + std::to_string(k.stream_id.value_or(-1));
-    const std::string_view group = c.group.empty() ? stream_group : c.group;
+    if (named.empty()) stream_group = "stream " + std::to_string(k.stream_id.value_or(-1));
+    const std::string_view group = named.empty() ? stream_group : named;
     if (last == nullptr || group != *last_name) {
       auto it = groups.find(group);
       if (it == groups.end()) {
@@ -151,11 +152,12 @@ void write_collectives(const Parsed& p, int64_t process, Stats& st, ImportWriter
     row.rank = p.rank;
     row.nranks.reset();
     if (c.group_size > 0) row.nranks = c.group_size;
-    row.op = c.op;
-    row.datatype = c.dtype.empty() ? "unknown" : c.dtype;
+    const std::string& dtype = p.names.name(c.dtype);
+    row.op = p.names.name(c.op);
+    row.datatype = dtype.empty() ? "unknown" : dtype;
     row.count = c.in_nelems >= 0 ? c.in_nelems : 0;
     // Unknown (0) when the count is missing or its bytes overflow.
-    if (c.in_nelems < 0 || __builtin_mul_overflow(c.in_nelems, dtype_size(c.dtype), &row.bytes)) {
+    if (c.in_nelems < 0 || __builtin_mul_overflow(c.in_nelems, dtype_size(dtype), &row.bytes)) {
       row.bytes = 0;
     }
     row.seq = last->seq++;
@@ -195,14 +197,15 @@ void write_kernels(const Parsed& p, int64_t process, const std::vector<int64_t>&
     const KernelEvent& k = p.kernels[i];
     gpu_columns(row, process, k);
     row.name_id = name_ids[i];
-    row.grid_x = k.grid_x;
-    row.grid_y = k.grid_y;
-    row.grid_z = k.grid_z;
-    row.block_x = k.block_x;
-    row.block_y = k.block_y;
-    row.block_z = k.block_z;
-    row.registers_per_thread = k.registers_per_thread;
-    row.dynamic_shared_bytes = k.dynamic_shared_bytes;
+    const LaunchShape& shape = p.shapes[static_cast<size_t>(k.shape)];
+    row.grid_x = shape.grid_x;
+    row.grid_y = shape.grid_y;
+    row.grid_z = shape.grid_z;
+    row.block_x = shape.block_x;
+    row.block_y = shape.block_y;
+    row.block_z = shape.block_z;
+    row.registers_per_thread = shape.registers_per_thread;
+    row.dynamic_shared_bytes = shape.dynamic_shared_bytes;
     out.insert(row);
   }
 }
