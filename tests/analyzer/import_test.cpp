@@ -417,3 +417,46 @@ TEST_F(ImportTest, EachKernelKeepsItsOwnShapeAndEachCollectiveItsNames) {
       "pg:stream 8 0 Broadcast unknown 32"};
   EXPECT_EQ(colls, want);
 }
+
+// The reader takes each inflated chunk as its buffer, the start of the element it ends copied in
+// front (json_stream.cpp, kRoom), and copies the chunk instead when what is left is larger than
+// that room: elements of 20 to 200 KB (an unread member of each event) straddle chunks among
+// thousands of small ones, gzip and plain, members before and after the events. Every event is
+// read, in order, with its own times, and none is counted as malformed.
+TEST_F(ImportTest, EventsStraddlingChunksOfAnySizeAreEachReadOnce) {
+  std::string doc = R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "GPU X"}],
+ "traceEvents": [)";
+  const int n = 30000;
+  int64_t big = 0;
+  for (int i = 0; i < n; ++i) {
+    std::string extra;
+    if (i % 997 == 0) {  // about 30 large elements, of sizes around and far past the room
+      extra =
+          R"(, "note": ")" + std::string(static_cast<size_t>(20000 + (i % 7) * 30000), 'x') + "\"";
+      ++big;
+    }
+    doc += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": )") +
+           std::to_string(1000 + i * 10) + R"(, "dur": 5, "args": {"device": 0, "stream": 7)" +
+           extra + "}}";
+  }
+  doc += R"(], "baseTimeNanoseconds": 1700000000000000000})";
+  ASSERT_GT(doc.size(), size_t{6} << 20) << "several chunks";
+  ASSERT_GT(big, 20);
+  for (const bool gz : {false, true}) {
+    const std::string name = gz ? "straddle.json.gz" : "straddle.json";
+    const std::string in = write(name, gz ? gzip_of(doc) : doc);
+    const importer::Stats st = importer::import_files({in}, out(name + ".sqlite"));
+    EXPECT_EQ(st.kernels, n) << name;
+    EXPECT_EQ(st.malformed, 0) << name << ": " << st.first_malformed;
+    auto r = tracedb::Reader::open(out(name + ".sqlite"));
+    auto q = r->query("SELECT start_ns FROM kernel ORDER BY id");
+    int64_t k = 0;
+    bool in_order = true;
+    while (q.step()) {
+      in_order = in_order && q.i64(0) == (1000 + k * 10) * 1000;
+      ++k;
+    }
+    EXPECT_EQ(k, n) << name;
+    EXPECT_TRUE(in_order) << name << ": each kernel's own start, in the file's order";
+  }
+}

@@ -17,6 +17,10 @@
 namespace c3::importer {
 namespace {
 constexpr size_t kChunk = size_t{1} << 20;
+// Each chunk's data starts this far in: fill() puts the bytes of the buffer not read yet (the
+// start of an element the chunk ends) in front of it and takes the chunk as its buffer, rather
+// than copy every inflated byte once more.
+constexpr size_t kRoom = size_t{16} << 10;
 
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
@@ -306,11 +310,12 @@ void JsonStream::read_ahead() {
         spare_.pop_back();
       }
     }
-    size_t have = 0;
+    size_t have = kRoom;  // (the data goes after the room: fill())
     bool end = false;
     std::string damage;
     try {
-      const size_t want = chunk_size();
+      const size_t want = kRoom + chunk_size();
+      chunk.reserve(want + kPadding);  // the bytes after any element stay readable
       chunk.resize(want);
       while (have < want) {
         if (!read_more(chunk, have, damage)) {
@@ -318,7 +323,7 @@ void JsonStream::read_ahead() {
           break;
         }
       }
-      produced += have;
+      produced += have - kRoom;
     } catch (...) {  // no memory for a chunk: the input ends here, as at a read error
       end = true;
       damage = "out of memory";
@@ -330,7 +335,7 @@ void JsonStream::read_ahead() {
       input_error_ = damage;
       input_error_at_ = offset;
     }
-    if (have > 0) {
+    if (have > kRoom) {
       chunk.resize(have);
       room_.wait(lock, [&] { return stop_ || chunks_.size() < kAhead; });
       if (stop_) return;
@@ -381,7 +386,6 @@ void JsonStream::compact() {
 
 bool JsonStream::fill() {
   if (eof_) return false;
-  compact();
   std::string chunk;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -394,8 +398,20 @@ bool JsonStream::fill() {
     chunks_.pop_front();
   }
   room_.notify_one();
-  buf_.reserve(buf_.size() + chunk.size() + kPadding);  // the bytes after any element stay readable
-  buf_.append(chunk);
+  const size_t left = buf_.size() - pos_;
+  if (left <= kRoom) {
+    // The chunk becomes the buffer, what is left of this one in front of its data; the offsets
+    // of what is left change (callers keep theirs from pos_), bytes_read() does not.
+    const size_t at = kRoom - left;
+    if (left > 0) std::memcpy(chunk.data() + at, buf_.data() + pos_, left);
+    consumed_base_ += static_cast<int64_t>(pos_) - static_cast<int64_t>(at);
+    pos_ = at;
+    buf_.swap(chunk);  // (read_ahead reserved the chunk's padding)
+  } else {
+    compact();
+    buf_.reserve(buf_.size() + chunk.size() - kRoom + kPadding);  // the padding stays readable
+    buf_.append(chunk, kRoom, std::string::npos);
+  }
   {
     const std::lock_guard<std::mutex> lock(mu_);
     try {
